@@ -1,0 +1,3 @@
+export * from './kube.ts';
+export * from './constants.ts';
+export * from './ip.ts';

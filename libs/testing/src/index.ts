@@ -1,0 +1,2 @@
+export * from './deep-freeze.ts';
+export * from './fixtures.ts';

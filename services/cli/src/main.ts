@@ -1,0 +1,2 @@
+// Placeholder entry, replaced by the CLI implementation.
+process.stdout.write('slicemesh\n');
