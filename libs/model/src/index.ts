@@ -1,3 +1,5 @@
 export * from './kube.ts';
 export * from './constants.ts';
 export * from './ip.ts';
+export * from './errors.ts';
+export * from './slice-plan.ts';
