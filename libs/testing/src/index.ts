@@ -1,2 +1,3 @@
 export * from './deep-freeze.ts';
 export * from './fixtures.ts';
+export * from './endpoints-fixture.ts';

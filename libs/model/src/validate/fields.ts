@@ -1,0 +1,176 @@
+// Typed readers for untrusted JSON. Every reader takes the value, its JSON path and the
+// context naming the object, and either returns the typed value or throws an
+// InvalidObjectError pointing at that path. JSON `null` counts as absent for optional fields,
+// as Go's JSON decoding (and therefore `kubectl -o json` output) treats it.
+
+import { InvalidObjectError } from '../errors.ts';
+
+/** Which object is being read, e.g. `Service default/web` or `item 3 (kind Pod)`. */
+export interface Ctx {
+  readonly object: string;
+}
+
+/** Longest string accepted where no sharper rule applies. */
+export const MAX_STRING = 1024;
+/** Longest array accepted where the API sets no sharper limit. */
+export const MAX_ARRAY = 20_000;
+/** Upper bound on map entries (labels, selectors, allocatable) where the API sets none. */
+export const MAX_MAP_ENTRIES = 1000;
+
+export type JsonObject = Readonly<Record<string, unknown>>;
+
+export function fail(ctx: Ctx, path: string, reason: string): never {
+  throw new InvalidObjectError(ctx.object, path, reason);
+}
+
+/**
+ * A short, single-line, ASCII-only rendering of an untrusted string for error messages:
+ * JSON-style quoting with every non-printable or non-ASCII character escaped, cut at 64.
+ */
+export function quote(s: string): string {
+  const cut = s.length > 64 ? s.slice(0, 64) : s;
+  let out = '"';
+  for (const ch of cut) {
+    const c = ch.codePointAt(0) ?? 0;
+    if (ch === '"' || ch === '\\') out += `\\${ch}`;
+    else if (c >= 0x20 && c < 0x7f) out += ch;
+    else if (c <= 0xffff) out += `\\u${c.toString(16).padStart(4, '0')}`;
+    else out += `\\u{${c.toString(16)}}`;
+  }
+  return `${out}"${s.length > 64 ? `... (${s.length} characters)` : ''}`;
+}
+
+/** Renders a JSON type for "must be a string (got number)" messages. */
+export function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+export const isAbsent = (v: unknown): v is null | undefined => v === null || v === undefined;
+
+export function isPlainObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function reqObject(ctx: Ctx, v: unknown, path: string): JsonObject {
+  if (!isPlainObject(v)) fail(ctx, path, isAbsent(v) ? 'is required' : `must be an object (got ${typeName(v)})`);
+  return v;
+}
+
+export function optObject(ctx: Ctx, v: unknown, path: string): JsonObject | undefined {
+  return isAbsent(v) ? undefined : reqObject(ctx, v, path);
+}
+
+export function reqString(ctx: Ctx, v: unknown, path: string, max = MAX_STRING): string {
+  if (typeof v !== 'string') fail(ctx, path, isAbsent(v) ? 'is required' : `must be a string (got ${typeName(v)})`);
+  if (v.length > max) fail(ctx, path, `must be at most ${max} characters (got ${v.length})`);
+  return v;
+}
+
+export function optString(ctx: Ctx, v: unknown, path: string, max = MAX_STRING): string | undefined {
+  return isAbsent(v) ? undefined : reqString(ctx, v, path, max);
+}
+
+/** A string checked by a `…Problem` rule from names.ts (or any rule of that shape). */
+export function reqChecked(ctx: Ctx, v: unknown, path: string, problem: (s: string) => string | null): string {
+  const s = reqString(ctx, v, path, MAX_STRING);
+  const p = problem(s);
+  if (p !== null) fail(ctx, path, `${quote(s)} ${p}`);
+  return s;
+}
+
+export function optChecked(ctx: Ctx, v: unknown, path: string, problem: (s: string) => string | null): string | undefined {
+  return isAbsent(v) ? undefined : reqChecked(ctx, v, path, problem);
+}
+
+export function optBool(ctx: Ctx, v: unknown, path: string): boolean | undefined {
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== 'boolean') fail(ctx, path, `must be a boolean (got ${typeName(v)})`);
+  return v;
+}
+
+export function reqInt(ctx: Ctx, v: unknown, path: string, min: number, max: number): number {
+  if (typeof v !== 'number') fail(ctx, path, isAbsent(v) ? 'is required' : `must be an integer (got ${typeName(v)})`);
+  if (!Number.isInteger(v)) fail(ctx, path, `must be an integer (got ${v})`);
+  if (v < min || v > max) fail(ctx, path, `must be between ${min} and ${max} (got ${v})`);
+  return v;
+}
+
+export function optInt(ctx: Ctx, v: unknown, path: string, min: number, max: number): number | undefined {
+  return isAbsent(v) ? undefined : reqInt(ctx, v, path, min, max);
+}
+
+export function reqEnum<T extends string>(ctx: Ctx, v: unknown, path: string, allowed: readonly T[]): T {
+  const s = reqString(ctx, v, path, MAX_STRING);
+  if (!(allowed as readonly string[]).includes(s)) fail(ctx, path, `${quote(s)} must be one of ${allowed.join(', ')}`);
+  return s as T;
+}
+
+export function optEnum<T extends string>(ctx: Ctx, v: unknown, path: string, allowed: readonly T[]): T | undefined {
+  return isAbsent(v) ? undefined : reqEnum(ctx, v, path, allowed);
+}
+
+export function reqArray(ctx: Ctx, v: unknown, path: string, max = MAX_ARRAY): readonly unknown[] {
+  if (!Array.isArray(v)) fail(ctx, path, isAbsent(v) ? 'is required' : `must be an array (got ${typeName(v)})`);
+  if (v.length > max) fail(ctx, path, `must have at most ${max} entries (got ${v.length})`);
+  return v;
+}
+
+export function optArray(ctx: Ctx, v: unknown, path: string, max = MAX_ARRAY): readonly unknown[] | undefined {
+  return isAbsent(v) ? undefined : reqArray(ctx, v, path, max);
+}
+
+/** Maps an optional array element by element; element paths are `path[i]`. */
+export function optList<T>(ctx: Ctx, v: unknown, path: string, each: (item: unknown, path: string) => T, max = MAX_ARRAY): T[] | undefined {
+  const arr = optArray(ctx, v, path, max);
+  return arr?.map((item, i) => each(item, `${path}[${i}]`));
+}
+
+/** The path of a map entry: `metadata.labels["app"]`, quoted so hostile keys stay on one line. */
+export const keyPath = (path: string, key: string): string => `${path}[${quote(key)}]`;
+
+/**
+ * A string-to-string map with checked keys and values; returns a fresh object.
+ * `value` returns a problem string (or null) for each value.
+ */
+export function optStringMap(
+  ctx: Ctx,
+  v: unknown,
+  path: string,
+  key: (s: string) => string | null,
+  value: (s: string) => string | null,
+  maxEntries = MAX_MAP_ENTRIES,
+): Record<string, string> | undefined {
+  const o = optObject(ctx, v, path);
+  if (o === undefined) return undefined;
+  const entries = Object.entries(o);
+  if (entries.length > maxEntries) fail(ctx, path, `must have at most ${maxEntries} entries (got ${entries.length})`);
+  const out: Record<string, string> = {};
+  for (const [k, val] of entries) {
+    const kp = key(k);
+    if (kp !== null) fail(ctx, keyPath(path, k), `key ${quote(k)} ${kp}`);
+    if (typeof val !== 'string') fail(ctx, keyPath(path, k), `must be a string (got ${typeName(val)})`);
+    const vp = value(val);
+    if (vp !== null) fail(ctx, keyPath(path, k), `${quote(val)} ${vp}`);
+    out[k] = val;
+  }
+  return out;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** An RFC 3339 timestamp (metav1.Time / MicroTime text). */
+export function optTimestamp(ctx: Ctx, v: unknown, path: string): string | undefined {
+  const s = optString(ctx, v, path, 64);
+  if (s === undefined) return undefined;
+  if (!RFC3339.test(s) || Number.isNaN(Date.parse(s))) fail(ctx, path, `${quote(s)} must be an RFC 3339 timestamp`);
+  return s;
+}
+
+/** Copies only the keys whose value is not undefined, so optional fields stay absent. */
+export function compact<T extends object>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as T;
+}

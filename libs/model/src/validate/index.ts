@@ -1,0 +1,10 @@
+export * from './names.ts';
+export { quote as quoteForMessage } from './fields.ts';
+export { locateJsonError } from './json-syntax.ts';
+export type { JsonSyntaxProblem } from './json-syntax.ts';
+export { validateService } from './service.ts';
+export { validatePod } from './pod.ts';
+export { validateNode } from './node.ts';
+export { validateEndpoints } from './endpoints.ts';
+export { validateEndpointSlice } from './endpoint-slice.ts';
+export { validateKubeObject, isSupportedKind, SUPPORTED_KINDS } from './kube-object.ts';

@@ -1,0 +1,162 @@
+// The stamped desired set (no identity maps, memoised endpoints) must plan exactly what the
+// reference Map version plans, including across syncs where memoised objects go stale.
+
+import { describe, expect, it } from 'vitest';
+import type { EndpointSlice, Node, Pod, Service } from '@slicemesh/model';
+import { deepFreeze, makeNode, makePod, makeService } from '@slicemesh/testing';
+import { endpointIdentity } from './endpoint-identity.ts';
+import { finalizePlan } from './finalize.ts';
+import { planSlicesWith } from './plan-slices.ts';
+import type { PlanSlicesInput } from './plan-slices.ts';
+import { ipv4 } from './test-fixtures.ts';
+
+/** Deterministic pseudo-random numbers (LCG) so failures reproduce. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+interface World {
+  service: Service;
+  pods: Pod[];
+  nodes: Map<string, Node>;
+  slices: EndpointSlice[];
+  max: number;
+}
+
+let uid = 0;
+/** Applies a finalized plan the way an API server would: new uids and generations. */
+function apply(slices: readonly EndpointSlice[], input: PlanSlicesInput, result: ReturnType<typeof planSlicesWith>): EndpointSlice[] {
+  const plan = finalizePlan(result.plan, { service: input.service, existingSlices: slices });
+  const gone = new Set([...plan.delete, ...plan.update].map((s) => s.metadata.name));
+  const kept = slices.filter((s) => !gone.has(s.metadata.name));
+  const written = [...plan.update, ...plan.create].map((s) => deepFreeze({ ...s, metadata: { ...s.metadata, uid: s.metadata.uid ?? `u${++uid}`, generation: (s.metadata.generation ?? 0) + 1 } }));
+  return [...kept, ...written];
+}
+
+function check(w: World, label: string): void {
+  const input: PlanSlicesInput = { service: w.service, pods: w.pods, nodes: w.nodes, existingSlices: w.slices, maxEndpointsPerSlice: w.max };
+  const ref = planSlicesWith(input, 'reference');
+  const fast = planSlicesWith(input, 'stamped');
+  expect(fast, label).toEqual(ref);
+  // Endpoint identities are unique within a written slice.
+  for (const s of [...fast.plan.create, ...fast.plan.update]) {
+    const ids = s.endpoints.map(endpointIdentity);
+    expect(new Set(ids).size, label).toBe(ids.length);
+  }
+  w.slices = apply(w.slices, input, fast);
+}
+
+function pod(i: number, r: () => number, gen: number): Pod {
+  return deepFreeze(
+    makePod(`p-${i}`, {
+      ips: r() < 0.1 ? [ipv4(i), `fd00::${i.toString(16)}`] : [ipv4(i + (gen % 3 === 0 && r() < 0.05 ? 50_000 : 0))],
+      ready: r() > 0.2,
+      terminating: r() < 0.05,
+      nodeName: r() < 0.03 ? 'missing' : `n-${Math.floor(r() * 3)}`,
+      hostname: r() < 0.1 ? `h${i}` : undefined,
+      subdomain: 'svc',
+      containerPorts: [{ name: 'http', containerPort: r() < 0.15 ? 9000 : 8080, protocol: 'TCP' }],
+    }),
+  );
+}
+
+describe('stamped fast path == reference path', () => {
+  for (const seed of [1, 2, 3, 4, 5, 6]) {
+    it(`random evolution, seed ${seed}`, () => {
+      const r = rng(seed);
+      const nodes = new Map<string, Node>([0, 1, 2].map((i) => [`n-${i}`, deepFreeze(makeNode(`n-${i}`, { zone: `z${i}` }))]));
+      const w: World = {
+        service: deepFreeze(makeService('svc', { ipFamilies: seed % 2 === 0 ? ['IPv4', 'IPv6'] : ['IPv4'], ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] })),
+        pods: Array.from({ length: 40 + seed * 20 }, (_, i) => pod(i, r, 0)),
+        nodes,
+        slices: [],
+        max: [7, 20, 100][seed % 3] ?? 100,
+      };
+      const history: Pod[][] = [];
+      for (let step = 0; step < 25; step++) {
+        check(w, `seed ${seed} step ${step}`);
+        history.push(w.pods);
+        const kind = r();
+        const pods = [...w.pods];
+        if (kind < 0.5) {
+          // Replace a few pods by new versions (ready flips, IP changes, moves).
+          for (let k = 0; k < 3; k++) {
+            const i = Math.floor(r() * pods.length);
+            pods[i] = pod(Number(pods[i]?.metadata.name.slice(2)), r, step);
+          }
+        } else if (kind < 0.6) {
+          pods.splice(Math.floor(r() * pods.length), Math.floor(r() * 15)); // pods go away
+        } else if (kind < 0.7) {
+          const start = 1000 + step * 100;
+          for (let k = 0; k < Math.floor(r() * 30); k++) pods.push(pod(start + k, r, step)); // scale up
+        } else if (kind < 0.75) {
+          w.pods = history[Math.floor(r() * history.length)] ?? pods; // roll back to older pod objects
+          continue;
+        } else if (kind < 0.8 && pods.length > 2) {
+          pods.push(pod(Number(pods[0]?.metadata.name.slice(2)), r, step + 1)); // duplicate pod name
+        } else if (kind < 0.85) {
+          const n = `n-${Math.floor(r() * 3)}`;
+          w.nodes = new Map(w.nodes).set(n, deepFreeze(makeNode(n, { zone: `z${Math.floor(r() * 5)}` }))); // zone relabel
+        } else if (kind < 0.9) {
+          w.service = deepFreeze(makeService('svc', { ...w.service.spec, ipFamilies: w.service.spec.ipFamilies, ports: w.service.spec.ports, publishNotReadyAddresses: r() < 0.5, labels: { v: String(step) } }));
+        } else {
+          w.slices = w.slices.map((s) => JSON.parse(JSON.stringify(s)) as EndpointSlice); // slices re-read from storage
+        }
+        w.pods = pods;
+      }
+    });
+  }
+
+  it('a duplicate pod identity falls back to Map semantics: the later pod wins', () => {
+    const svc = deepFreeze(makeService('dup'));
+    const nodes = new Map([['node-1', deepFreeze(makeNode('node-1'))]]);
+    const a = deepFreeze(makePod('same', { labels: { app: 'dup' }, uid: 'first' }));
+    const b = deepFreeze(makePod('same', { labels: { app: 'dup' }, uid: 'second' }));
+    const input = { service: svc, pods: [a, b], nodes, existingSlices: [] };
+    const fast = planSlicesWith(input, 'stamped');
+    expect(fast).toEqual(planSlicesWith(input, 'reference'));
+    expect(fast.plan.create[0]?.endpoints.map((e) => e.targetRef?.uid)).toEqual(['second']);
+  });
+
+  it('the same pod object listed twice counts once', () => {
+    const svc = deepFreeze(makeService('twice'));
+    const nodes = new Map([['node-1', deepFreeze(makeNode('node-1'))]]);
+    const a = deepFreeze(makePod('a', { labels: { app: 'twice' } }));
+    const input = { service: svc, pods: [a, a], nodes, existingSlices: [] };
+    expect(planSlicesWith(input, 'stamped')).toEqual(planSlicesWith(input, 'reference'));
+    expect(planSlicesWith(input, 'stamped').plan.create[0]?.endpoints).toHaveLength(1);
+  });
+});
+
+describe('memo safety', () => {
+  it('a caller reusing and modifying its pods array is still planned correctly', () => {
+    const svc = deepFreeze(makeService('reuse'));
+    const nodes = new Map([['node-1', deepFreeze(makeNode('node-1'))]]);
+    const pods = [deepFreeze(makePod('a', { labels: { app: 'reuse' } })), deepFreeze(makePod('b', { labels: { app: 'reuse' }, ips: ['10.0.0.2'] }))];
+    planSlicesWith({ service: svc, pods, nodes, existingSlices: [] }, 'stamped');
+    pods[1] = deepFreeze(makePod('b', { labels: { app: 'reuse' }, ips: ['10.0.0.2'], ready: false }));
+    const r = planSlicesWith({ service: svc, pods, nodes, existingSlices: [] }, 'stamped');
+    expect(r.plan.create[0]?.endpoints.map((e) => e.conditions.ready)).toEqual([true, false]);
+  });
+});
+
+describe('existing-slice oddities', () => {
+  it('an endpoint listed in two existing slices is kept once (first slice), in both modes', () => {
+    const svc = deepFreeze(makeService('dups'));
+    const nodes = new Map([['node-1', deepFreeze(makeNode('node-1'))]]);
+    const pods = [deepFreeze(makePod('a', { labels: { app: 'dups' } })), deepFreeze(makePod('b', { labels: { app: 'dups' }, ips: ['10.0.0.2'] }))];
+    const created = planSlicesWith({ service: svc, pods, nodes, existingSlices: [] }, 'stamped').plan.create[0];
+    if (!created) throw new Error('no slice');
+    const s1 = deepFreeze({ ...created, metadata: { ...created.metadata, name: 's1' } });
+    const s2 = deepFreeze({ ...created, metadata: { ...created.metadata, name: 's2' }, endpoints: created.endpoints.slice(1) });
+    const input = { service: svc, pods, nodes, existingSlices: [s2, s1] };
+    const fast = planSlicesWith(input, 'stamped');
+    expect(fast).toEqual(planSlicesWith(input, 'reference'));
+    expect(fast.plan.unchanged.map((s) => s.metadata.name)).toEqual(['s1']);
+    expect(fast.plan.delete.map((s) => s.metadata.name)).toEqual(['s2']);
+  });
+});

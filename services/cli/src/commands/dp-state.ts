@@ -1,0 +1,61 @@
+// The adapter from the proxy's endpoint selection (@slicemesh/proxy-state) to the rule
+// renderers' input (@slicemesh/dataplane) for one node and one IP family.
+
+import type { DpEndpoint, DpServicePort, DpState } from '@slicemesh/dataplane';
+import { DEFAULT_MASQUERADE_BIT } from '@slicemesh/dataplane';
+import type { IPFamily, Node } from '@slicemesh/model';
+import { parseIP } from '@slicemesh/model';
+import type { EndpointInfo, ProxyInput, ProxyModelEntry } from '@slicemesh/proxy-state';
+import { proxyModel } from '@slicemesh/proxy-state';
+
+const toDp = (ep: EndpointInfo): DpEndpoint => ({ ip: ep.ip, port: ep.port, isLocal: ep.isLocal, ready: ep.ready, serving: ep.serving, terminating: ep.terminating });
+
+export function dpServicePort(m: ProxyModelEntry): DpServicePort {
+  const sp = m.servicePort;
+  return {
+    servicePortName: sp.servicePortName,
+    protocol: sp.protocol,
+    clusterIP: sp.clusterIP,
+    port: sp.port,
+    nodePort: sp.nodePort,
+    externalIPs: sp.externalIPs,
+    loadBalancerIPs: sp.loadBalancerIPs,
+    loadBalancerSourceRanges: sp.loadBalancerSourceRanges,
+    sessionAffinityTimeoutSeconds: sp.sessionAffinityTimeoutSeconds,
+    internalPolicyLocal: sp.internalPolicyLocal,
+    externalPolicyLocal: sp.externalPolicyLocal,
+    healthCheckNodePort: sp.healthCheckNodePort,
+    clusterEndpoints: m.clusterEndpoints === null ? null : m.clusterEndpoints.map(toDp),
+    localEndpoints: m.localEndpoints === null ? null : m.localEndpoints.map(toDp),
+    hasAnyEndpoints: m.hasAnyEndpoints,
+  };
+}
+
+/** The node's first InternalIP of `family`, canonical; null when it has none. */
+export function nodeIPOf(node: Node | undefined, family: IPFamily): string | null {
+  for (const a of node?.status?.addresses ?? []) {
+    if (a.type !== 'InternalIP') continue;
+    const ip = parseIP(a.address);
+    if (ip?.family === family) return ip.text;
+  }
+  return null;
+}
+
+/**
+ * What kube-proxy's `family` proxier on `nodeName` programs, with kube-proxy's defaults for
+ * node settings the input cannot carry: NodePorts on every local address (no
+ * nodePortAddresses), no local-traffic detector (no --cluster-cidr), no masqueradeAll,
+ * masquerade bit 14. No services: a state with no service ports.
+ */
+export function dpState(input: Omit<ProxyInput, 'family'>, family: IPFamily): DpState {
+  const node = input.nodes.find((n) => n.metadata.name === input.nodeName);
+  return {
+    family,
+    nodeIPs: [],
+    primaryNodeIP: nodeIPOf(node, family),
+    podCIDR: null,
+    masqueradeAll: false,
+    masqueradeBit: DEFAULT_MASQUERADE_BIT,
+    servicePorts: proxyModel({ ...input, family }).map(dpServicePort),
+  };
+}

@@ -1,0 +1,11 @@
+export { run, oneLine, EXIT_OK, EXIT_INTERNAL, EXIT_INVALID } from './run.ts';
+export type { CliIO, Writable } from './run.ts';
+export { parseCommandLine, COMMANDS } from './args.ts';
+export type { Command, CommandLine } from './args.ts';
+export { UsageError } from './cli-error.ts';
+export { planCluster, planCommand, planOptions } from './commands/plan.ts';
+export type { PlanOptions, PlanResult } from './commands/plan.ts';
+export { hintsCommand } from './commands/hints.ts';
+export { proxyPlanCommand, proxyPlanOptions } from './commands/proxy-plan.ts';
+export type { ProxyPlanOptions, ProxyFormat } from './commands/proxy-plan.ts';
+export { dpState } from './commands/dp-state.ts';

@@ -1,0 +1,41 @@
+// Help texts. `slicemesh --help` prints USAGE on stdout; errors only ever print one line.
+
+import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, MANAGED_BY_CONTROLLER, MAX_MAX_ENDPOINTS_PER_SLICE } from '@slicemesh/model';
+
+const PLAN = `slicemesh plan [-f FILE] [--max-endpoints-per-slice N] [--managed-by VALUE] [--output slices|changes]
+  Runs the EndpointSlice reconciler for Services with a selector and the mirroring reconciler
+  for selectorless Services with an Endpoints object, then topology hints.
+  --max-endpoints-per-slice N  endpoints per slice, 1..${MAX_MAX_ENDPOINTS_PER_SLICE} (default ${DEFAULT_MAX_ENDPOINTS_PER_SLICE})
+  --managed-by VALUE           managed-by label of the slices this controller owns
+                               (default ${MANAGED_BY_CONTROLLER})
+  --output slices              a List of the resulting EndpointSlices (default)
+  --output changes             {"create":[...],"update":[...],"delete":[...]}`;
+
+const HINTS = `slicemesh hints [-f FILE]
+  Computes topology hints for existing EndpointSlices from Nodes (and Services, if given);
+  prints {"slices":[...],"decisions":[...]}.`;
+
+const PROXY_PLAN = `slicemesh proxy-plan --node NAME [-f FILE] [--format json|iptables|nftables|ipvs] [--ip-family IPv4|IPv6]
+  What kube-proxy on node NAME would program for the given Services, EndpointSlices and Nodes.
+  --format json       one entry per service port with its endpoints (default)
+  --format iptables   an iptables-restore --noflush script (one family: --ip-family, default IPv4)
+  --format nftables   an nft -f script (both families unless --ip-family is given)
+  --format ipvs       ipvsadm-restore input (both families unless --ip-family is given)`;
+
+export const COMMAND_USAGE: Readonly<Record<string, string>> = { plan: PLAN, hints: HINTS, 'proxy-plan': PROXY_PLAN };
+
+export const USAGE = `Usage: slicemesh <command> [flags]
+
+Reads Kubernetes JSON (a List, one object or an array), e.g. the output of
+  kubectl get svc,pods,nodes,endpoints,endpointslices -A -o json
+from stdin, or from FILE with -f FILE, and prints Kubernetes JSON on stdout.
+
+${PLAN}
+
+${HINTS}
+
+${PROXY_PLAN}
+
+Flags of every command: -f, --file FILE (read FILE instead of stdin; "-" is stdin), -h, --help.
+Exit codes: 0 success, 2 invalid input or flags (one line on stderr), 1 internal error.
+`;
