@@ -1,0 +1,190 @@
+// The hints service's state: its copies of slices, nodes and services (as last received), the
+// decision per service and address type, and what it last put in the views KV bucket, so a view
+// that disappears from the computed set can be deleted from KV.
+
+import type { EndpointSlice, KubeEvent, Node, Service } from '@slicemesh/model';
+import { LABEL_SERVICE_NAME } from '@slicemesh/model';
+import { chunks } from './batches.ts';
+import type { Db, Trx } from './schema.ts';
+
+export interface HintDecision {
+  readonly namespace: string;
+  readonly service: string;
+  readonly addressType: string;
+  readonly enabled: boolean;
+  /** The topology mode / traffic distribution the decision was made under, e.g. 'Auto'. */
+  readonly mode: string;
+  readonly event: KubeEvent | null;
+  readonly reason: string;
+  readonly decidedAt: Date;
+}
+
+export interface PublishedView {
+  readonly key: string;
+  readonly revision: number;
+  readonly body: unknown;
+}
+
+export interface NamespacedName {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+// ---- slices ----
+
+/** Stores slices as received (keyed by namespace/name); the service comes from the service-name label. */
+export async function upsertHintSlices(trx: Trx, cluster: string, slices: readonly EndpointSlice[]): Promise<void> {
+  for (const part of chunks(slices)) {
+    await trx
+      .insertInto('hint_slices')
+      .values(part.map((s) => ({
+        cluster,
+        namespace: s.metadata.namespace ?? '',
+        name: s.metadata.name,
+        service: s.metadata.labels?.[LABEL_SERVICE_NAME] ?? '',
+        body: JSON.stringify(s),
+      })))
+      .onConflict((oc) => oc.columns(['cluster', 'namespace', 'name']).doUpdateSet((eb) => ({ service: eb.ref('excluded.service'), body: eb.ref('excluded.body') })))
+      .execute();
+  }
+}
+
+export async function deleteHintSlices(trx: Trx, cluster: string, namespace: string, names: readonly string[]): Promise<void> {
+  for (const part of chunks(names)) {
+    await trx.deleteFrom('hint_slices').where('cluster', '=', cluster).where('namespace', '=', namespace).where('name', 'in', part).execute();
+  }
+}
+
+/** Slices of a cluster, optionally narrowed to a namespace and service, sorted by namespace/name; [] when none. */
+export async function loadHintSlices(db: Db, cluster: string, filter: { readonly namespace?: string; readonly service?: string } = {}): Promise<readonly EndpointSlice[]> {
+  let q = db.selectFrom('hint_slices').select('body').where('cluster', '=', cluster);
+  if (filter.namespace !== undefined) q = q.where('namespace', '=', filter.namespace);
+  if (filter.service !== undefined) q = q.where('service', '=', filter.service);
+  const rows = await q.orderBy('namespace').orderBy('name').execute();
+  return rows.map((r) => r.body);
+}
+
+// ---- decisions ----
+
+export async function saveHintDecisions(trx: Trx, cluster: string, decisions: readonly HintDecision[]): Promise<void> {
+  for (const part of chunks(decisions)) {
+    await trx
+      .insertInto('hint_decisions')
+      .values(part.map((d) => ({
+        cluster,
+        namespace: d.namespace,
+        service: d.service,
+        address_type: d.addressType,
+        enabled: d.enabled,
+        mode: d.mode,
+        event: d.event === null ? null : JSON.stringify(d.event),
+        reason: d.reason,
+        decided_at: d.decidedAt,
+      })))
+      .onConflict((oc) => oc.columns(['cluster', 'namespace', 'service', 'address_type']).doUpdateSet((eb) => ({
+        enabled: eb.ref('excluded.enabled'),
+        mode: eb.ref('excluded.mode'),
+        event: eb.ref('excluded.event'),
+        reason: eb.ref('excluded.reason'),
+        decided_at: eb.ref('excluded.decided_at'),
+      })))
+      .execute();
+  }
+}
+
+/** Removes every decision of a service (all address types). */
+export async function deleteHintDecisions(trx: Trx, cluster: string, namespace: string, service: string): Promise<void> {
+  await trx.deleteFrom('hint_decisions').where('cluster', '=', cluster).where('namespace', '=', namespace).where('service', '=', service).execute();
+}
+
+/** Decisions sorted by namespace, service, address type; [] when none. */
+export async function loadHintDecisions(db: Db, cluster: string, filter: { readonly namespace?: string; readonly service?: string } = {}): Promise<readonly HintDecision[]> {
+  let q = db.selectFrom('hint_decisions').selectAll().where('cluster', '=', cluster);
+  if (filter.namespace !== undefined) q = q.where('namespace', '=', filter.namespace);
+  if (filter.service !== undefined) q = q.where('service', '=', filter.service);
+  const rows = await q.orderBy('namespace').orderBy('service').orderBy('address_type').execute();
+  return rows.map((r) => ({
+    namespace: r.namespace,
+    service: r.service,
+    addressType: r.address_type,
+    enabled: r.enabled,
+    mode: r.mode,
+    event: r.event,
+    reason: r.reason,
+    decidedAt: r.decided_at,
+  }));
+}
+
+// ---- nodes ----
+
+export async function upsertHintNodes(trx: Trx, cluster: string, nodes: readonly Node[]): Promise<void> {
+  for (const part of chunks(nodes)) {
+    await trx
+      .insertInto('hint_nodes')
+      .values(part.map((n) => ({ cluster, name: n.metadata.name, body: JSON.stringify(n) })))
+      .onConflict((oc) => oc.columns(['cluster', 'name']).doUpdateSet((eb) => ({ body: eb.ref('excluded.body') })))
+      .execute();
+  }
+}
+
+export async function deleteHintNodes(trx: Trx, cluster: string, names: readonly string[]): Promise<void> {
+  for (const part of chunks(names)) {
+    await trx.deleteFrom('hint_nodes').where('cluster', '=', cluster).where('name', 'in', part).execute();
+  }
+}
+
+/** Nodes sorted by name; [] when none. */
+export async function loadHintNodes(db: Db, cluster: string): Promise<readonly Node[]> {
+  const rows = await db.selectFrom('hint_nodes').select('body').where('cluster', '=', cluster).orderBy('name').execute();
+  return rows.map((r) => r.body as Node);
+}
+
+// ---- services ----
+
+export async function upsertHintServices(trx: Trx, cluster: string, services: readonly Service[]): Promise<void> {
+  for (const part of chunks(services)) {
+    await trx
+      .insertInto('hint_services')
+      .values(part.map((s) => ({ cluster, namespace: s.metadata.namespace ?? '', name: s.metadata.name, body: JSON.stringify(s) })))
+      .onConflict((oc) => oc.columns(['cluster', 'namespace', 'name']).doUpdateSet((eb) => ({ body: eb.ref('excluded.body') })))
+      .execute();
+  }
+}
+
+export async function deleteHintServices(trx: Trx, cluster: string, keys: readonly NamespacedName[]): Promise<void> {
+  for (const k of keys) {
+    await trx.deleteFrom('hint_services').where('cluster', '=', cluster).where('namespace', '=', k.namespace).where('name', '=', k.name).execute();
+  }
+}
+
+/** Services (optionally of one namespace) sorted by namespace/name; [] when none. */
+export async function loadHintServices(db: Db, cluster: string, namespace?: string): Promise<readonly Service[]> {
+  let q = db.selectFrom('hint_services').select('body').where('cluster', '=', cluster);
+  if (namespace !== undefined) q = q.where('namespace', '=', namespace);
+  const rows = await q.orderBy('namespace').orderBy('name').execute();
+  return rows.map((r) => r.body as Service);
+}
+
+// ---- published views ----
+
+export async function upsertPublishedViews(trx: Trx, cluster: string, views: readonly PublishedView[]): Promise<void> {
+  for (const part of chunks(views)) {
+    await trx
+      .insertInto('published_views')
+      .values(part.map((v) => ({ cluster, key: v.key, revision: v.revision, body: JSON.stringify(v.body) })))
+      .onConflict((oc) => oc.columns(['cluster', 'key']).doUpdateSet((eb) => ({ revision: eb.ref('excluded.revision'), body: eb.ref('excluded.body') })))
+      .execute();
+  }
+}
+
+export async function deletePublishedViews(trx: Trx, cluster: string, keys: readonly string[]): Promise<void> {
+  for (const part of chunks(keys)) {
+    await trx.deleteFrom('published_views').where('cluster', '=', cluster).where('key', 'in', part).execute();
+  }
+}
+
+/** Every view last published for the cluster, sorted by key; [] when none. */
+export async function loadPublishedViews(db: Db, cluster: string): Promise<readonly PublishedView[]> {
+  const rows = await db.selectFrom('published_views').select(['key', 'revision', 'body']).where('cluster', '=', cluster).orderBy('key').execute();
+  return rows.map((r) => ({ key: r.key, revision: Number(r.revision), body: r.body }));
+}

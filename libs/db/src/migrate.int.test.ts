@@ -1,0 +1,77 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { createDb } from './connect.ts';
+import type { DbHandle } from './connect.ts';
+import { MIGRATION_TABLE, MIGRATIONS, migrateToLatest } from './migrate.ts';
+import { testDatabaseUrl, uniqueSchemaName } from '../testing/test-db.ts';
+
+const EXPECTED_TABLES = [
+  'consumer_offsets', 'dirty_services', 'endpoint_slices', 'hint_decisions', 'hint_nodes', 'hint_services', 'hint_slices',
+  'kube_objects', 'outbox', 'published_views', 'reconciles', 'relay_positions',
+];
+
+const opened: DbHandle[] = [];
+const schemas: string[] = [];
+afterAll(async () => {
+  const admin = opened[0];
+  for (const s of schemas) await sql`drop schema if exists ${sql.id(s)} cascade`.execute(admin!.db);
+  for (const h of opened) await h.close();
+});
+
+async function open(schema: string): Promise<DbHandle> {
+  const h = await createDb({ url: await testDatabaseUrl(), schema, max: 2 });
+  opened.push(h);
+  return h;
+}
+
+async function tablesIn(h: DbHandle, schema: string): Promise<string[]> {
+  const r = await sql<{ table_name: string }>`select table_name from information_schema.tables where table_schema = ${schema} order by table_name`.execute(h.db);
+  return r.rows.map((x) => x.table_name);
+}
+
+describe('migrateToLatest', () => {
+  it('five concurrent starters on a fresh schema all succeed and apply each migration exactly once', async () => {
+    const schema = uniqueSchemaName('mig');
+    schemas.push(schema);
+    // Separate pools, like separate processes.
+    const handles = await Promise.all(Array.from({ length: 5 }, () => open(schema)));
+    const results = await Promise.all(handles.map((h) => migrateToLatest(h.db, schema)));
+    const applied = results.flat();
+    expect(applied).toEqual(Object.keys(MIGRATIONS));
+    expect(results.filter((r) => r.length === 0)).toHaveLength(4);
+    expect(await tablesIn(handles[0]!, schema)).toEqual([...EXPECTED_TABLES, MIGRATION_TABLE, `${MIGRATION_TABLE}_lock`].sort());
+    const done = await sql<{ name: string }>`select name from ${sql.id(schema)}.${sql.id(MIGRATION_TABLE)}`.execute(handles[0]!.db);
+    expect(done.rows.map((r) => r.name)).toEqual(Object.keys(MIGRATIONS));
+  });
+
+  it('creates the schema when missing and is a no-op ([]) when up to date', async () => {
+    const schema = uniqueSchemaName('mig');
+    schemas.push(schema);
+    const h = await open(schema);
+    expect(await tablesIn(h, schema)).toEqual([]);
+    expect(await migrateToLatest(h.db, schema)).toEqual(['0001_init']);
+    expect(await migrateToLatest(h.db, schema)).toEqual([]);
+  });
+
+  it('creates tables in the named schema even when the pool points elsewhere', async () => {
+    const target = uniqueSchemaName('mig');
+    const other = uniqueSchemaName('mig');
+    schemas.push(target, other);
+    const h = await open(other);
+    await migrateToLatest(h.db, target);
+    expect(await tablesIn(h, target)).toContain('kube_objects');
+    expect(await tablesIn(h, other)).toEqual([]);
+  });
+
+  const badNames = [
+    { name: 'rejects a schema name needing quotes (upper case)', schema: 'Bad' },
+    { name: 'rejects a schema name with SQL in it', schema: 'x; drop table y' },
+    { name: 'rejects an empty schema name', schema: '' },
+  ];
+  for (const tc of badNames) {
+    it(tc.name, async () => {
+      const h = opened[0] ?? (await open(uniqueSchemaName('mig')));
+      await expect(migrateToLatest(h.db, tc.schema)).rejects.toThrow(/invalid schema name/);
+    });
+  }
+});

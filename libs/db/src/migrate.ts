@@ -1,0 +1,56 @@
+// Brings a schema to the latest migration. Starters of the same schema may race (several slicer
+// replicas, parallel tests): a transaction-scoped advisory lock keyed on the schema name makes
+// them take turns, and the whole run - schema creation included - commits or rolls back as one.
+
+import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import { Migrator } from 'kysely/migration';
+import type { Migration, MigrationProvider } from 'kysely/migration';
+import * as m0001 from './migrations/0001_init.ts';
+import type { Database } from './schema.ts';
+import { assertSchemaName } from './schema-name.ts';
+
+/** Every migration, listed statically (no filesystem scan); names must sort in apply order. */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
+  '0001_init': m0001,
+});
+
+const migrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve({ ...MIGRATIONS }),
+};
+
+export const MIGRATION_TABLE = 'slicemesh_migration';
+export const MIGRATION_LOCK_TABLE = 'slicemesh_migration_lock';
+
+export class MigrationFailedError extends Error {
+  override readonly name = 'MigrationFailedError';
+}
+
+/**
+ * Creates `schema` if needed and applies every pending migration inside it.
+ * Returns the names applied by this call, in order ([] when already up to date, e.g. for every
+ * concurrent starter but the first). Throws MigrationFailedError (nothing is applied) on failure.
+ */
+export async function migrateToLatest(db: Kysely<Database>, schema: string): Promise<readonly string[]> {
+  assertSchemaName(schema);
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`slicemesh.migrate.${schema}`}))`.execute(trx);
+    await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
+    // Migrations create unqualified tables; pin them to the target schema whatever the pool's path.
+    await sql`set local search_path to ${sql.id(schema)}`.execute(trx);
+    const migrator = new Migrator({
+      db: trx,
+      provider: migrationProvider,
+      migrationTableSchema: schema,
+      migrationTableName: MIGRATION_TABLE,
+      migrationLockTableName: MIGRATION_LOCK_TABLE,
+    });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error !== undefined) {
+      const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new MigrationFailedError(`migration ${failed ?? '(setup)'} failed in schema ${schema}: ${reason}`, { cause: error });
+    }
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  });
+}

@@ -1,0 +1,125 @@
+// Publishes outbox rows in commit-safe order. Ids and transaction ids are handed out before
+// commit, so a transaction that started early can commit after later ones: reading "id > last"
+// would step over its rows for good. The relay therefore only reads rows of transactions older
+// than the oldest one still running (txid < xmin of the current snapshot) - those are final - in
+// (txid, id) order, and remembers its position as (txid, id). Every row of a still-open
+// transaction has txid ≥ xmin, so it sorts after the stored position once it commits.
+// The cost: a transaction left open anywhere on the server (even idle in transaction) holds
+// publishing back until it ends.
+// Publishing is injected; re-publishing after a crash before the position was saved is harmless
+// because publishes carry the row's msgId.
+
+import { setTimeout as delay } from 'node:timers/promises';
+import { sql } from 'kysely';
+import type { Db } from './schema.ts';
+
+export interface RelayPosition {
+  /** xid8 as decimal text. */
+  readonly txid: string;
+  readonly id: number;
+}
+
+export interface OutboxRecord {
+  readonly id: number;
+  readonly txid: string;
+  readonly subject: string;
+  readonly msgId: string;
+  readonly payload: unknown;
+}
+
+export interface ReadOutboxOptions {
+  /** Exclusive start; null reads from the beginning. */
+  readonly after: RelayPosition | null;
+  readonly limit: number;
+}
+
+/** The gated read: committed-for-good rows after `after`, in (txid, id) order. */
+export function buildReadOutboxBatch(db: Db, opts: ReadOutboxOptions) {
+  let q = db
+    .selectFrom('outbox')
+    .select(['id', 'txid', 'subject', 'msg_id', 'payload'])
+    .where(sql<boolean>`txid < pg_snapshot_xmin(pg_current_snapshot())`);
+  if (opts.after !== null) {
+    q = q.where(sql<boolean>`(txid, id) > (${opts.after.txid}::xid8, ${opts.after.id}::bigint)`);
+  }
+  return q.orderBy('txid').orderBy('id').limit(opts.limit);
+}
+
+/** Up to `limit` rows after the position; [] when nothing new is safe to publish yet. */
+export async function readOutboxBatch(db: Db, opts: ReadOutboxOptions): Promise<readonly OutboxRecord[]> {
+  const rows = await buildReadOutboxBatch(db, opts).execute();
+  return rows.map((r) => ({ id: Number(r.id), txid: r.txid, subject: r.subject, msgId: r.msg_id, payload: r.payload }));
+}
+
+/** The stored position of relay `name`; null when it has not published anything yet. */
+export async function loadRelayPosition(db: Db, name: string): Promise<RelayPosition | null> {
+  const r = await db.selectFrom('relay_positions').select([sql<string>`txid::text`.as('txid'), 'id']).where('name', '=', name).executeTakeFirst();
+  return r === undefined ? null : { txid: r.txid, id: Number(r.id) };
+}
+
+export async function saveRelayPosition(db: Db, name: string, pos: RelayPosition): Promise<void> {
+  await db
+    .insertInto('relay_positions')
+    .values({ name, txid: pos.txid, id: pos.id })
+    .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ txid: eb.ref('excluded.txid'), id: eb.ref('excluded.id') })))
+    .execute();
+}
+
+export interface OutboxRelayOptions {
+  readonly db: Db;
+  /** Position key in relay_positions; one running relay per name. */
+  readonly name: string;
+  /** Publishes one row (with row.msgId as the de-duplication id); rejects to retry from this row. */
+  readonly publish: (row: OutboxRecord) => Promise<void>;
+  readonly signal: AbortSignal;
+  /** Pause when caught up or after an error. Defaults to 200 ms. */
+  readonly pollMs?: number;
+  /** Rows per read. Defaults to 500. */
+  readonly batchSize?: number;
+  /** Reports read, publish and save failures; the loop retries after pollMs. Defaults to ignoring them. */
+  readonly onError?: (err: unknown) => void;
+}
+
+/**
+ * Runs until `signal` aborts: read a batch, publish row by row, save the position after the last
+ * published row. A full batch is followed immediately by the next read. Resolves after abort.
+ */
+export async function runOutboxRelay(opts: OutboxRelayOptions): Promise<void> {
+  const { db, name, publish, signal } = opts;
+  const pollMs = opts.pollMs ?? 200;
+  const batchSize = opts.batchSize ?? 500;
+  let pos: RelayPosition | null | undefined;
+  while (!signal.aborted) {
+    let full = false;
+    try {
+      if (pos === undefined) pos = await loadRelayPosition(db, name);
+      const batch = await readOutboxBatch(db, { after: pos, limit: batchSize });
+      full = batch.length === batchSize;
+      let done: RelayPosition | null = pos;
+      try {
+        for (const row of batch) {
+          if (signal.aborted) break;
+          await publish(row);
+          done = { txid: row.txid, id: row.id };
+        }
+      } finally {
+        if (done !== pos && done !== null) {
+          await saveRelayPosition(db, name, done);
+          pos = done;
+        }
+      }
+    } catch (err) {
+      full = false;
+      opts.onError?.(err);
+    }
+    if (!full) await pause(pollMs, signal);
+  }
+}
+
+async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, { signal });
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  }
+}

@@ -1,0 +1,42 @@
+// Messages to publish, written in the same transaction as the state they announce. The relay
+// (outbox-relay.ts) publishes them after commit; a message exists if and only if its state does.
+
+import { sql } from 'kysely';
+import type { Trx } from './schema.ts';
+
+export interface OutboxMessage {
+  readonly subject: string;
+  /**
+   * The publish de-duplication id. A function receives the row's id (allocated before the insert),
+   * for ids such as `<cluster>/outbox/<id>`.
+   */
+  readonly msgId: string | ((id: number) => string);
+  readonly payload: unknown;
+}
+
+export interface AppendedOutboxRow {
+  readonly id: number;
+  readonly msgId: string;
+}
+
+/**
+ * Appends messages in one INSERT and returns their ids and msgIds in input order; [] for [].
+ * Ids come from the outbox sequence; when any msgId is a function they are reserved first
+ * (one extra round trip) so the id can appear in the msgId.
+ */
+export async function appendOutbox(trx: Trx, rows: readonly OutboxMessage[]): Promise<readonly AppendedOutboxRow[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.some((r) => typeof r.msgId === 'function') ? await reserveOutboxIds(trx, rows.length) : undefined;
+  const values = rows.map((r, i) => {
+    const id = ids?.[i];
+    const msgId = typeof r.msgId === 'function' ? r.msgId(id as number) : r.msgId;
+    return { ...(id !== undefined ? { id } : {}), subject: r.subject, msg_id: msgId, payload: JSON.stringify(r.payload) };
+  });
+  const out = await trx.insertInto('outbox').values(values).returning(['id', 'msg_id']).execute();
+  return out.map((r) => ({ id: Number(r.id), msgId: r.msg_id }));
+}
+
+async function reserveOutboxIds(trx: Trx, count: number): Promise<number[]> {
+  const res = await sql<{ id: string }>`select nextval(pg_get_serial_sequence('outbox', 'id')) as id from generate_series(1, ${count}::int)`.execute(trx);
+  return res.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+}

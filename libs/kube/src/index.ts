@@ -1,0 +1,6 @@
+// @slicemesh/kube: the only package that imports @kubernetes/client-node.
+export * from './to-domain.ts';
+export * from './kube-config.ts';
+export * from './list.ts';
+export * from './informers.ts';
+export type { KubeConfig } from '@kubernetes/client-node';

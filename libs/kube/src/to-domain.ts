@@ -1,0 +1,163 @@
+// From what the API server sends to what the slicer reads: validate a raw object of a watched
+// kind, keep only the model's fields, and wrap it in the KUBE envelope with its idempotency key.
+// Pure: no I/O, no clock (observedAt is passed in).
+
+import {
+  ANNOTATION_LAST_APPLIED,
+  InvalidObjectError,
+  JSON_FIELD,
+  locateJsonError,
+  validateEndpoints,
+  validateNode,
+  validatePod,
+  validateService,
+} from '@slicemesh/model';
+import type { Endpoints, Node, Pod, Service } from '@slicemesh/model';
+
+/** The kinds the watcher follows, in the order it starts them. */
+export const WATCHED_KINDS = ['Node', 'Service', 'Endpoints', 'Pod'] as const;
+export type WatchedKind = (typeof WATCHED_KINDS)[number];
+export type WatchedObject = Service | Pod | Node | Endpoints;
+
+/** Field named in errors about the object as a whole (its size, its identity). */
+export const OBJECT_FIELD = '<object>';
+/**
+ * Largest trimmed object accepted, in UTF-8 bytes of its JSON. NATS refuses messages over its
+ * max_payload (1 MiB by default); the watcher lowers this to fit the server it talks to.
+ */
+export const DEFAULT_MAX_OBJECT_BYTES = 512 * 1024;
+/** How rejected objects are named when their name cannot be shown (see objectLabel in model). */
+const WHERE = 'object';
+
+const VALIDATORS: Readonly<Record<WatchedKind, (raw: unknown, where: string) => WatchedObject>> = {
+  Service: validateService,
+  Pod: validatePod,
+  Node: validateNode,
+  Endpoints: validateEndpoints,
+};
+
+export function isWatchedKind(kind: unknown): kind is WatchedKind {
+  return typeof kind === 'string' && Object.hasOwn(VALIDATORS, kind);
+}
+
+export interface ToDomainOptions {
+  /** See DEFAULT_MAX_OBJECT_BYTES. Defaults to it. */
+  readonly maxObjectBytes?: number;
+}
+
+const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Returns `raw` with `kind` and `apiVersion` filled in when absent (items of a List response
+ * carry neither). Returns other values (arrays, null, text) unchanged; never mutates `raw`.
+ */
+export function withTypeMeta(kind: WatchedKind, raw: unknown): unknown {
+  if (!isRecord(raw) || (raw['kind'] != null && raw['apiVersion'] != null)) return raw;
+  return { ...raw, kind: raw['kind'] ?? kind, apiVersion: raw['apiVersion'] ?? 'v1' };
+}
+
+function parseText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const p = locateJsonError(text);
+    const reason = p ? `invalid JSON at line ${p.line} column ${p.column}: ${p.reason}` : `invalid JSON: ${err instanceof Error ? err.message : String(err)}`;
+    throw new InvalidObjectError(WHERE, JSON_FIELD, reason);
+  }
+}
+
+function utf8Length(text: string): number {
+  return new TextEncoder().encode(text).length;
+}
+
+/**
+ * Validates a raw object of `kind` (wire JSON as parsed, or its text) and returns the trimmed
+ * model object: only the model's fields, `kind`/`apiVersion` set, and without the
+ * `kubectl.kubernetes.io/last-applied-configuration` annotation (a full copy of the spec that
+ * no consumer reads). The result never shares structure with `raw`.
+ *
+ * Throws InvalidObjectError naming the object and the field for anything the slicer must not
+ * see: text that is not JSON, a non-object, another kind, any field the model's validator
+ * rejects (names with '.', '*', '>', spaces or non-ASCII where the kind forbids them, names
+ * over 253 characters, invalid IPs, ...), a missing `metadata.uid` or
+ * `metadata.resourceVersion` (the idempotency key needs both), or a trimmed object larger than
+ * `maxObjectBytes`.
+ */
+export function toDomain(kind: WatchedKind, raw: unknown, opts: ToDomainOptions = {}): WatchedObject {
+  const input = typeof raw === 'string' ? parseText(raw) : raw;
+  const obj = VALIDATORS[kind](withTypeMeta(kind, input), WHERE);
+  const label = labelOf(obj);
+  if (!obj.metadata.uid) throw new InvalidObjectError(label, 'metadata.uid', 'is required (it identifies the object in the KUBE stream)');
+  if (!obj.metadata.resourceVersion) throw new InvalidObjectError(label, 'metadata.resourceVersion', 'is required (it orders the versions of the object)');
+  const trimmed = withoutLastApplied(obj);
+  const max = opts.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
+  const bytes = utf8Length(JSON.stringify(trimmed));
+  if (bytes > max) throw new InvalidObjectError(label, OBJECT_FIELD, `is ${bytes} bytes after trimming, more than the ${max}-byte limit`);
+  return trimmed;
+}
+
+function withoutLastApplied<T extends WatchedObject>(obj: T): T {
+  const annotations = obj.metadata.annotations;
+  if (annotations === undefined || !Object.hasOwn(annotations, ANNOTATION_LAST_APPLIED)) return obj;
+  const { [ANNOTATION_LAST_APPLIED]: _dropped, ...rest } = annotations;
+  const { annotations: _all, ...meta } = obj.metadata;
+  return { ...obj, metadata: Object.keys(rest).length > 0 ? { ...meta, annotations: rest } : meta };
+}
+
+/** `Pod default/web-1` or `Node n1`: how messages and dead letters name a valid object. */
+export function labelOf(obj: WatchedObject): string {
+  return obj.kind === 'Node' ? `Node ${obj.metadata.name}` : `${obj.kind} ${obj.metadata.namespace ?? 'default'}/${obj.metadata.name}`;
+}
+
+/** The KUBE event types: a new or changed object, or its removal (body: the last known object). */
+export type KubeChangeType = 'Upserted.v1' | 'Deleted.v1';
+
+/** The body of every KUBE message. */
+export interface KubeChangeEvent {
+  readonly type: KubeChangeType;
+  readonly cluster: string;
+  readonly kind: WatchedKind;
+  readonly object: WatchedObject;
+  /** RFC 3339 time at which the watcher saw the change (the watcher's clock). */
+  readonly observedAt: string;
+}
+
+/**
+ * The envelope for `object` (a toDomain result). A delete carries the last known object with
+ * `metadata.resourceVersion` set to the version at which it was seen gone (see asDeleted).
+ */
+export function changeEvent(type: KubeChangeType, cluster: string, object: WatchedObject, observedAt: string): KubeChangeEvent {
+  return { type, cluster, kind: object.kind, object, observedAt };
+}
+
+/**
+ * The Nats-Msg-Id of an event: `<cluster>/<uid>/<resourceVersion>`, and for deletes
+ * `<cluster>/<uid>/<resourceVersion>/deleted`. Two watchers that see the same version of
+ * the same object produce the same id, so the stream stores it once.
+ * Throws InvalidObjectError when the object lacks its uid or resourceVersion.
+ */
+export function kubeMsgID(event: Pick<KubeChangeEvent, 'type' | 'cluster' | 'object'>): string {
+  const { uid, resourceVersion } = event.object.metadata;
+  if (!uid) throw new InvalidObjectError(labelOf(event.object), 'metadata.uid', 'is required');
+  if (!resourceVersion) throw new InvalidObjectError(labelOf(event.object), 'metadata.resourceVersion', 'is required');
+  const id = `${event.cluster}/${uid}/${resourceVersion}`;
+  return event.type === 'Deleted.v1' ? `${id}/deleted` : id;
+}
+
+/** A copy of `obj` whose resourceVersion is `resourceVersion` (the version it was seen gone at). */
+export function asDeleted<T extends WatchedObject>(obj: T, resourceVersion: string): T {
+  if (obj.metadata.resourceVersion === resourceVersion) return obj;
+  return { ...obj, metadata: { ...obj.metadata, resourceVersion } };
+}
+
+/**
+ * Where an object lives, as the watcher keys its state: `<namespace>/<name>`, or `<name>` for
+ * Nodes. Returns undefined when `raw` has no string name (it cannot be tracked at all).
+ */
+export function objectKeyOf(kind: WatchedKind, raw: unknown): string | undefined {
+  const meta = isRecord(raw) ? raw['metadata'] : undefined;
+  if (!isRecord(meta) || typeof meta['name'] !== 'string') return undefined;
+  if (kind === 'Node') return meta['name'];
+  const ns = meta['namespace'] ?? 'default';
+  return typeof ns === 'string' ? `${ns}/${meta['name']}` : undefined;
+}

@@ -1,0 +1,63 @@
+// Connecting to NATS: fail fast and clearly on the first attempt, reconnect forever afterwards.
+
+import { connect } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { NatsUnreachableError } from './errors.ts';
+
+/** How to start the local server (TOOLCHAIN.md), quoted in the unreachable error. */
+export const NATS_START_HINT =
+  'start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log';
+
+/** A connection status change, reported to `log` (the library never logs by itself). */
+export interface NatsStatusEvent {
+  /** The client's status type: 'disconnect', 'reconnect', 'reconnecting', 'error', 'close', ... */
+  readonly type: string;
+  /** Server address or error text, when the event has one. */
+  readonly detail?: string;
+}
+
+export interface ConnectNatsOptions {
+  /** Server URL(s), comma-separated, e.g. 'nats://127.0.0.1:4222'. */
+  readonly url: string;
+  /** Connection name shown by the server (e.g. 'watcher-c1'). */
+  readonly name: string;
+  /** Receives status changes until the connection closes. Defaults to none. */
+  readonly log?: (event: NatsStatusEvent) => void;
+  /** Timeout of the first connection attempt, ms. Defaults to 5000. */
+  readonly timeoutMs?: number;
+  /** Wait between reconnect attempts, ms. Defaults to 1000. */
+  readonly reconnectWaitMs?: number;
+}
+
+/**
+ * Connects once; if that fails, throws NatsUnreachableError ("NATS not reachable at <url>:
+ * <reason> — start it with: <command>"). Once connected, the client reconnects forever and
+ * buffers publishes while disconnected; JetStream acks time out meanwhile (see publishAcked).
+ */
+export async function connectNats(opts: ConnectNatsOptions): Promise<NatsConnection> {
+  const servers = opts.url.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  let nc: NatsConnection;
+  try {
+    nc = await connect({
+      servers,
+      name: opts.name,
+      timeout: opts.timeoutMs ?? 5000,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: opts.reconnectWaitMs ?? 1000,
+    });
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new NatsUnreachableError(opts.url, reason, NATS_START_HINT, { cause: err });
+  }
+  const log = opts.log;
+  if (log) void forwardStatus(nc, log);
+  return nc;
+}
+
+async function forwardStatus(nc: NatsConnection, log: (event: NatsStatusEvent) => void): Promise<void> {
+  for await (const s of nc.status()) {
+    if (s.type === 'ping') continue; // routine keep-alive, not a change
+    const detail = 'server' in s ? s.server : 'error' in s ? s.error.message : undefined;
+    log(detail === undefined ? { type: s.type } : { type: s.type, detail });
+  }
+}

@@ -1,0 +1,92 @@
+// Typed errors of the NATS adapter. Callers branch on the class, never on message text.
+
+/** A name that cannot become a subject token / KV key token (see tokens.ts). */
+export class TokenEncodeError extends Error {
+  override readonly name = 'TokenEncodeError';
+  constructor(
+    readonly input: string,
+    readonly reason: string,
+  ) {
+    super(`cannot encode ${JSON.stringify(input.length > 80 ? `${input.slice(0, 80)}…` : input)} as a NATS token: ${reason}`);
+  }
+}
+
+/** A token (or subject / key) that is not the canonical output of the encoder. */
+export class TokenDecodeError extends Error {
+  override readonly name = 'TokenDecodeError';
+  constructor(
+    readonly token: string,
+    readonly reason: string,
+  ) {
+    super(`invalid token ${JSON.stringify(token)}: ${reason}`);
+  }
+}
+
+/** The server could not be reached on the first attempt (later outages reconnect forever). */
+export class NatsUnreachableError extends Error {
+  override readonly name = 'NatsUnreachableError';
+  constructor(
+    readonly url: string,
+    readonly reason: string,
+    readonly hint: string,
+    options?: ErrorOptions,
+  ) {
+    super(`NATS not reachable at ${url}: ${reason} — start it with: ${hint}`, options);
+  }
+}
+
+/** A publish the server refused or that kept failing after its retries. */
+export class PublishError extends Error {
+  override readonly name: string = 'PublishError';
+  constructor(
+    readonly subject: string,
+    readonly msgID: string | undefined,
+    readonly reason: string,
+    /** True when the last failure was transient (timeout, no responders) and retries ran out. */
+    readonly retriesExhausted: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(`publish to ${subject}${msgID ? ` (msgID ${msgID})` : ''} failed: ${reason}`, options);
+  }
+}
+
+/** `expectLastSubjectSequence` did not match: someone else appended first (JetStream API error 10071). */
+export class WrongLastSequenceError extends PublishError {
+  override readonly name = 'WrongLastSequenceError';
+  constructor(
+    subject: string,
+    msgID: string | undefined,
+    readonly expected: number,
+    reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(subject, msgID, reason, false, options);
+  }
+}
+
+/** An existing durable consumer whose immutable settings differ from the requested ones. */
+export class ConsumerConflictError extends Error {
+  override readonly name = 'ConsumerConflictError';
+  constructor(
+    readonly stream: string,
+    readonly durable: string,
+    readonly field: string,
+    readonly existing: unknown,
+    readonly wanted: unknown,
+  ) {
+    super(`consumer ${stream}/${durable} exists with ${field}=${JSON.stringify(existing)}, wanted ${JSON.stringify(wanted)}; delete it to change this`);
+  }
+}
+
+/** An existing stream whose immutable settings (e.g. storage) differ from the requested ones. */
+export class StreamConflictError extends Error {
+  override readonly name = 'StreamConflictError';
+  constructor(
+    readonly stream: string,
+    readonly field: string,
+    readonly existing: unknown,
+    readonly wanted: unknown,
+  ) {
+    super(`stream ${stream} exists with ${field}=${JSON.stringify(existing)}, wanted ${JSON.stringify(wanted)}; it cannot be changed in place`);
+  }
+}

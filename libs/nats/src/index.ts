@@ -1,0 +1,13 @@
+// @slicemesh/nats: the only package that imports the NATS client.
+export * from './errors.ts';
+export * from './tokens.ts';
+export * from './subjects.ts';
+export * from './connect.ts';
+export * from './streams.ts';
+export * from './publish.ts';
+export * from './consume.ts';
+export * from './kv.ts';
+export type { NatsConnection } from '@nats-io/transport-node';
+export type { JetStreamClient, JetStreamManager, StreamInfo, ConsumerInfo } from '@nats-io/jetstream';
+export type { KV } from '@nats-io/kv';
+export { jetstream, jetstreamManager } from '@nats-io/jetstream';

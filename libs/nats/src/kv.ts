@@ -1,0 +1,107 @@
+// Thin JSON helpers over @nats-io/kv, and a watch that says when the initial state is complete
+// (habit 5: an agent programs nothing until then).
+
+import { Bucket, Kvm } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+
+/** Opens an existing bucket; rejects if it does not exist (create it with ensureKv). */
+export async function openKv(nc: NatsConnection, bucket: string): Promise<KV> {
+  const kv = await new Kvm(nc).open(bucket);
+  await kv.status(); // binding alone does not look at the server: fail here, not on first use
+  return kv;
+}
+
+/** Stores `value` as JSON under `key`; returns the new revision. */
+export async function kvPutJson(kv: KV, key: string, value: unknown): Promise<number> {
+  const text = JSON.stringify(value);
+  if (text === undefined) throw new TypeError(`value for key ${key} is not JSON-encodable`);
+  return kv.put(key, text);
+}
+
+/** Reads and parses `key`; undefined when absent or deleted. */
+export async function kvGetJson(kv: KV, key: string): Promise<unknown> {
+  const e = await kv.get(key);
+  if (e === null || e.operation !== 'PUT') return undefined;
+  return e.json<unknown>();
+}
+
+/** Deletes `key` (a DEL marker watchers see); deleting an absent key is not an error. */
+export async function kvDelete(kv: KV, key: string): Promise<void> {
+  await kv.delete(key);
+}
+
+export interface KvChange {
+  readonly key: string;
+  readonly op: 'PUT' | 'DEL' | 'PURGE';
+  /** Parsed JSON for PUT; undefined for DEL/PURGE or an unparsable value (see parseError). */
+  readonly value: unknown;
+  readonly parseError?: string;
+  readonly revision: number;
+}
+
+export interface KvWatchOptions {
+  /** One key or wildcard filter (2.9: a single filter), e.g. zoneViewsFilter(...). Defaults to '>'. */
+  readonly key?: string;
+  /**
+   * Called once, when every value present at the start has been yielded: after the consumer has
+   * processed the last initial entry and asks for the next, or before the first entry when
+   * nothing matched. Entries after it are updates.
+   */
+  readonly onInitialDone?: () => void;
+  /** Ends the iteration. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Watches the current values (deleted keys as DEL entries), then every change, as parsed JSON.
+ *
+ * The initial set ends at the first entry with nothing left pending on the server (the Go
+ * client's rule); an empty match is detected from the stream's per-subject state before
+ * watching. A key written between that check and the watch start arrives as an update, which
+ * is harmless for level-based consumers.
+ */
+export async function* kvWatchJson(kv: KV, opts: KvWatchOptions = {}): AsyncGenerator<KvChange, void, undefined> {
+  const filter = opts.key ?? '>';
+  const signal = opts.signal;
+  if (signal?.aborted) return;
+  let initialDone = false;
+  const markDone = () => {
+    if (!initialDone) {
+      initialDone = true;
+      opts.onInitialDone?.();
+    }
+  };
+  const matching = await countMatchingKeys(kv, filter);
+  const watch = await kv.watch({ key: filter });
+  const stop = () => watch.stop();
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    if (matching === 0) markDone();
+    for await (const e of watch) {
+      if (signal?.aborted) break;
+      const op = e.operation;
+      let change: KvChange = { key: e.key, op, value: undefined, revision: e.revision };
+      if (op === 'PUT') {
+        try {
+          change = { ...change, value: e.json<unknown>() };
+        } catch (err) {
+          change = { ...change, parseError: err instanceof Error ? err.message : String(err) };
+        }
+      }
+      const last = e.delta === 0;
+      yield change;
+      if (last) markDone();
+    }
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    watch.stop();
+  }
+}
+
+/** Number of keys (deleted ones included) matching `filter`, read from the backing stream. */
+async function countMatchingKeys(kv: KV, filter: string): Promise<number> {
+  if (!(kv instanceof Bucket)) throw new TypeError('kvWatchJson needs a bucket opened by @nats-io/kv (openKv / ensureKv)');
+  const info = await kv.jsm.streams.info(kv.stream, { subjects_filter: `${kv.prefix}.${filter}` });
+  return Object.keys(info.state.subjects ?? {}).length;
+}

@@ -1,0 +1,118 @@
+// The Endpoints object the upstream Endpoints controller would write for a Service with a
+// selector, from the pods it selects:
+// - a pod is included when it has an IP, is not finished, and is not terminating (unless
+//   the service publishes not-ready addresses);
+// - it is a ready address when the service publishes not-ready addresses or the pod is
+//   Ready, otherwise a notReadyAddress;
+// - each service port resolves per pod (a named targetPort looks up the container port of
+//   that name and protocol; a pod without it is left out of that port);
+// - addresses with the same resolved ports share a subset; everything is sorted so the
+//   result is stable; over 1000 addresses the rest are dropped and the object is annotated
+//   `endpoints.kubernetes.io/over-capacity: truncated`.
+// An empty selection yields no subsets.
+import type { KubeObj } from '../store/types.ts';
+import { isPodReady, isTerminal, isTerminating, nodeNameOf, podIP, specOf } from './pod-status.ts';
+
+type Json = Record<string, unknown>;
+
+export const MAX_ENDPOINT_ADDRESSES = 1000;
+export const ANNOTATION_OVER_CAPACITY = 'endpoints.kubernetes.io/over-capacity';
+
+export interface EndpointPortOut {
+  readonly name?: string;
+  readonly port: number;
+  readonly protocol: string;
+  readonly appProtocol?: string;
+}
+
+export interface AddressOut {
+  readonly ip: string;
+  readonly hostname?: string;
+  readonly nodeName?: string;
+  readonly targetRef: { readonly kind: 'Pod'; readonly namespace: string; readonly name: string; readonly uid: string };
+}
+
+export interface SubsetOut {
+  readonly addresses?: readonly AddressOut[];
+  readonly notReadyAddresses?: readonly AddressOut[];
+  readonly ports?: readonly EndpointPortOut[];
+}
+
+export interface DesiredEndpoints {
+  readonly subsets: readonly SubsetOut[];
+  readonly truncated: boolean;
+}
+
+function resolvePort(pod: KubeObj, target: unknown, protocol: string): number | undefined {
+  if (typeof target === 'number') return target;
+  if (typeof target !== 'string') return undefined;
+  if (/^\d+$/.test(target)) return Number(target);
+  for (const c of (specOf(pod)['containers'] as Json[] | undefined) ?? []) {
+    for (const p of (c['ports'] as Json[] | undefined) ?? []) {
+      if (p['name'] === target && (p['protocol'] ?? 'TCP') === protocol) return p['containerPort'] as number;
+    }
+  }
+  return undefined;
+}
+
+function addressOf(pod: KubeObj, serviceName: string): AddressOut {
+  const spec = specOf(pod);
+  const node = nodeNameOf(pod);
+  const hostname = spec['hostname'] && spec['subdomain'] === serviceName ? String(spec['hostname']) : undefined;
+  return {
+    ip: podIP(pod)!,
+    ...(hostname ? { hostname } : {}),
+    ...(node ? { nodeName: node } : {}),
+    targetRef: { kind: 'Pod', namespace: pod.metadata.namespace!, name: pod.metadata.name, uid: pod.metadata.uid! },
+  };
+}
+
+const byAddress = (a: AddressOut, b: AddressOut): number => a.ip.localeCompare(b.ip) || a.targetRef.uid.localeCompare(b.targetRef.uid);
+
+export function desiredEndpoints(service: KubeObj, pods: readonly KubeObj[]): DesiredEndpoints {
+  const spec = specOf(service);
+  const publishNotReady = spec['publishNotReadyAddresses'] === true;
+  const servicePorts = (spec['ports'] as Json[] | undefined) ?? [];
+  const groups = new Map<string, { ports: EndpointPortOut[]; ready: AddressOut[]; notReady: AddressOut[] }>();
+  for (const pod of pods) {
+    if (!podIP(pod) || isTerminal(pod) || (isTerminating(pod) && !publishNotReady)) continue;
+    const ports: EndpointPortOut[] = [];
+    for (const sp of servicePorts) {
+      const protocol = String(sp['protocol'] ?? 'TCP');
+      const port = resolvePort(pod, sp['targetPort'] ?? sp['port'], protocol);
+      if (port === undefined) continue;
+      ports.push({
+        ...(sp['name'] ? { name: String(sp['name']) } : {}),
+        port,
+        protocol,
+        ...(sp['appProtocol'] ? { appProtocol: String(sp['appProtocol']) } : {}),
+      });
+    }
+    if (servicePorts.length > 0 && ports.length === 0) continue;
+    ports.sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '') || a.port - b.port || a.protocol.localeCompare(b.protocol));
+    const key = JSON.stringify(ports);
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = { ports, ready: [], notReady: [] }));
+    (publishNotReady || isPodReady(pod) ? group.ready : group.notReady).push(addressOf(pod, service.metadata.name));
+  }
+  let budget = MAX_ENDPOINT_ADDRESSES;
+  let truncated = false;
+  const take = (list: AddressOut[]): AddressOut[] => {
+    const kept = list.sort(byAddress).slice(0, Math.max(0, budget));
+    budget -= kept.length;
+    if (kept.length < list.length) truncated = true;
+    return kept;
+  };
+  const ordered = [...groups.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, g]) => g);
+  // Ready addresses keep their place before not-ready ones when the cap bites.
+  const ready = ordered.map((g) => take(g.ready));
+  const notReady = ordered.map((g) => take(g.notReady));
+  const subsets = ordered
+    .map((g, i): SubsetOut => ({
+      ...(ready[i]!.length > 0 ? { addresses: ready[i] } : {}),
+      ...(notReady[i]!.length > 0 ? { notReadyAddresses: notReady[i] } : {}),
+      ...(g.ports.length > 0 ? { ports: g.ports } : {}),
+    }))
+    .filter((s) => s.addresses || s.notReadyAddresses);
+  return { subsets, truncated };
+}

@@ -1,0 +1,126 @@
+// The HTTP front of the simulator: routes requests to discovery documents and resource
+// handlers, and turns failures into Kubernetes Status responses.
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Log } from '../log.ts';
+import { ApiError } from '../store/api-error.ts';
+import type { ObjectStore } from '../store/object-store.ts';
+import type { Clock } from '../time/clock.ts';
+import type { HandlerContext } from './context.ts';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.ts';
+import { openapiGroupVersion, openapiRoot } from './openapi.ts';
+import { handleGet, handleList } from './reads.ts';
+import { sendError, sendJson } from './respond.ts';
+import { parseRoute } from './router.ts';
+import type { ResourceRoute, Route } from './router.ts';
+import { handleWatch } from './watch.ts';
+import { handleCreate, handleDelete, handleDeleteCollection, handlePatch, handleUpdate } from './writes.ts';
+
+export interface ApiServerOptions {
+  readonly store: ObjectStore;
+  readonly clock: Clock;
+  readonly log: Log;
+  /** BOOKMARK period for watches with allowWatchBookmarks=true. Defaults to 10 s. */
+  readonly bookmarkIntervalMs?: number;
+  /** Longest a watch stays open (0 = until the client leaves). Defaults to 0. */
+  readonly maxWatchSeconds?: number;
+}
+
+export interface ApiServer {
+  readonly server: Server;
+  /** Ends every open watch stream (clients see a clean end and would re-watch). */
+  endWatches(): void;
+}
+
+const isTrue = (v: string | null): boolean => v === 'true' || v === '1';
+
+function methodNotAllowed(method: string): ApiError {
+  return new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method})`);
+}
+
+function serveDocument(route: Exclude<Route, ResourceRoute>, req: IncomingMessage, res: ServerResponse): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed(req.method ?? '');
+  switch (route.type) {
+    case 'apiVersions': return sendJson(res, 200, apiVersions(req.socket.localAddress ?? '127.0.0.1'));
+    case 'groupList': return sendJson(res, 200, apiGroupList());
+    case 'group': return sendJson(res, 200, apiGroup(route.group));
+    case 'resourceList': return sendJson(res, 200, apiResourceList(route.group, route.version));
+    case 'version': return sendJson(res, 200, versionInfo());
+    case 'openapiRoot': return sendJson(res, 200, openapiRoot());
+    case 'openapiGroupVersion': return sendJson(res, 200, openapiGroupVersion(route.group, route.version));
+    case 'health':
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      return void res.end('ok');
+    case 'notFound':
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+  }
+}
+
+async function serveResource(ctx: HandlerContext, route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const sub = route.subresource;
+  if (sub !== undefined && sub !== 'status') throw new ApiError(404, 'NotFound', `the server could not find the requested resource (subresource ${sub})`);
+  const item = route.name !== undefined;
+  switch (req.method) {
+    case 'GET':
+      if (route.watchPrefix || isTrue(query.get('watch'))) {
+        if (item) {
+          // Watching one object is a collection watch narrowed to its name.
+          const q = new URLSearchParams(query);
+          q.set('fieldSelector', [query.get('fieldSelector'), `metadata.name=${route.name}`].filter(Boolean).join(','));
+          return handleWatch(ctx, { ...route, name: undefined }, q, req, res);
+        }
+        return handleWatch(ctx, route, query, req, res);
+      }
+      return item ? handleGet(ctx, route, query, req, res) : handleList(ctx, route, query, req, res);
+    case 'POST':
+      if (item) throw methodNotAllowed('POST');
+      return handleCreate(ctx, route, query, req, res);
+    case 'PUT':
+      if (!item) throw methodNotAllowed('PUT');
+      return handleUpdate(ctx, route, query, req, res);
+    case 'PATCH':
+      if (!item) throw methodNotAllowed('PATCH');
+      return handlePatch(ctx, route, query, req, res);
+    case 'DELETE':
+      if (sub) throw methodNotAllowed('DELETE');
+      return item ? handleDelete(ctx, route, query, req, res) : handleDeleteCollection(ctx, route, query, req, res);
+    default:
+      throw methodNotAllowed(req.method ?? '');
+  }
+}
+
+export function createApiServer(options: ApiServerOptions): ApiServer {
+  const ctx: HandlerContext = {
+    store: options.store,
+    clock: options.clock,
+    log: options.log,
+    bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000,
+    maxWatchSeconds: options.maxWatchSeconds ?? 0,
+    openWatches: new Set(),
+  };
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://cluster-sim');
+    const started = Date.now();
+    res.on('finish', () => ctx.log('debug', 'request', { method: req.method, path: url.pathname, query: url.search, code: res.statusCode, ms: Date.now() - started }));
+    const fail = (err: unknown): void => {
+      const apiErr = err instanceof ApiError ? err : new ApiError(500, 'InternalError', `an error on the server has prevented the request from succeeding: ${(err as Error)?.message ?? String(err)}`);
+      if (apiErr.code >= 500) ctx.log('error', 'request failed', { method: req.method, path: url.pathname, err: String((err as Error)?.stack ?? err) });
+      if (res.headersSent) return void res.destroy();
+      sendError(res, apiErr);
+    };
+    try {
+      const route = parseRoute(url.pathname);
+      if (route.type === 'resource') serveResource(ctx, route, url.searchParams, req, res).catch(fail);
+      else serveDocument(route, req, res);
+    } catch (err) {
+      fail(err);
+    }
+  });
+  return {
+    server,
+    endWatches: () => {
+      for (const res of [...ctx.openWatches]) res.end();
+      ctx.openWatches.clear();
+    },
+  };
+}

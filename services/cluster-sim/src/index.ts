@@ -1,0 +1,21 @@
+// @slicemesh/cluster-sim: a Kubernetes-API-compatible simulator for local runs and tests.
+export { startClusterSim, DEFAULT_SCENARIO_FILE, LARGE_SCENARIO_FILE, EMPTY_SCENARIO } from './start.ts';
+export type { ClusterSim, ClusterSimOptions } from './start.ts';
+export { ObjectStore, DEFAULT_NAMESPACES, DEFAULT_HISTORY_SIZE } from './store/object-store.ts';
+export type { StoreOptions, CreateOptions, UpdateOptions, UpdateScope, DeleteOptions, DeleteResult, Watcher } from './store/object-store.ts';
+export type { KubeObj, StoreEvent, WatchEventType } from './store/types.ts';
+export { ApiError } from './store/api-error.ts';
+export { KINDS } from './store/kinds.ts';
+export type { KindInfo } from './store/kinds.ts';
+export { ScenarioDriver } from './scenario/driver.ts';
+export type { DriverOptions } from './scenario/driver.ts';
+export { loadScenario, parseScenario } from './scenario/parse-scenario.ts';
+export { ScenarioError } from './scenario/reader.ts';
+export type * from './scenario/schema.ts';
+export { createApiServer } from './http/server.ts';
+export type { ApiServer, ApiServerOptions } from './http/server.ts';
+export { realClock } from './time/clock.ts';
+export type { Clock, TimerHandle } from './time/clock.ts';
+export { ManualClock } from './time/manual-clock.ts';
+export { jsonLog, silentLog } from './log.ts';
+export type { Log, LogLevel } from './log.ts';

@@ -1,0 +1,66 @@
+// The service process: prints its URL, serves the default scenario, exits 0 on SIGTERM,
+// and exits 2 with a one-line message on a bad scenario.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
+
+function start(args: string[]) {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, exited, out: () => stdout, err: () => stderr };
+}
+
+async function waitFor<T>(what: string, get: () => T | undefined, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = get();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('cluster-sim main', () => {
+  it('prints its URL, serves the default scenario and exits 0 on SIGTERM', async () => {
+    const proc = start(['--port', '0', '--log-level', 'warn']);
+    try {
+      const url = await waitFor('the URL', () => /listening on (http:\/\/\S+)/.exec(proc.out())?.[1]);
+      const pods = (await (await fetch(`${url}/api/v1/pods`)).json()) as { items: unknown[] };
+      expect(pods.items.length).toBeGreaterThanOrEqual(25);
+      const nodes = (await (await fetch(`${url}/api/v1/nodes`)).json()) as { items: unknown[] };
+      expect(nodes.items).toHaveLength(9);
+      proc.child.kill('SIGTERM');
+      expect(await proc.exited).toBe(0);
+    } finally {
+      if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
+    }
+  });
+
+  it('exits 2 naming the file and field of a bad scenario', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cluster-sim-main-'));
+    try {
+      const file = join(dir, 'bad.yaml');
+      writeFileSync(file, 'deployments: [{name: web, replicas: many}]\n');
+      const proc = start(['--port', '0', '--scenario', file]);
+      expect(await proc.exited).toBe(2);
+      expect(proc.err().trim()).toBe(`cluster-sim: ${file}: deployments[0].replicas: must be an integer between 0 and 100000, got "many"`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('exits 2 with usage on an unknown flag', async () => {
+    const proc = start(['--bogus']);
+    expect(await proc.exited).toBe(2);
+    expect(proc.err()).toContain('usage: cluster-sim');
+  });
+});

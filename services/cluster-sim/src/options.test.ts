@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_PORT, parseMainOptions, UsageError } from './options.ts';
+
+describe('parseMainOptions', () => {
+  it('defaults: port 8001, localhost, 10s bookmarks, 10000 events, speed 1, info logs', () => {
+    expect(parseMainOptions([], {})).toEqual({ port: DEFAULT_PORT, host: '127.0.0.1', bookmarkIntervalMs: 10_000, historySize: 10_000, speed: 1, logLevel: 'info' });
+  });
+
+  it('flags win over environment variables', () => {
+    const o = parseMainOptions(['--port', '0', '--scenario', 'x.yaml', '--bookmark-interval', '1s'], { CLUSTER_SIM_PORT: '9000', CLUSTER_SIM_SEED: 's', CLUSTER_SIM_HISTORY: '50' });
+    expect(o).toMatchObject({ port: 0, scenario: 'x.yaml', seed: 's', bookmarkIntervalMs: 1000, historySize: 50 });
+  });
+
+  const bad: readonly [string[], string][] = [
+    [['--port', 'http'], '--port'],
+    [['--port', '70000'], '--port'],
+    [['--bookmark-interval', '0s'], '--bookmark-interval'],
+    [['--speed', '-1'], '--speed'],
+    [['--log-level', 'loud'], '--log-level'],
+    [['--nope'], 'nope'],
+  ];
+  for (const [argv, mention] of bad) {
+    it(`rejects ${argv.join(' ')}`, () => {
+      expect(() => parseMainOptions(argv, {})).toThrow(UsageError);
+      expect(() => parseMainOptions(argv, {})).toThrow(mention);
+    });
+  }
+});

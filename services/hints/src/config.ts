@@ -1,0 +1,83 @@
+// Every setting of the hints service, with its default, in one place (habit 14).
+
+import { defineConfig } from '@slicemesh/runtime';
+import type { ConfigOf } from '@slicemesh/runtime';
+
+const NAME_TOKEN = /^[A-Za-z0-9_-]+$/;
+
+function streamName(text: string): string {
+  if (!NAME_TOKEN.test(text)) throw new Error('must be [A-Za-z0-9_-]+');
+  return text;
+}
+
+function subjectPrefix(text: string): string {
+  if (!/^(?:[A-Za-z0-9_-]+\.)*$/.test(text)) throw new Error('must be empty or dot-terminated tokens, e.g. "t1."');
+  return text;
+}
+
+export const hintsConfig = defineConfig({
+  natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', doc: 'NATS server(s) with JetStream, comma-separated.', parse: 'string' },
+  databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', doc: 'Postgres server.', parse: 'url' },
+  dbSchema: {
+    env: 'DB_SCHEMA',
+    flag: '--db-schema',
+    default: 'slicemesh',
+    doc: "Postgres schema; the hints tables live beside the slicer's (both run the same serialized migrations).",
+    parse: 'string',
+  },
+  cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', doc: 'Source cluster name: selects subjects, KV keys and rows.', parse: 'string' },
+  kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (nodes and services are read from it).', parse: streamName },
+  slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', doc: 'Stream of SliceChanged events from the slicer.', parse: streamName },
+  dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', doc: 'Stream of dead letters (malformed input goes to dlq.<cluster>.hints).', parse: streamName },
+  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', doc: 'Prefix of every stream subject ("" in production; tests isolate with it).', parse: subjectPrefix },
+  svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', doc: 'KV bucket of service specs, keys <cluster>.<ns>.<name>.', parse: streamName },
+  viewsBucket: { env: 'VIEWS_BUCKET', flag: '--views-bucket', default: 'views', doc: 'KV bucket of per-zone views, keys <cluster>.<zone>.<ns>.<service>.<slice>.', parse: streamName },
+  durablePrefix: {
+    env: 'DURABLE_PREFIX',
+    flag: '--durable-prefix',
+    default: 'hints',
+    doc: 'Prefix of the three durable consumer names (<prefix>-<cluster>-slices|nodes|services).',
+    parse: streamName,
+  },
+  batchPeriod: {
+    env: 'BATCH_PERIOD',
+    flag: '--batch-period',
+    default: '50ms',
+    min: 0,
+    max: 60_000,
+    doc: 'Debounce per service: slice changes within this window cause one reconcile.',
+    parse: 'duration',
+  },
+  workers: { env: 'WORKERS', flag: '--workers', default: 4, min: 1, max: 64, doc: 'Concurrent service reconciles.', parse: 'int' },
+  healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 9093, min: 0, max: 65_535, doc: 'Port of /metrics, /healthz and /readyz (0 picks a free one).', parse: 'int' },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    flag: '--log-level',
+    default: 'info',
+    choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
+    doc: 'Minimum log level.',
+    parse: 'string',
+  },
+  preferSameTrafficDistribution: {
+    env: 'PREFER_SAME_TRAFFIC_DISTRIBUTION',
+    flag: '--prefer-same-traffic-distribution',
+    default: true,
+    doc: 'The PreferSameTrafficDistribution feature gate (GA in 1.35): honour PreferSameZone/PreferSameNode and node hints in views.',
+    parse: 'bool',
+  },
+  drainPollInterval: {
+    env: 'DRAIN_POLL_INTERVAL',
+    flag: '--drain-poll-interval',
+    default: '100ms',
+    min: 10,
+    doc: 'How often startup checks whether the consumers have caught up with their backlog.',
+    parse: 'duration',
+  },
+});
+
+export type HintsConfig = ConfigOf<typeof hintsConfig.spec>;
+
+/** The configuration from defaults only, with `overrides` on top (tests, one-process stacks). */
+export function hintsConfigWith(overrides: Partial<HintsConfig> = {}): HintsConfig {
+  return Object.freeze({ ...hintsConfig.parse([], {}), ...overrides });
+}

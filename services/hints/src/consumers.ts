@@ -1,0 +1,74 @@
+// The three durable consumers of the hints service: their names, filters and offsets, and the
+// startup wait until each has caught up with the backlog it found (habit 5).
+
+import type { BackboneNames, JetStreamManager } from '@slicemesh/nats';
+import { fnv1a32, kubeKindFilter, kubeNodesFilter, slicesFilter } from '@slicemesh/nats';
+import type { Clock } from '@slicemesh/runtime';
+import type { ConsumerRole } from './ingest.ts';
+
+export interface ConsumerSpec {
+  readonly role: ConsumerRole;
+  readonly stream: string;
+  readonly durable: string;
+  readonly filterSubject: string;
+  /** The row in consumer_offsets guarding this consumer's writes. */
+  readonly offset: string;
+}
+
+/** `cluster` as a durable-name fragment: itself when already [A-Za-z0-9_-], else sanitised plus a hash so names stay distinct. */
+export function clusterFragment(cluster: string): string {
+  if (/^[A-Za-z0-9_-]+$/.test(cluster)) return cluster;
+  return `${cluster.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64)}_${fnv1a32(cluster).toString(16)}`;
+}
+
+/**
+ * The consumers: SLICES `slices.<cluster>.>`, KUBE nodes `kube.<cluster>.node.>` and KUBE
+ * services `kube.<cluster>.*.service.>`, durables `<prefix>-<cluster>-<role>`.
+ */
+export function consumerSpecs(cluster: string, names: BackboneNames, durablePrefix: string): readonly ConsumerSpec[] {
+  const base = `${durablePrefix}-${clusterFragment(cluster)}`;
+  const spec = (role: ConsumerRole, stream: string, filterSubject: string): ConsumerSpec => ({
+    role,
+    stream,
+    durable: `${base}-${role}`,
+    filterSubject,
+    offset: `hints:${cluster}:${stream}:${role}`,
+  });
+  return [
+    spec('nodes', names.kube, kubeNodesFilter(cluster, names)),
+    spec('services', names.kube, kubeKindFilter(cluster, 'Service', names)),
+    spec('slices', names.slices, slicesFilter(cluster, names)),
+  ];
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = (): void => {
+      clock.clearTimer(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = clock.setTimer(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Resolves once the durable has handled everything up to `targetSeq` (the stream's last
+ * sequence when it started) or has nothing pending at all, polling every `intervalMs`.
+ * Returns early (without error) when `signal` aborts.
+ */
+export async function waitCaughtUp(
+  jsm: JetStreamManager,
+  spec: ConsumerSpec,
+  targetSeq: number,
+  opts: { readonly clock: Clock; readonly intervalMs: number; readonly signal: AbortSignal },
+): Promise<void> {
+  while (!opts.signal.aborted) {
+    const info = await jsm.consumers.info(spec.stream, spec.durable);
+    if (info.num_pending + info.num_ack_pending === 0 || info.ack_floor.stream_seq >= targetSeq) return;
+    await sleep(opts.clock, opts.intervalMs, opts.signal);
+  }
+}

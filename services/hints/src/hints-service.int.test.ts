@@ -1,0 +1,237 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { TestDb } from '@slicemesh/db/testing';
+import { withTestDb } from '@slicemesh/db/testing';
+import { loadHintDecisions, loadPublishedViews } from '@slicemesh/db';
+import type { EndpointSlice, Node, Service } from '@slicemesh/model';
+import { validateEndpointSlice, validateService } from '@slicemesh/model';
+import type { DeadLetterBody } from '@slicemesh/nats';
+import { dlqSubject, ensureStreams, kubeNodeSubject, kubeObjectSubject, openKv, parseViewKey, partitionOf, publishAcked, slicesSubject, svcKey } from '@slicemesh/nats';
+// @slicemesh/nats exports no ./testing entry (unlike @slicemesh/db): reach the fixture by path.
+import { withJetStream } from '../../../libs/nats/testing/jetstream.ts';
+import type { JetStreamFixture } from '../../../libs/nats/testing/jetstream.ts';
+import { UNZONED_VIEW, zoneViews } from '@slicemesh/proxy-state';
+import { makeNode, makeService, makeSlice } from '@slicemesh/testing';
+import { REASON_HINTS_DISABLED, REASON_HINTS_ENABLED, TopologyCache } from '@slicemesh/topology';
+import type { HintsConfig } from './config.ts';
+import { hintsConfigWith } from './config.ts';
+import { hintService } from './hint-plan.ts';
+import type { HintsHandle } from './hints-service.ts';
+import { startHints } from './hints-service.ts';
+import { readBucket } from './kv-port.ts';
+import { autoService, ep, threeZoneNodes, threeZoneSlice } from './test-fixtures.ts';
+
+const CLUSTER = 'c1';
+
+let f: JetStreamFixture;
+let tdb: TestDb;
+let config: HintsConfig;
+const handles: HintsHandle[] = [];
+let outboxId = 0;
+
+beforeEach(async () => {
+  f = await withJetStream();
+  tdb = await withTestDb();
+  await ensureStreams(f.jsm, f.names);
+  config = hintsConfigWith({
+    natsUrl: f.url, databaseUrl: tdb.url, dbSchema: tdb.schema, cluster: CLUSTER,
+    kubeStream: f.names.kube, slicesStream: f.names.slices, dlqStream: f.names.dlq, subjectPrefix: f.names.prefix,
+    svcBucket: f.names.svc, viewsBucket: f.names.views, durablePrefix: `hints${f.id}`,
+    batchPeriod: 10, drainPollInterval: 20, logLevel: 'silent', workers: 2,
+  });
+});
+
+afterEach(async () => {
+  for (const h of handles.splice(0)) await h.close();
+  await f.cleanup();
+  await tdb.close();
+});
+
+async function start(): Promise<HintsHandle> {
+  const h = startHints(config);
+  handles.push(h);
+  await h.ready;
+  return h;
+}
+
+async function stop(h: HintsHandle): Promise<void> {
+  handles.splice(handles.indexOf(h), 1);
+  await h.close();
+}
+
+function publishNode(node: Node, type: 'Upserted.v1' | 'Deleted.v1' = 'Upserted.v1') {
+  const body = { type, cluster: CLUSTER, kind: 'Node', object: node, observedAt: '2026-01-01T00:00:00Z' };
+  return publishAcked(f.js, kubeNodeSubject({ cluster: CLUSTER, name: node.metadata.name }, f.names), body, { msgID: `${CLUSTER}/${node.metadata.name}/${++outboxId}` });
+}
+
+function publishService(svc: Service, type: 'Upserted.v1' | 'Deleted.v1' = 'Upserted.v1') {
+  const ns = svc.metadata.namespace ?? 'default';
+  const subject = kubeObjectSubject({ cluster: CLUSTER, partition: partitionOf(ns, 4), kind: 'Service', namespace: ns, name: svc.metadata.name }, f.names);
+  return publishAcked(f.js, subject, { type, cluster: CLUSTER, kind: 'Service', object: svc, observedAt: '2026-01-01T00:00:00Z' }, { msgID: `${CLUSTER}/svc/${++outboxId}` });
+}
+
+function publishSlices(upserts: readonly EndpointSlice[], deletes: readonly string[] = [], service = 'web') {
+  const body = { type: 'SliceChanged.v1', cluster: CLUSTER, namespace: 'default', service, upserts, deletes, kubeSeq: { from: 1, to: 1 }, reconcileID: 'r' };
+  return publishAcked(f.js, slicesSubject({ cluster: CLUSTER, namespace: 'default', service }, f.names), body, { msgID: `${CLUSTER}/outbox/${++outboxId}` });
+}
+
+async function bucket(name: string): Promise<Map<string, unknown>> {
+  const entries = await readBucket(await openKv(f.nc, name), `${CLUSTER}.>`);
+  return new Map([...entries].map(([k, e]) => [k, e.value]));
+}
+
+/** Zone -> endpoint IPs, per view key in the bucket (slice names included). */
+async function viewEndpoints(): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const [key, value] of await bucket(f.names.views)) {
+    const a = parseViewKey(key);
+    out[`${a.zone}/${a.slice}`] = (value as EndpointSlice).endpoints.map((e) => e.addresses[0] ?? '');
+  }
+  return out;
+}
+
+async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/** KV views and the published_views record hold the same keys at the same revisions. */
+async function expectRecordMatchesBucket(): Promise<void> {
+  const kv = await openKv(f.nc, f.names.views);
+  const recorded = await loadPublishedViews(tdb.db, CLUSTER);
+  const keys = (await bucket(f.names.views)).keys();
+  expect(recorded.map((r) => r.key)).toEqual([...keys].sort());
+  for (const r of recorded) expect(r.revision).toBe((await kv.get(r.key))?.revision);
+}
+
+const ALL = ['10.0.0.1', '10.0.0.2', '10.0.0.3'];
+
+describe('hints service', () => {
+  it('from a backlog of 3 zone nodes, an Auto service and its slices: per-zone views equal zoneViews() of the hinted slices, the spec and the decision', async () => {
+    for (const n of threeZoneNodes()) await publishNode(n);
+    await publishService(autoService());
+    await publishSlices([threeZoneSlice()]);
+    const h = await start();
+    expect(h.readiness()).toEqual({ ready: true });
+
+    // The expectation, computed from the pure cores on the same (validated) inputs.
+    const svc = validateService(autoService(), 'svc');
+    const cache = new TopologyCache();
+    cache.setNodes(threeZoneNodes());
+    const hinted = hintService({ service: svc, slices: [validateEndpointSlice(threeZoneSlice(), 's')], cache, preferSameTrafficDistribution: true }).slices;
+    const expected = zoneViews({ services: [svc], slices: hinted, nodes: threeZoneNodes() });
+    const views = await bucket(f.names.views);
+    expect([...views.keys()].map((k) => parseViewKey(k).zone).sort()).toEqual([UNZONED_VIEW, 'zone-a', 'zone-b', 'zone-c']);
+    for (const [key, value] of views) {
+      const a = parseViewKey(key);
+      const entry = [...expected.entries.values()].find((e) => e.zone === a.zone && e.sliceName === a.slice);
+      expect(value).toEqual(entry?.slice);
+    }
+    expect(await viewEndpoints()).toEqual({ 'zone-a/web-abc': ['10.0.0.1'], 'zone-b/web-abc': ['10.0.0.2'], 'zone-c/web-abc': ['10.0.0.3'], [`${UNZONED_VIEW}/web-abc`]: ALL });
+
+    expect((await bucket(f.names.svc)).get(svcKey({ cluster: CLUSTER, namespace: 'default', name: 'web' }))).toEqual(svc);
+    const decisions = await loadHintDecisions(tdb.db, CLUSTER);
+    expect(decisions.map((d) => [d.service, d.addressType, d.enabled, d.mode, d.event?.reason])).toEqual([['web', 'IPv4', true, 'Auto', REASON_HINTS_ENABLED]]);
+    expect(decisions[0]?.reason).toMatch(/topology-mode="Auto"/);
+    await expectRecordMatchesBucket();
+    const metrics = await h.metrics.registry.metrics();
+    expect(metrics).toMatch(/slicemesh_hints_kv_puts_total\{bucket="views",component="hints"\} 4/);
+    expect(metrics).toMatch(/slicemesh_hints_decisions_total\{address_type="IPv4",mode="Auto",enabled="true",reason="enabled",component="hints"\} 1/);
+  });
+
+  it('C.3.1 with nodes in one zone only, the refusal reason is stored and every view holds every endpoint', async () => {
+    await start();
+    await publishNode(makeNode('n-a', { zone: 'zone-a' }));
+    await publishService(autoService());
+    await publishSlices([threeZoneSlice()]);
+    await eventually(async () => {
+      const [d] = await loadHintDecisions(tdb.db, CLUSTER);
+      expect([d?.enabled, d?.event?.reason]).toEqual([false, REASON_HINTS_DISABLED]);
+      expect(d?.event?.message).toMatch(/^Insufficient Node information: allocatable CPU or zone not specified on one or more nodes, addressType: IPv4$/);
+      expect(d?.reason).toMatch(/insufficient|fewer than 2 zones|one zone/i);
+    });
+    await eventually(async () => expect(await viewEndpoints()).toEqual({ 'zone-a/web-abc': ALL, [`${UNZONED_VIEW}/web-abc`]: ALL }));
+  });
+
+  it('deleting endpoints and slices deletes their view keys; deleting the Service deletes its spec', async () => {
+    for (const n of threeZoneNodes()) await publishNode(n);
+    await publishService(makeService('web', { spec: { trafficDistribution: 'PreferClose' } }));
+    await publishSlices([threeZoneSlice()]);
+    await start();
+    expect(Object.keys(await viewEndpoints())).toHaveLength(4);
+
+    // Endpoint 10.0.0.1 goes: zone-a has no hinted endpoint left and falls back to all.
+    await publishSlices([makeSlice('web-abc', [ep('10.0.0.2', 'zone-b', 'n-b'), ep('10.0.0.3', 'zone-c', 'n-c')])]);
+    await eventually(async () => expect((await viewEndpoints())['zone-b/web-abc']).toEqual(['10.0.0.2']));
+    await eventually(async () => expect((await viewEndpoints())['zone-a/web-abc']).toEqual(['10.0.0.2', '10.0.0.3']));
+
+    await publishSlices([], ['web-abc']);
+    await eventually(async () => expect(await viewEndpoints()).toEqual({}));
+    await expectRecordMatchesBucket();
+    expect((await bucket(f.names.svc)).size).toBe(1);
+
+    await publishService(makeService('web'), 'Deleted.v1');
+    await eventually(async () => expect((await bucket(f.names.svc)).size).toBe(0));
+    await eventually(async () => expect(await loadHintDecisions(tdb.db, CLUSTER)).toEqual([]));
+  });
+
+  it('a node changing zone recomputes the views of every service', async () => {
+    for (const n of threeZoneNodes()) await publishNode(n);
+    await publishService(makeService('web', { spec: { trafficDistribution: 'PreferClose' } }));
+    await publishSlices([threeZoneSlice()]);
+    await start();
+    await publishNode(makeNode('n-c', { zone: 'zone-a' }));
+    await eventually(async () =>
+      expect(await viewEndpoints()).toEqual({ 'zone-a/web-abc': ['10.0.0.1'], 'zone-b/web-abc': ['10.0.0.2'], [`${UNZONED_VIEW}/web-abc`]: ALL }),
+    );
+    await expectRecordMatchesBucket();
+  });
+
+  it('restart (close + start): no key lost, duplicated or rewritten, and changes made while down are applied', async () => {
+    for (const n of threeZoneNodes()) await publishNode(n);
+    await publishService(autoService());
+    await publishSlices([threeZoneSlice(), makeSlice('web-x', [ep('10.0.0.9', 'zone-a', 'n-a')])]);
+    const first = await start();
+    const kv = await openKv(f.nc, f.names.views);
+    const before = new Map<string, number | undefined>();
+    for (const key of (await bucket(f.names.views)).keys()) before.set(key, (await kv.get(key))?.revision);
+    expect(before.size).toBe(8);
+    await stop(first);
+
+    await start();
+    const after = new Map<string, number | undefined>();
+    for (const key of (await bucket(f.names.views)).keys()) after.set(key, (await kv.get(key))?.revision);
+    expect(after).toEqual(before); // same keys at the same revisions: nothing re-put
+
+    const second = handles[0] as HintsHandle;
+    await stop(second);
+    await publishSlices([], ['web-x']);
+    await start();
+    expect(Object.keys(await viewEndpoints()).sort()).toEqual([`${UNZONED_VIEW}/web-abc`, 'zone-a/web-abc', 'zone-b/web-abc', 'zone-c/web-abc']);
+    await expectRecordMatchesBucket();
+  });
+
+  it('a malformed message is dead-lettered to dlq.<cluster>.hints with its reason, and consuming goes on', async () => {
+    await start();
+    await publishAcked(f.js, slicesSubject({ cluster: CLUSTER, namespace: 'default', service: 'web' }, f.names), { type: 'SliceChanged.v1', cluster: CLUSTER, namespace: 'default', service: 'web', upserts: [{ kind: 'EndpointSlice' }] }, { msgID: 'bad-1' });
+    const subject = dlqSubject(CLUSTER, 'hints', f.names);
+    let letter: DeadLetterBody | undefined;
+    await eventually(async () => {
+      letter = (await f.jsm.streams.getMessage(f.names.dlq, { last_by_subj: subject }))?.json<DeadLetterBody>();
+      expect(letter).toBeDefined();
+    });
+    expect(letter?.field).toMatch(/^upserts\[0\]\./);
+    expect(letter?.reason.length).toBeGreaterThan(0);
+    expect(letter?.subject).toBe(slicesSubject({ cluster: CLUSTER, namespace: 'default', service: 'web' }, f.names));
+
+    await publishService(autoService());
+    await eventually(async () => expect((await bucket(f.names.svc)).size).toBe(1));
+  });
+});

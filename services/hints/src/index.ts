@@ -1,0 +1,12 @@
+// @slicemesh/hints: topology hints and per-zone endpoint views, as a service.
+
+export { hintsConfig, hintsConfigWith } from './config.ts';
+export type { HintsConfig } from './config.ts';
+export { startHints } from './hints-service.ts';
+export type { HintsDeps, HintsHandle } from './hints-service.ts';
+export { consumerSpecs } from './consumers.ts';
+export type { ConsumerSpec } from './consumers.ts';
+export { desiredViews, planKeyWrites, canonicalJson, digestOf } from './view-plan.ts';
+export { hintService } from './hint-plan.ts';
+export { reconcileService } from './service-reconciler.ts';
+export type { ServiceReconcileReport } from './service-reconciler.ts';

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import type { ConsumedMessage, DeadLetter } from '@slicemesh/nats';
+import { kubeNodeSubject, kubeObjectSubject, slicesSubject } from '@slicemesh/nats';
+import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing';
+import type { IngestOutcome } from './ingest.ts';
+import { ingestHandlers } from './ingest.ts';
+import { FakeStore, ep } from './test-fixtures.ts';
+
+const opts = { cluster: 'c1', prefix: 't1.' };
+const sliceSubject = slicesSubject({ cluster: 'c1', namespace: 'default', service: 'web' }, opts);
+const nodeSubject = kubeNodeSubject({ cluster: 'c1', name: 'n-a' }, opts);
+const svcSubject = kubeObjectSubject({ cluster: 'c1', partition: 0, kind: 'Service', namespace: 'default', name: 'web' }, opts);
+const slice = makeSlice('web-1', [ep('10.0.0.1', 'zone-a', 'n-a')]);
+const sliceBody = { type: 'SliceChanged.v1', cluster: 'c1', namespace: 'default', service: 'web', upserts: [slice], deletes: [] };
+const nodeBody = { type: 'Upserted.v1', cluster: 'c1', kind: 'Node', object: makeNode('n-a', { zone: 'zone-a' }), observedAt: '' };
+const svcBody = { type: 'Upserted.v1', cluster: 'c1', kind: 'Service', object: makeService('web'), observedAt: '' };
+
+function message(subject: string, data: unknown, seq: number, raw?: string): ConsumedMessage {
+  const text = raw ?? JSON.stringify(data);
+  let parsed: unknown;
+  let parseError: string | undefined;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    parseError = (err as Error).message;
+  }
+  // The parsed body is frozen; the raw bytes cannot be (typed arrays with elements).
+  return {
+    subject, seq, data: deepFreeze(parsed), raw: new TextEncoder().encode(text), redelivered: false, deliveryCount: 1, headers: {},
+    ...(parseError !== undefined ? { parseError } : {}),
+  };
+}
+
+function harness() {
+  const store = new FakeStore();
+  const letters: DeadLetter[] = [];
+  const events: string[] = [];
+  const reports: IngestOutcome[] = [];
+  const handlers = ingestHandlers({
+    ...opts,
+    store,
+    offsets: { slices: 'o-slices', nodes: 'o-nodes', services: 'o-services' },
+    deadLetter: (l) => {
+      letters.push(l);
+      return Promise.resolve();
+    },
+    onSlices: (m) => events.push(`slices ${m.namespace}/${m.service}`),
+    onNode: (e) => events.push(`node ${e.object.metadata.name}`),
+    onService: (e) => events.push(`service ${e.object.metadata.name}`),
+    report: (o) => reports.push(o),
+  });
+  return { store, letters, events, reports, handlers };
+}
+
+describe('ingestHandlers', () => {
+  const applied: { name: string; role: 'slices' | 'nodes' | 'services'; msg: ConsumedMessage; event: string; offset: string }[] = [
+    { name: 'a slice change is stored with its offset and marks the service dirty', role: 'slices', msg: message(sliceSubject, sliceBody, 5), event: 'slices default/web', offset: 'o-slices' },
+    { name: 'a node event is stored with its offset and handed on', role: 'nodes', msg: message(nodeSubject, nodeBody, 6), event: 'node n-a', offset: 'o-nodes' },
+    { name: 'a service event is stored with its offset and marks the service dirty', role: 'services', msg: message(svcSubject, svcBody, 7), event: 'service web', offset: 'o-services' },
+  ];
+  for (const tc of applied) {
+    it(tc.name, async () => {
+      const h = harness();
+      expect(await h.handlers[tc.role](tc.msg)).toBe('ack');
+      expect(h.store.offsets.get(tc.offset)).toBe(tc.msg.seq);
+      expect(h.events).toEqual([tc.event]);
+      expect(h.reports).toEqual([{ result: 'applied', role: tc.role, seq: tc.msg.seq }]);
+    });
+  }
+
+  it('a redelivery (seq ≤ offset) is acked without a write, and still handed on (the first ack may have been lost)', async () => {
+    const h = harness();
+    await h.handlers.slices(message(sliceSubject, sliceBody, 5));
+    h.store.slices.clear();
+    expect(await h.handlers.slices(message(sliceSubject, sliceBody, 5))).toBe('ack');
+    expect(h.store.slices.size).toBe(0);
+    expect(h.events).toEqual(['slices default/web', 'slices default/web']);
+    expect(h.reports.map((r) => r.result)).toEqual(['applied', 'duplicate']);
+  });
+
+  const malformed: { name: string; role: 'slices' | 'nodes' | 'services'; msg: ConsumedMessage; field: string }[] = [
+    { name: 'a body that is not JSON', role: 'slices', msg: message(sliceSubject, undefined, 3, '{nope'), field: '<body>' },
+    { name: 'an invalid slice', role: 'slices', msg: message(sliceSubject, { ...sliceBody, upserts: [{ ...slice, endpoints: 'x' }] }, 3), field: 'upserts[0].endpoints' },
+    { name: 'a node envelope of another kind', role: 'nodes', msg: message(nodeSubject, { ...nodeBody, kind: 'Pod' }, 3), field: 'kind' },
+    { name: 'a service on the wrong subject', role: 'services', msg: message(nodeSubject, svcBody, 3), field: 'subject' },
+  ];
+  for (const tc of malformed) {
+    it(`dead-letters ${tc.name} with its reason and field, terminates it and writes nothing`, async () => {
+      const h = harness();
+      expect(await h.handlers[tc.role](tc.msg)).toBe('term');
+      expect(h.letters).toHaveLength(1);
+      expect(h.letters[0]?.field).toBe(tc.field);
+      expect(h.letters[0]?.subject).toBe(tc.msg.subject);
+      expect(h.letters[0]?.reason.length).toBeGreaterThan(0);
+      expect(h.letters[0]?.object).toBe(tc.msg.raw);
+      expect([h.store.offsets.size, h.events.length]).toEqual([0, 0]);
+      expect(h.reports[0]?.result).toBe('dead-lettered');
+    });
+  }
+
+  it('a store failure throws (redelivery with backoff), a failed dead letter too', async () => {
+    const h = harness();
+    h.store.failOn = () => true;
+    await expect(h.handlers.slices(message(sliceSubject, sliceBody, 5))).rejects.toThrow(/apply failed/);
+    expect(h.events).toEqual([]);
+    const failing = ingestHandlers({
+      ...opts, store: h.store, offsets: { slices: 's', nodes: 'n', services: 'v' },
+      deadLetter: () => Promise.reject(new Error('DLQ down')), onSlices: () => {}, onNode: () => {}, onService: () => {},
+    });
+    await expect(failing.slices(message(sliceSubject, undefined, 1, '{'))).rejects.toThrow(/DLQ down/);
+  });
+});

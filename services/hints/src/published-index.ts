@@ -1,0 +1,103 @@
+// The in-memory copy of what this process believes the KV buckets hold, grouped by service so a
+// reconcile diffs only its own keys. Views are also recorded in Postgres (published_views, the
+// durable copy this index is loaded from); service specs only here, seeded from the bucket's
+// keys at startup (unknown content, so each is re-put once).
+
+import { parseSvcKey, parseViewKey } from '@slicemesh/nats';
+import type { RecordedKey } from './view-plan.ts';
+
+/** `<namespace>/<name>`, the reconcile key. */
+export type ServiceKey = string;
+
+export function serviceKeyOf(namespace: string, name: string): ServiceKey {
+  return `${namespace}/${name}`;
+}
+
+/** Splits a reconcile key; namespaces cannot contain '/', names after the first '/' are kept whole. */
+export function splitServiceKey(key: ServiceKey): { readonly namespace: string; readonly name: string } {
+  const i = key.indexOf('/');
+  return i < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+/** Keys of one bucket, grouped by the service they belong to. */
+export class KeyIndex {
+  readonly #byService = new Map<ServiceKey, Map<string, RecordedKey>>();
+  readonly #serviceOf: (key: string) => ServiceKey;
+
+  /** `serviceOf` maps a key to its service; it throws for keys that are not ours. */
+  constructor(serviceOf: (key: string) => ServiceKey) {
+    this.#serviceOf = serviceOf;
+  }
+
+  /** The recorded keys of a service (a copy; empty when none). */
+  forService(service: ServiceKey): Map<string, RecordedKey> {
+    return new Map(this.#byService.get(service) ?? []);
+  }
+
+  get(key: string): RecordedKey | undefined {
+    return this.#byService.get(this.#serviceOf(key))?.get(key);
+  }
+
+  set(key: string, rec: RecordedKey): void {
+    const service = this.#serviceOf(key);
+    let keys = this.#byService.get(service);
+    if (keys === undefined) this.#byService.set(service, (keys = new Map()));
+    keys.set(key, rec);
+  }
+
+  delete(key: string): void {
+    const service = this.#serviceOf(key);
+    const keys = this.#byService.get(service);
+    keys?.delete(key);
+    if (keys !== undefined && keys.size === 0) this.#byService.delete(service);
+  }
+
+  /** Services with at least one recorded key, sorted. */
+  services(): ServiceKey[] {
+    return [...this.#byService.keys()].sort();
+  }
+
+  /** Every recorded key, sorted. */
+  keys(): string[] {
+    return [...this.#byService.values()].flatMap((m) => [...m.keys()]).sort();
+  }
+
+  /**
+   * Startup audit against the keys the bucket really holds (`present`): a recorded key missing
+   * from the bucket, or a bucket key never recorded, becomes unconfirmed (revision 0) so the
+   * next reconcile of its service re-puts or deletes it. Returns how many keys changed state.
+   */
+  auditAgainst(present: Iterable<string>): number {
+    const inBucket = new Set(present);
+    let changed = 0;
+    for (const key of this.keys()) {
+      if (!inBucket.has(key) && (this.get(key)?.revision ?? 0) > 0) {
+        this.set(key, { revision: 0, digest: null });
+        changed++;
+      }
+    }
+    for (const key of inBucket) {
+      if (this.get(key) === undefined) {
+        this.set(key, { revision: 0, digest: null });
+        changed++;
+      }
+    }
+    return changed;
+  }
+}
+
+/** An index of `views` keys of one cluster. */
+export function viewKeyIndex(): KeyIndex {
+  return new KeyIndex((key) => {
+    const v = parseViewKey(key);
+    return serviceKeyOf(v.namespace, v.service);
+  });
+}
+
+/** An index of `svc` keys of one cluster. */
+export function svcKeyIndex(): KeyIndex {
+  return new KeyIndex((key) => {
+    const v = parseSvcKey(key);
+    return serviceKeyOf(v.namespace, v.name);
+  });
+}

@@ -1,0 +1,251 @@
+import { describe, expect, it } from 'vitest';
+import type { HintDecision } from '@slicemesh/db';
+import type { EndpointSlice, Node } from '@slicemesh/model';
+import { parseViewKey, svcKey, viewKey } from '@slicemesh/nats';
+import { UNZONED_VIEW } from '@slicemesh/proxy-state';
+import { FakeClock } from '@slicemesh/runtime';
+import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing';
+import { REASON_HINTS_DISABLED, TopologyCache } from '@slicemesh/topology';
+import { svcKeyIndex, viewKeyIndex } from './published-index.ts';
+import type { ServiceReconcilerDeps } from './service-reconciler.ts';
+import { decisionsDiffer, reconcileService } from './service-reconciler.ts';
+import { FakeKv, FakeStore, autoService, ep, threeZoneNodes, threeZoneSlice } from './test-fixtures.ts';
+import { digestOf } from './view-plan.ts';
+
+const KEY = 'default/web';
+const vk = (zone: string, slice = 'web-abc') => viewKey({ cluster: 'c1', zone, namespace: 'default', service: 'web', slice });
+
+function harness(nodes: readonly Node[] = threeZoneNodes()) {
+  const journal: string[] = [];
+  const store = new FakeStore(journal);
+  const views = new FakeKv('views', journal);
+  const svc = new FakeKv('svc', journal);
+  let current = deepFreeze([...nodes]);
+  const cache = new TopologyCache();
+  cache.setNodes(current);
+  const deps: ServiceReconcilerDeps = {
+    cluster: 'c1', store, views, svc, cache, nodes: () => current, viewIndex: viewKeyIndex(), svcIndex: svcKeyIndex(),
+    preferSameTrafficDistribution: true, clock: new FakeClock(Date.UTC(2026, 0, 1)),
+  };
+  return {
+    journal, store, views, svc, deps,
+    run: () => reconcileService(deps, KEY),
+    setNodes(next: readonly Node[]) {
+      current = deepFreeze([...next]);
+      cache.setNodes(current);
+    },
+    /** A restarted process: same store and buckets, fresh memory loaded from the record and audited against KV. */
+    restart() {
+      const viewIndex = viewKeyIndex();
+      for (const r of store.published.values()) viewIndex.set(r.key, { revision: r.revision, digest: r.revision > 0 ? digestOf(r.body) : null });
+      viewIndex.auditAgainst(views.values.keys());
+      const svcIndex = svcKeyIndex();
+      for (const k of svc.values.keys()) svcIndex.set(k, { revision: 1, digest: digestOf(svc.json(k)) });
+      const fresh = new TopologyCache();
+      fresh.setNodes(current);
+      Object.assign(deps, { viewIndex, svcIndex, cache: fresh });
+    },
+  };
+}
+
+/** Zone -> endpoint IPs of each view entry in the bucket. */
+function bucketViews(kv: FakeKv): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const key of [...kv.values.keys()].sort()) {
+    const a = parseViewKey(key);
+    out[`${a.zone}/${a.slice}`] = (kv.json(key) as EndpointSlice).endpoints.map((e) => e.addresses[0] ?? '');
+  }
+  return out;
+}
+
+/** The recovery invariant: what KV holds is exactly what is recorded, all confirmed. */
+function expectConverged(h: ReturnType<typeof harness>): void {
+  expect([...h.store.published.keys()].sort()).toEqual([...h.views.values.keys()].sort());
+  for (const [key, rec] of h.store.published) expect(rec.revision).toBe(h.views.values.get(key)?.revision);
+}
+
+const ALL = ['10.0.0.1', '10.0.0.2', '10.0.0.3'];
+
+describe('reconcileService', () => {
+  it('publishes per-zone views, the spec and the decision for an Auto service, recording intent before KV and confirmation after', async () => {
+    const h = harness();
+    h.store.setService(autoService());
+    h.store.setSlices(threeZoneSlice());
+    const r = await h.run();
+    expect(bucketViews(h.views)).toEqual({
+      'zone-a/web-abc': ['10.0.0.1'], 'zone-b/web-abc': ['10.0.0.2'], 'zone-c/web-abc': ['10.0.0.3'], [`${UNZONED_VIEW}/web-abc`]: ALL,
+    });
+    expect(h.svc.json(svcKey({ cluster: 'c1', namespace: 'default', name: 'web' }))).toEqual(autoService());
+    expect(h.store.decisions.get(KEY)?.map((d) => [d.addressType, d.enabled, d.mode])).toEqual([['IPv4', true, 'Auto']]);
+    expect(h.store.decisions.get(KEY)?.[0]?.reason).toMatch(/topology-mode="Auto"/);
+    expect(h.journal).toEqual(['db.intent', 'svc.put', 'views.put', 'views.put', 'views.put', 'views.put', 'db.published']);
+    expect([r.viewPuts, r.viewDeletes, r.svc, r.decisionsChanged, r.gone]).toEqual([4, 0, 'put', true, false]);
+    expect(r.viewBytes).toBe([...h.views.values.values()].reduce((n, v) => n + Buffer.byteLength(v.text), 0));
+    expectConverged(h);
+  });
+
+  it('habit 2: a second reconcile with nothing changed writes nothing', async () => {
+    const h = harness();
+    h.store.setService(autoService());
+    h.store.setSlices(threeZoneSlice());
+    await h.run();
+    const before = h.journal.length;
+    const r = await h.run();
+    expect(h.journal.length).toBe(before);
+    expect([r.viewPuts, r.viewDeletes, r.svc, r.decisionsChanged]).toEqual([0, 0, 'unchanged', false]);
+    // The stored row keeps the event of the transition; the repeat records none (C.3.7).
+    expect(r.decisions[0]?.event).toBeNull();
+    expect(h.store.decisions.get(KEY)?.[0]?.event?.reason).toBe('TopologyAwareHintsEnabled');
+  });
+
+  it('C.3.1 insufficient node information: the refusal reason is stored and every zone gets every endpoint', async () => {
+    const h = harness([...threeZoneNodes(), makeNode('n-x')]);
+    h.store.setService(autoService());
+    h.store.setSlices(threeZoneSlice());
+    await h.run();
+    const [d] = h.store.decisions.get(KEY) ?? [];
+    expect([d?.enabled, d?.event?.reason]).toEqual([false, REASON_HINTS_DISABLED]);
+    expect(d?.event?.message).toMatch(/^Insufficient Node information/);
+    expect(d?.reason).toMatch(/insufficient/);
+    expect(bucketViews(h.views)).toEqual({ 'zone-a/web-abc': ALL, 'zone-b/web-abc': ALL, 'zone-c/web-abc': ALL, [`${UNZONED_VIEW}/web-abc`]: ALL });
+  });
+
+  const shrinkCases: { name: string; slices: EndpointSlice[]; want: Record<string, string[]> }[] = [
+    {
+      name: 'removing an endpoint deletes the view key of the zone that only held it',
+      slices: [makeSlice('web-abc', [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b')])],
+      // Auto refuses (2 endpoints, 3 zones): unfiltered, so every zone keeps both.
+      want: { 'zone-a/web-abc': ['10.0.0.1', '10.0.0.2'], 'zone-b/web-abc': ['10.0.0.1', '10.0.0.2'], 'zone-c/web-abc': ['10.0.0.1', '10.0.0.2'], [`${UNZONED_VIEW}/web-abc`]: ['10.0.0.1', '10.0.0.2'] },
+    },
+    { name: 'an emptied slice deletes every view key of it', slices: [makeSlice('web-abc', [])], want: {} },
+    { name: 'a deleted slice deletes every view key of it', slices: [], want: {} },
+  ];
+  for (const tc of shrinkCases) {
+    it(tc.name, async () => {
+      const h = harness();
+      h.store.setService(autoService());
+      h.store.setSlices(threeZoneSlice());
+      await h.run();
+      h.store.slices.clear();
+      h.store.setSlices(...tc.slices);
+      await h.run();
+      expect(bucketViews(h.views)).toEqual(tc.want);
+      expectConverged(h);
+    });
+  }
+
+  it('C.5 PreferClose: a zone left without an endpoint hinted for it falls back to every endpoint, no key deleted', async () => {
+    const h = harness();
+    h.store.setService(makeService('web', { spec: { trafficDistribution: 'PreferClose' } }));
+    h.store.setSlices(threeZoneSlice());
+    await h.run();
+    expect(bucketViews(h.views)['zone-c/web-abc']).toEqual(['10.0.0.3']);
+    h.store.setSlices(makeSlice('web-abc', [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b')]));
+    await h.run();
+    // PreferClose: zone-c has no endpoint hinted for it, so its nodes fall back to all; zone-a/b keep their own.
+    expect(bucketViews(h.views)).toEqual({
+      'zone-a/web-abc': ['10.0.0.1'], 'zone-b/web-abc': ['10.0.0.2'], 'zone-c/web-abc': ['10.0.0.1', '10.0.0.2'], [`${UNZONED_VIEW}/web-abc`]: ['10.0.0.1', '10.0.0.2'],
+    });
+    expect(h.views.ops.filter((o) => o.startsWith('delete'))).toEqual([]);
+  });
+
+  it('a deleted Service loses its views, spec and decisions; gone once its slices are gone too', async () => {
+    const h = harness();
+    h.store.setService(autoService());
+    h.store.setSlices(threeZoneSlice());
+    await h.run();
+    h.store.services.clear();
+    const r = await h.run();
+    expect([h.views.values.size, h.svc.values.size, h.store.decisions.get(KEY)]).toEqual([0, 0, []]);
+    expect([r.exists, r.svc, r.gone]).toEqual([false, 'delete', false]);
+    expect(h.journal.slice(-3)).toEqual(['views.delete', 'svc.delete', 'db.published']);
+    h.store.slices.clear();
+    expect((await h.run()).gone).toBe(true);
+    expectConverged(h);
+  });
+
+  it('a node changing zone recomputes the views (zone-c is gone, its endpoint now serves zone-a)', async () => {
+    const h = harness();
+    h.store.setService(makeService('web', { spec: { trafficDistribution: 'PreferClose' } }));
+    h.store.setSlices(threeZoneSlice());
+    await h.run();
+    h.setNodes([makeNode('n-a', { zone: 'zone-a' }), makeNode('n-b', { zone: 'zone-b' }), makeNode('n-c', { zone: 'zone-a' })]);
+    await h.run();
+    expect(bucketViews(h.views)).toEqual({ 'zone-a/web-abc': ['10.0.0.1'], 'zone-b/web-abc': ['10.0.0.2'], [`${UNZONED_VIEW}/web-abc`]: ALL });
+    expectConverged(h);
+  });
+
+  it('a KV put failure leaves the record a superset of KV; the retry converges', async () => {
+    const h = harness();
+    h.store.setService(autoService());
+    h.store.setSlices(threeZoneSlice());
+    h.views.failOn = (op, key) => op === 'put' && key === vk('zone-b');
+    await expect(h.run()).rejects.toThrow(/put .* failed/);
+    expect(h.store.published.get(vk('zone-b'))?.revision).toBe(0);
+    for (const key of h.views.values.keys()) expect(h.store.published.has(key)).toBe(true);
+    h.views.failOn = undefined;
+    await h.run();
+    expectConverged(h);
+  });
+
+  const crashCases: { name: string; fail: 'published' | 'intent'; then: (h: ReturnType<typeof harness>) => void; want: Record<string, string[]> }[] = [
+    {
+      name: 'a crash after the KV writes, before their confirmation: the restart re-puts and keeps nothing stale',
+      fail: 'published',
+      then: () => {},
+      want: { 'zone-a/web-abc': ['10.0.0.1'], 'zone-b/web-abc': ['10.0.0.2'], 'zone-c/web-abc': ['10.0.0.3'], [`${UNZONED_VIEW}/web-abc`]: ALL },
+    },
+    {
+      name: 'a crash after the KV writes, then the slice is deleted: the unconfirmed keys are deleted, none orphaned',
+      fail: 'published',
+      then: (h) => h.store.slices.clear(),
+      want: {},
+    },
+    {
+      name: 'a crash before any KV write: nothing in KV, the restart publishes',
+      fail: 'intent',
+      then: () => {},
+      want: { 'zone-a/web-abc': ['10.0.0.1'], 'zone-b/web-abc': ['10.0.0.2'], 'zone-c/web-abc': ['10.0.0.3'], [`${UNZONED_VIEW}/web-abc`]: ALL },
+    },
+  ];
+  for (const tc of crashCases) {
+    it(tc.name, async () => {
+      const h = harness();
+      h.store.setService(autoService());
+      h.store.setSlices(threeZoneSlice());
+      h.store.failOn = (op) => op === tc.fail;
+      await expect(h.run()).rejects.toThrow();
+      h.store.failOn = undefined;
+      h.restart();
+      tc.then(h);
+      await h.run();
+      expect(bucketViews(h.views)).toEqual(tc.want);
+      expectConverged(h);
+    });
+  }
+
+  it('an orphan view key found in the bucket at startup is deleted by the reconcile', async () => {
+    const h = harness();
+    h.store.setService(autoService());
+    h.store.setSlices(threeZoneSlice());
+    await h.run();
+    await h.views.put(vk('zone-a', 'web-old'), '{}');
+    h.restart();
+    await h.run();
+    expect(h.views.values.has(vk('zone-a', 'web-old'))).toBe(false);
+    expectConverged(h);
+  });
+});
+
+describe('decisionsDiffer', () => {
+  const d: HintDecision = { namespace: 'default', service: 'web', addressType: 'IPv4', enabled: true, mode: 'Auto', event: null, reason: 'r', decidedAt: new Date(0) };
+  const cases: { name: string; a: HintDecision[]; b: HintDecision[]; differ: boolean }[] = [
+    { name: 'the same decision made later does not differ', a: [d], b: [{ ...d, decidedAt: new Date(1) }], differ: false },
+    { name: 'another reason differs', a: [d], b: [{ ...d, reason: 'x' }], differ: true },
+    { name: 'only the event differs: the same outcome', a: [d], b: [{ ...d, event: { type: 'Normal', reason: 'TopologyAwareHintsEnabled', message: 'm' } }], differ: false },
+    { name: 'enabled flipping differs', a: [d], b: [{ ...d, enabled: false }], differ: true },
+    { name: 'an added address type differs', a: [d], b: [d, { ...d, addressType: 'IPv6' }], differ: true },
+    { name: 'no decisions vs none: equal', a: [], b: [], differ: false },
+  ];
+  for (const tc of cases) it(tc.name, () => expect(decisionsDiffer(tc.a, tc.b)).toBe(tc.differ));
+});

@@ -1,0 +1,156 @@
+// One reconcile of one service (habit 3: level-based, keyed, re-reads its state): hints for the
+// stored slices, the decision per address type, the per-zone views and the service spec, written
+// so a crash at any point is repaired by the next reconcile:
+//
+//   1. Postgres: decisions + the keys about to be put, recorded unconfirmed (revision 0);
+//   2. KV: service spec put, view puts, view deletes (spec delete last when the service is gone);
+//   3. Postgres: confirmed revisions; deleted keys forgotten.
+//
+// The record is thus always a superset of the keys KV may hold, and an unconfirmed key is always
+// re-put or deleted, so no key is ever lost or orphaned. KV puts are idempotent.
+
+import type { HintDecision } from '@slicemesh/db';
+import type { Node } from '@slicemesh/model';
+import { svcKey } from '@slicemesh/nats';
+import type { Clock } from '@slicemesh/runtime';
+import type { HintsDecision, TopologyCache } from '@slicemesh/topology';
+import { hintService } from './hint-plan.ts';
+import type { KvPort, ServiceStateStore } from './ports.ts';
+import type { KeyIndex, ServiceKey } from './published-index.ts';
+import { splitServiceKey } from './published-index.ts';
+import type { DesiredValue, KeyPut } from './view-plan.ts';
+import { desiredValue, desiredViews, planKeyWrites } from './view-plan.ts';
+
+export interface ServiceReconcilerDeps {
+  readonly cluster: string;
+  readonly store: ServiceStateStore;
+  readonly views: KvPort;
+  readonly svc: KvPort;
+  /** Long-lived: holds the node distribution and every service's hint state. */
+  readonly cache: TopologyCache;
+  /** The current nodes, sorted by name. */
+  readonly nodes: () => readonly Node[];
+  readonly viewIndex: KeyIndex;
+  readonly svcIndex: KeyIndex;
+  readonly preferSameTrafficDistribution: boolean;
+  readonly clock: Clock;
+}
+
+export interface ServiceReconcileReport {
+  readonly service: ServiceKey;
+  /** The Service object is known. */
+  readonly exists: boolean;
+  readonly slices: number;
+  /** This reconcile's decisions (with the upstream events, when any). */
+  readonly decisions: readonly HintsDecision[];
+  /** The stored decisions were replaced. */
+  readonly decisionsChanged: boolean;
+  readonly viewPuts: number;
+  readonly viewDeletes: number;
+  /** JSON bytes of the view values put. */
+  readonly viewBytes: number;
+  readonly svc: 'put' | 'delete' | 'unchanged';
+  /** Nothing is left of the service: no Service, no slices, nothing published. */
+  readonly gone: boolean;
+}
+
+/** The stored form of a decision; `name` is the service's name (the decision says ns/name). */
+export function storedDecision(namespace: string, name: string, d: HintsDecision, decidedAt: Date): HintDecision {
+  return { namespace, service: name, addressType: d.addressType, enabled: d.enabled, mode: d.mode, event: d.event, reason: d.reason, decidedAt };
+}
+
+/**
+ * true when the two decision lists differ in outcome (address types, enabled, mode, reason).
+ * The time and the event are not compared: an event marks a transition (e.g. "enabled" is
+ * recorded once), so the stored row keeps the event of the reconcile that changed it.
+ */
+export function decisionsDiffer(stored: readonly HintDecision[], next: readonly HintDecision[]): boolean {
+  if (stored.length !== next.length) return true;
+  const byType = new Map(stored.map((d) => [d.addressType, d]));
+  return next.some((n) => {
+    const s = byType.get(n.addressType);
+    return s === undefined || s.enabled !== n.enabled || s.mode !== n.mode || s.reason !== n.reason;
+  });
+}
+
+/**
+ * Reconciles `key` (`<namespace>/<name>`). Without a Service object nothing is published: its
+ * views, spec and decisions are removed (agents cannot program a service without its spec), and
+ * the cache forgets it. Throws whatever the store or KV throws; the partial state it leaves is
+ * repaired by the retry (see the file comment).
+ */
+export async function reconcileService(deps: ServiceReconcilerDeps, key: ServiceKey): Promise<ServiceReconcileReport> {
+  const { namespace, name } = splitServiceKey(key);
+  const [service, slices, stored] = await Promise.all([
+    deps.store.loadService(namespace, name),
+    deps.store.loadSlices(namespace, name),
+    deps.store.loadDecisions(namespace, name),
+  ]);
+
+  // Everything from here to the first await is synchronous, so the shared cache and node list
+  // are read and updated consistently even with several workers.
+  let decisions: readonly HintsDecision[] = [];
+  let wantedViews = new Map<string, DesiredValue>();
+  if (service === undefined) {
+    deps.cache.removeService(key);
+  } else {
+    const hinted = hintService({ service, slices, cache: deps.cache, preferSameTrafficDistribution: deps.preferSameTrafficDistribution });
+    decisions = hinted.decisions;
+    wantedViews = desiredViews({
+      cluster: deps.cluster,
+      service,
+      slices: hinted.slices,
+      nodes: deps.nodes(),
+      preferSameNodeGate: deps.preferSameTrafficDistribution,
+    });
+  }
+  const specKey = svcKey({ cluster: deps.cluster, namespace, name });
+  const wantedSpec = new Map<string, DesiredValue>(service === undefined ? [] : [[specKey, desiredValue(service)]]);
+
+  const viewWrites = planKeyWrites(deps.viewIndex.forService(key), wantedViews);
+  const specWrites = planKeyWrites(deps.svcIndex.forService(key), wantedSpec);
+  const now = new Date(deps.clock.now());
+  const nextDecisions = decisions.map((d) => storedDecision(namespace, name, d, now));
+  const decisionsChanged = decisionsDiffer(stored, nextDecisions);
+
+  // 1. Intent.
+  if (decisionsChanged || viewWrites.puts.length > 0) {
+    await deps.store.recordIntent(namespace, name, {
+      ...(decisionsChanged ? { decisions: nextDecisions } : {}),
+      pending: viewWrites.puts.map((p) => ({ key: p.key, body: p.body })),
+    });
+    for (const p of viewWrites.puts) deps.viewIndex.set(p.key, { revision: 0, digest: null });
+  }
+
+  // 2. KV: the spec before its views, views before the spec's removal.
+  for (const p of specWrites.puts) deps.svcIndex.set(p.key, { revision: await deps.svc.put(p.key, p.text), digest: p.digest });
+  const confirmed = await Promise.all(viewWrites.puts.map(async (p: KeyPut) => ({ put: p, revision: await deps.views.put(p.key, p.text) })));
+  await Promise.all(viewWrites.deletes.map((k) => deps.views.delete(k)));
+  for (const k of specWrites.deletes) {
+    await deps.svc.delete(k);
+    deps.svcIndex.delete(k);
+  }
+
+  // 3. Confirmation.
+  if (confirmed.length > 0 || viewWrites.deletes.length > 0) {
+    await deps.store.recordPublished(
+      confirmed.map((c) => ({ key: c.put.key, revision: c.revision, body: c.put.body })),
+      viewWrites.deletes,
+    );
+    for (const c of confirmed) deps.viewIndex.set(c.put.key, { revision: c.revision, digest: c.put.digest });
+    for (const k of viewWrites.deletes) deps.viewIndex.delete(k);
+  }
+
+  return {
+    service: key,
+    exists: service !== undefined,
+    slices: slices.length,
+    decisions,
+    decisionsChanged,
+    viewPuts: viewWrites.puts.length,
+    viewDeletes: viewWrites.deletes.length,
+    viewBytes: viewWrites.puts.reduce((n, p) => n + Buffer.byteLength(p.text), 0),
+    svc: specWrites.puts.length > 0 ? 'put' : specWrites.deletes.length > 0 ? 'delete' : 'unchanged',
+    gone: service === undefined && slices.length === 0 && deps.viewIndex.forService(key).size === 0,
+  };
+}

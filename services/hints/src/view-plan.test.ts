@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import type { EndpointSlice, Node, Service } from '@slicemesh/model';
+import { parseViewKey } from '@slicemesh/nats';
+import { UNZONED_VIEW, viewSlicesForNode, zoneViews } from '@slicemesh/proxy-state';
+import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing';
+import { canonicalJson, desiredValue, desiredViews, digestOf, planKeyWrites } from './view-plan.ts';
+import type { RecordedKey } from './view-plan.ts';
+import { autoService, ep, threeZoneNodes } from './test-fixtures.ts';
+
+describe('canonicalJson / digestOf', () => {
+  it('gives equal text for equal values whatever the key order (jsonb reorders keys)', () => {
+    expect(canonicalJson({ b: 1, a: { d: [2, { y: 1, x: 0 }], c: null } })).toBe('{"a":{"c":null,"d":[2,{"x":0,"y":1}]},"b":1}');
+    expect(digestOf({ a: 1, b: 2 })).toBe(digestOf({ b: 2, a: 1 }));
+    expect(digestOf({ a: 1 })).not.toBe(digestOf({ a: 2 }));
+  });
+});
+
+describe('planKeyWrites', () => {
+  const v1 = desiredValue({ v: 1 });
+  const v2 = desiredValue({ v: 2 });
+  const confirmed = (d: string | null): RecordedKey => ({ revision: 5, digest: d });
+  const unconfirmed: RecordedKey = { revision: 0, digest: null };
+  const cases: { name: string; recorded: [string, RecordedKey][]; desired: [string, typeof v1][]; puts: string[]; deletes: string[] }[] = [
+    { name: 'nothing recorded and nothing wanted: no writes', recorded: [], desired: [], puts: [], deletes: [] },
+    { name: 'a wanted key never recorded is put', recorded: [], desired: [['k1', v1]], puts: ['k1'], deletes: [] },
+    { name: 'a confirmed key with the same digest is left alone (no-op dropped)', recorded: [['k1', confirmed(v1.digest)]], desired: [['k1', v1]], puts: [], deletes: [] },
+    { name: 'a confirmed key with another digest is put', recorded: [['k1', confirmed(v1.digest)]], desired: [['k1', v2]], puts: ['k1'], deletes: [] },
+    { name: 'an unconfirmed key (content unknown) is put', recorded: [['k1', unconfirmed]], desired: [['k1', v1]], puts: ['k1'], deletes: [] },
+    { name: 'an unconfirmed key is put even when the body it was meant to hold matches', recorded: [['k1', { revision: 0, digest: v1.digest }]], desired: [['k1', v1]], puts: ['k1'], deletes: [] },
+    { name: 'a recorded key no longer wanted is deleted', recorded: [['k1', confirmed(v1.digest)]], desired: [], puts: [], deletes: ['k1'] },
+    { name: 'an unconfirmed key no longer wanted is deleted (it may be in KV)', recorded: [['k1', unconfirmed]], desired: [], puts: [], deletes: ['k1'] },
+    {
+      name: 'puts and deletes come out in key order',
+      recorded: [['z', unconfirmed], ['m', confirmed('x')], ['a', unconfirmed]],
+      desired: [['y', v1], ['b', v1], ['m', v1]],
+      puts: ['b', 'm', 'y'],
+      deletes: ['a', 'z'],
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const out = planKeyWrites(new Map(deepFreeze(tc.recorded)), new Map(tc.desired));
+      expect(out.puts.map((p) => p.key)).toEqual(tc.puts);
+      expect(out.deletes).toEqual(tc.deletes);
+    });
+  }
+  it('a put carries the JSON text and digest of the wanted body', () => {
+    const [put] = planKeyWrites(new Map(), new Map([['k', v1]])).puts;
+    expect([put?.text, put?.digest]).toEqual(['{"v":1}', v1.digest]);
+  });
+});
+
+describe('desiredViews', () => {
+  const cluster = 'c1';
+  // Auto-style hints: each endpoint hinted for its own zone.
+  const hintedSlice = makeSlice('web-abc', [
+    ep('10.0.0.1', 'zone-a', 'n-a', { forZones: ['zone-a'] }),
+    ep('10.0.0.2', 'zone-b', 'n-b', { forZones: ['zone-b'] }),
+    ep('10.0.0.3', 'zone-c', 'n-c', { forZones: ['zone-c'] }),
+  ]);
+  interface Case {
+    readonly name: string;
+    readonly service: Service;
+    readonly slices: readonly EndpointSlice[];
+    readonly nodes: readonly Node[];
+    /** zone -> endpoint IPs of that zone's entry for the first slice; absent zone = no entry. */
+    readonly want: Readonly<Record<string, readonly string[]>>;
+  }
+  const cases: Case[] = [
+    {
+      name: 'hinted endpoints: each zone entry holds the endpoints hinted for it; the unzoned entry holds all',
+      service: autoService(),
+      slices: [hintedSlice],
+      nodes: threeZoneNodes(),
+      want: { 'zone-a': ['10.0.0.1'], 'zone-b': ['10.0.0.2'], 'zone-c': ['10.0.0.3'], [UNZONED_VIEW]: ['10.0.0.1', '10.0.0.2', '10.0.0.3'] },
+    },
+    {
+      name: 'without hints every zone gets every endpoint',
+      service: makeService('web'),
+      slices: [makeSlice('web-abc', hintedSlice.endpoints.map((e) => ({ ...e, hints: undefined })))],
+      nodes: threeZoneNodes().slice(0, 2),
+      want: { 'zone-a': ['10.0.0.1', '10.0.0.2', '10.0.0.3'], 'zone-b': ['10.0.0.1', '10.0.0.2', '10.0.0.3'], [UNZONED_VIEW]: ['10.0.0.1', '10.0.0.2', '10.0.0.3'] },
+    },
+    {
+      name: 'no nodes: only the unzoned view',
+      service: autoService(),
+      slices: [hintedSlice],
+      nodes: [],
+      want: { [UNZONED_VIEW]: ['10.0.0.1', '10.0.0.2', '10.0.0.3'] },
+    },
+    { name: 'a slice without endpoints gives no entry at all', service: autoService(), slices: [makeSlice('web-empty', [])], nodes: threeZoneNodes(), want: {} },
+    {
+      name: 'a headless service is never programmed, so only the unzoned view carries it',
+      service: makeService('web', { clusterIP: 'None' }),
+      slices: [hintedSlice],
+      nodes: threeZoneNodes(),
+      want: { [UNZONED_VIEW]: ['10.0.0.1', '10.0.0.2', '10.0.0.3'] },
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const out = desiredViews({ cluster, service: deepFreeze(tc.service), slices: deepFreeze(tc.slices), nodes: deepFreeze(tc.nodes), preferSameNodeGate: true });
+      const got: Record<string, string[]> = {};
+      for (const [key, value] of out) {
+        const addr = parseViewKey(key);
+        expect([addr.cluster, addr.namespace, addr.service, addr.slice]).toEqual([cluster, 'default', 'web', tc.slices[0]?.metadata.name]);
+        got[addr.zone] = (value.body as EndpointSlice).endpoints.map((e) => e.addresses[0] ?? '');
+      }
+      expect(got).toEqual(tc.want);
+    });
+  }
+
+  it('for every node, the slices of its zone view select what all slices select (the zoneViews guarantee, through our keys)', () => {
+    const nodes = [...threeZoneNodes(), makeNode('n-none')];
+    const service = autoService();
+    const slices = [hintedSlice];
+    const out = desiredViews({ cluster, service, slices, nodes, preferSameNodeGate: true });
+    const reference = zoneViews({ services: [service], slices, nodes });
+    for (const node of nodes) {
+      const zone = node.metadata.labels?.['topology.kubernetes.io/zone'] ?? UNZONED_VIEW;
+      const ours = [...out].filter(([k]) => parseViewKey(k).zone === zone).map(([, v]) => v.body);
+      expect(ours).toEqual(viewSlicesForNode(reference, node));
+    }
+  });
+});

@@ -1,0 +1,50 @@
+// Builds the backend chosen by configuration on top of the netfilter adapters.
+
+import type { Exec } from '@slicemesh/netfilter';
+import { IptablesRestorer, IpvsClient, NftApplier } from '@slicemesh/netfilter';
+import type { Clock } from '@slicemesh/runtime';
+import { TerminalError } from '@slicemesh/runtime';
+import type { Backend } from '../backend.ts';
+import type { ProxyAgentConfig } from '../config.ts';
+import { DryRunBackend } from './dry-run-backend.ts';
+import { IpvsBackend } from './ipvs-backend.ts';
+import { IptablesBackend } from './iptables-backend.ts';
+import { NftablesBackend } from './nftables-backend.ts';
+
+export interface CreateBackendDeps {
+  /** Already wrapped for the configured network namespace. */
+  readonly exec: Exec;
+  readonly clock: Clock;
+  readonly writeFile: (path: string, text: string) => Promise<void>;
+}
+
+type BackendConfig = Pick<ProxyAgentConfig, 'backend' | 'ipFamily' | 'syncPeriod' | 'ipvsScheduler' | 'ipvsInterface' | 'dryRunFile' | 'dryRunFormat'>;
+
+/**
+ * The configured backend. For IPVS, first checks that `ipvsadm -L -n` works and throws a
+ * TerminalError with ipvsadm's reason when it does not (retrying would not help).
+ */
+export async function createBackend(config: BackendConfig, deps: CreateBackendDeps): Promise<Backend> {
+  switch (config.backend) {
+    case 'iptables':
+      return new IptablesBackend({
+        restorer: new IptablesRestorer({ exec: deps.exec, family: config.ipFamily }),
+        clock: deps.clock,
+        jumpCheckIntervalMs: config.syncPeriod,
+      });
+    case 'nftables':
+      return new NftablesBackend({ nft: new NftApplier({ exec: deps.exec }) });
+    case 'ipvs': {
+      const client = new IpvsClient({ exec: deps.exec, interface: config.ipvsInterface });
+      const reason = await client.unavailableReason();
+      if (reason !== null) throw new TerminalError(`the ipvs backend needs IPVS, but \`ipvsadm -L -n\` fails here: ${reason.split('\n')[0]}`);
+      return new IpvsBackend({ client, scheduler: config.ipvsScheduler });
+    }
+    case 'dry-run':
+      return new DryRunBackend({ file: config.dryRunFile, format: config.dryRunFormat, scheduler: config.ipvsScheduler, writeFile: deps.writeFile });
+    default: {
+      const never: never = config.backend;
+      throw new Error(`unknown backend ${String(never)}`);
+    }
+  }
+}

@@ -1,0 +1,52 @@
+// dry-run: programs nothing; after every sync the file holds the complete ruleset the chosen
+// backend would have on this node (what `slicemesh proxy-plan --format X` prints), written
+// atomically so a reader never sees half a file.
+
+import type { DpState } from '@slicemesh/dataplane';
+import { renderIptables, renderIptablesFull, renderIpvs, renderNftablesFull } from '@slicemesh/dataplane';
+import type { IpvsScheduler } from '@slicemesh/dataplane';
+import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
+import { nftObjectCounts } from './nftables-backend.ts';
+
+export interface DryRunBackendOptions {
+  readonly file: string;
+  readonly format: 'iptables' | 'nftables' | 'ipvs';
+  readonly scheduler: IpvsScheduler;
+  /** Replaces the file's content (atomically in production: write a temporary file, rename). */
+  readonly writeFile: (path: string, text: string) => Promise<void>;
+}
+
+function render(state: DpState, opts: DryRunBackendOptions): { text: string; counts: Record<string, number> } {
+  switch (opts.format) {
+    case 'iptables': {
+      const r = renderIptables(state);
+      return { text: renderIptablesFull(state), counts: { filter: r.ruleCounts.filter, nat: r.ruleCounts.nat } };
+    }
+    case 'nftables':
+      return { text: renderNftablesFull(state), counts: nftObjectCounts(state) };
+    case 'ipvs': {
+      const r = renderIpvs(state, { scheduler: opts.scheduler });
+      const realServers = r.virtualServers.reduce((n, vs) => n + vs.realServers.length, 0);
+      return { text: r.ipvsadmRestore, counts: { virtual_servers: r.virtualServers.length, real_servers: realServers, addresses: r.boundAddresses.length } };
+    }
+    default: {
+      const never: never = opts.format;
+      throw new Error(`unknown dry-run format ${String(never)}`);
+    }
+  }
+}
+
+export class DryRunBackend implements Backend {
+  readonly kind = 'dry-run' as const;
+  readonly #opts: DryRunBackendOptions;
+
+  constructor(opts: DryRunBackendOptions) {
+    this.#opts = opts;
+  }
+
+  async sync(req: BackendSyncRequest): Promise<BackendSyncResult> {
+    const { text, counts } = render(req.state, this.#opts);
+    await this.#opts.writeFile(this.#opts.file, text);
+    return { mode: req.changedServices === null ? 'full' : 'partial', counts, detail: { file: this.#opts.file, format: this.#opts.format } };
+  }
+}

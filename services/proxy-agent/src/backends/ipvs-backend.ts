@@ -1,0 +1,54 @@
+// IPVS: virtual servers for every service IP (bound to a dummy interface) and NodePort, real
+// servers per endpoint, the configured scheduler, persistence for ClientIP affinity (D.5).
+// Every sync observes the kernel first, so the diff is against what is really there and
+// quiesced TCP real servers are deleted once their connections are gone (D.5.5). The iptables
+// companion rules kube-proxy keeps in IPVS mode (D.5.4) are not programmed.
+
+import type { IpvsRealServer, IpvsScheduler, IpvsVirtualServer } from '@slicemesh/dataplane';
+import { diffIpvs, renderIpvs } from '@slicemesh/dataplane';
+import type { IpvsClient, ObservedVirtualServer } from '@slicemesh/netfilter';
+import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
+
+export interface IpvsBackendOptions {
+  readonly client: Pick<IpvsClient, 'interface' | 'ensureInterface' | 'boundAddresses' | 'virtualServers' | 'apply'>;
+  readonly scheduler: IpvsScheduler;
+}
+
+function connections(observed: readonly ObservedVirtualServer[]): (vs: IpvsVirtualServer, rs: IpvsRealServer) => number {
+  return (vs, rs) => {
+    const v = observed.find((o) => o.protocol === vs.protocol && o.address === vs.address && o.port === vs.port);
+    const r = v?.realServers.find((o) => o.address === rs.address && o.port === rs.port);
+    return r === undefined ? 0 : r.activeConnections + r.inactiveConnections;
+  };
+}
+
+export class IpvsBackend implements Backend {
+  readonly kind = 'ipvs' as const;
+  readonly #opts: IpvsBackendOptions;
+  #interfaceReady = false;
+
+  constructor(opts: IpvsBackendOptions) {
+    this.#opts = opts;
+  }
+
+  async sync(req: BackendSyncRequest): Promise<BackendSyncResult> {
+    const { client, scheduler } = this.#opts;
+    if (!this.#interfaceReady) {
+      await client.ensureInterface();
+      this.#interfaceReady = true;
+    }
+    const desired = renderIpvs(req.state, { scheduler, interface: client.interface });
+    const bound = await client.boundAddresses();
+    // Ours: services on addresses we bound, and NodePort services on the node IPs.
+    const owned = new Set([...bound, ...req.state.nodeIPs]);
+    const observed = (await client.virtualServers()).filter((vs) => owned.has(vs.address));
+    const ops = diffIpvs({ virtualServers: observed, boundAddresses: bound }, desired, { activeConnections: connections(observed) });
+    await client.apply(ops);
+    const realServers = desired.virtualServers.reduce((n, vs) => n + vs.realServers.length, 0);
+    return {
+      mode: req.changedServices === null ? 'full' : 'partial',
+      counts: { virtual_servers: desired.virtualServers.length, real_servers: realServers, addresses: desired.boundAddresses.length },
+      detail: { operations: ops.length },
+    };
+  }
+}

@@ -1,0 +1,52 @@
+// nftables: our own table. A full sync replaces the table in one transaction; otherwise one
+// transaction carries only the difference from the last applied state (D.6.8, D.6.9).
+
+import type { DpState } from '@slicemesh/dataplane';
+import { nftDesired, renderNftablesFull, renderNftablesUpdate } from '@slicemesh/dataplane';
+import type { NftApplier } from '@slicemesh/netfilter';
+import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
+
+export interface NftablesBackendOptions {
+  readonly nft: Pick<NftApplier, 'apply'>;
+}
+
+/** Per-service objects of the table (the fixed chains and maps are not counted). */
+export function nftObjectCounts(state: DpState): Record<string, number> {
+  const d = nftDesired(state);
+  let rules = 0;
+  for (const r of d.chains.values()) rules += r.length;
+  let elements = 0;
+  for (const m of d.elements.values()) elements += m.size;
+  return { chains: d.chains.size, rules, elements, sets: d.affinitySets.size };
+}
+
+export class NftablesBackend implements Backend {
+  readonly kind = 'nftables' as const;
+  readonly #nft: Pick<NftApplier, 'apply'>;
+  #applied: DpState | null = null;
+
+  constructor(opts: NftablesBackendOptions) {
+    this.#nft = opts.nft;
+  }
+
+  async sync(req: BackendSyncRequest): Promise<BackendSyncResult> {
+    const prev = req.changedServices === null ? null : this.#applied;
+    let script: string;
+    let mode: BackendSyncResult['mode'];
+    let counts: Record<string, number> = {};
+    if (prev === null) {
+      script = renderNftablesFull(req.state);
+      mode = 'full';
+    } else {
+      const update = renderNftablesUpdate(prev, req.state);
+      script = update.script;
+      mode = update.fullSync ? 'full' : 'partial';
+      counts = { ...update.counts };
+    }
+    this.#applied = null; // until the kernel has it
+    await this.#nft.apply(script);
+    this.#applied = req.state;
+    const changes = Object.fromEntries(Object.entries(counts).map(([k, v]) => [`changed_${k}`, v]));
+    return { mode, counts: nftObjectCounts(req.state), detail: { scriptLines: script === '' ? 0 : script.split('\n').length - 1, ...changes } };
+  }
+}

@@ -1,0 +1,64 @@
+import { ConfigError } from '@slicemesh/runtime';
+import { describe, expect, it } from 'vitest';
+import { parseProxyAgentConfig } from './config.ts';
+
+describe('proxy-agent config', () => {
+  it('D.8 defaults: iptables, min sync 1s, sync 30s, full sync 1h, mark bit 14, unzoned, IPv4', () => {
+    const c = parseProxyAgentConfig([], { NODE_NAME: 'n1' });
+    expect(c).toMatchObject({
+      nodeName: 'n1',
+      nodeZone: '',
+      backend: 'iptables',
+      minSyncPeriod: 1000,
+      syncPeriod: 30_000,
+      fullSyncPeriod: 3_600_000,
+      masqueradeBit: 14,
+      masqueradeAll: false,
+      ipFamily: 'IPv4',
+      nodeIPs: [],
+      ipvsScheduler: 'rr',
+      svcBucket: 'svc',
+      viewsBucket: 'views',
+    });
+    expect(c.netns).toBeUndefined();
+    expect(c.podCIDR).toBeUndefined();
+  });
+
+  it('reads every setting from the environment, canonicalising addresses and masking the CIDR', () => {
+    const c = parseProxyAgentConfig([], {
+      NODE_NAME: 'n1',
+      NODE_ZONE: 'zone-a',
+      BACKEND: 'nftables',
+      NETNS: 'node-a',
+      MIN_SYNC_PERIOD: '200ms',
+      NODE_IPS: '192.168.50.11, 192.168.050.12',
+      POD_CIDR: '10.244.3.7/16',
+      IPVS_SCHEDULER: 'sh',
+    });
+    expect([c.nodeZone, c.backend, c.netns, c.minSyncPeriod, c.nodeIPs, c.podCIDR, c.ipvsScheduler]).toEqual(['zone-a', 'nftables', 'node-a', 200, ['192.168.50.11', '192.168.50.12'], '10.244.0.0/16', 'sh']);
+  });
+
+  const bad: { name: string; argv?: string[]; env: Record<string, string>; setting: string }[] = [
+    { name: 'NODE_NAME is required', env: {}, setting: '--node-name' },
+    { name: 'an unknown backend is refused', env: { NODE_NAME: 'n', BACKEND: 'userspace' }, setting: 'env BACKEND' },
+    { name: 'a scheduler outside rr|lc|dh|sh|sed|nq is refused', env: { NODE_NAME: 'n', IPVS_SCHEDULER: 'wrr' }, setting: 'env IPVS_SCHEDULER' },
+    { name: 'node IPs must be addresses', env: { NODE_NAME: 'n', NODE_IPS: '10.0.0.1,nope' }, setting: 'env NODE_IPS' },
+    { name: 'node IPs must be of the agent family', env: { NODE_NAME: 'n', NODE_IPS: 'fd00::1' }, setting: '--node-ips' },
+    { name: 'the pod CIDR must be of the agent family', env: { NODE_NAME: 'n', IP_FAMILY: 'IPv6', POD_CIDR: '10.0.0.0/8' }, setting: '--pod-cidr' },
+    { name: 'the minimum sync period cannot exceed the sync period', argv: ['--min-sync-period', '1m'], env: { NODE_NAME: 'n' }, setting: '--min-sync-period' },
+  ];
+  for (const tc of bad) {
+    it(tc.name, () => {
+      const e = (() => {
+        try {
+          parseProxyAgentConfig(tc.argv ?? [], tc.env);
+          return null;
+        } catch (err) {
+          return err;
+        }
+      })();
+      expect(e).toBeInstanceOf(ConfigError);
+      expect((e as ConfigError).setting).toBe(tc.setting);
+    });
+  }
+});

@@ -1,0 +1,73 @@
+// proxy-agent settings: every default in one place (habit 14). `parseProxyAgentConfig` adds the
+// checks that involve more than one setting.
+
+import type { ConfigOf } from '@slicemesh/runtime';
+import { ConfigError, defineConfig } from '@slicemesh/runtime';
+import { canonicalIP } from '@slicemesh/model';
+import { parseCIDR } from '@slicemesh/proxy-state';
+
+export const BACKENDS = ['iptables', 'nftables', 'ipvs', 'dry-run'] as const;
+export type BackendKind = (typeof BACKENDS)[number];
+export const DRY_RUN_FORMATS = ['iptables', 'nftables', 'ipvs'] as const;
+export const IPVS_SCHEDULERS = ['rr', 'lc', 'dh', 'sh', 'sed', 'nq'] as const;
+
+function parseCidrSetting(text: string): string {
+  const c = parseCIDR(text);
+  if (c === null) throw new Error('not a CIDR (e.g. 10.244.0.0/16)');
+  return c.cidr;
+}
+
+function parseIPList(text: string): string[] {
+  const out: string[] = [];
+  for (const part of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    const ip = canonicalIP(part);
+    if (ip === null) throw new Error(`${JSON.stringify(part)} is not an IP address`);
+    out.push(ip);
+  }
+  return out;
+}
+
+export const proxyAgentConfig = defineConfig({
+  natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', parse: 'url', doc: 'NATS server(s) holding the svc and views buckets.' },
+  cluster: { env: 'CLUSTER', flag: '--cluster', default: 'default', parse: 'string', doc: 'Cluster name, the first token of every key the agent watches.' },
+  nodeName: { env: 'NODE_NAME', flag: '--node-name', parse: 'string', doc: 'This node: endpoints on it are local (traffic policies Local).' },
+  nodeZone: {
+    env: 'NODE_ZONE',
+    flag: '--node-zone',
+    default: '',
+    parse: 'string',
+    doc: "This node's topology.kubernetes.io/zone label; empty: a node without a zone, which reads the unfiltered view.",
+  },
+  backend: { env: 'BACKEND', flag: '--backend', default: 'iptables', parse: 'string', choices: BACKENDS, doc: 'What programs the rules.' },
+  dryRunFile: { env: 'DRY_RUN_FILE', flag: '--dry-run-file', default: 'slicemesh-proxy-rules.txt', parse: 'string', doc: 'dry-run: the file rewritten with the complete ruleset after every sync.' },
+  dryRunFormat: { env: 'DRY_RUN_FORMAT', flag: '--dry-run-format', default: 'iptables', parse: 'string', choices: DRY_RUN_FORMATS, doc: 'dry-run: which backend\'s rules to write.' },
+  netns: { env: 'NETNS', flag: '--netns', parse: 'string', optional: true, doc: 'Program the rules inside this network namespace (ip netns exec); unset: the agent\'s own.' },
+  minSyncPeriod: { env: 'MIN_SYNC_PERIOD', flag: '--min-sync-period', default: '1s', parse: 'duration', min: 0, doc: 'Minimum time between syncs (bursts of 2 allowed).' },
+  syncPeriod: { env: 'SYNC_PERIOD', flag: '--sync-period', default: '30s', parse: 'duration', min: 1, doc: 'Maximum time between syncs, and the retry delay after a failed one.' },
+  fullSyncPeriod: { env: 'FULL_SYNC_PERIOD', flag: '--full-sync-period', default: '1h', parse: 'duration', min: 1, doc: 'A sync rewrites every rule at least this often.' },
+  ipvsScheduler: { env: 'IPVS_SCHEDULER', flag: '--ipvs-scheduler', default: 'rr', parse: 'string', choices: IPVS_SCHEDULERS, doc: 'IPVS scheduler for every virtual server.' },
+  ipvsInterface: { env: 'IPVS_INTERFACE', flag: '--ipvs-interface', default: 'kube-ipvs0', parse: 'string', doc: 'IPVS: dummy interface holding the service IPs.' },
+  podCIDR: { env: 'POD_CIDR', flag: '--pod-cidr', parse: parseCidrSetting, optional: true, doc: 'Sources inside are pods (others are masqueraded to ClusterIPs); unset: no local-traffic detector.' },
+  masqueradeAll: { env: 'MASQUERADE_ALL', flag: '--masquerade-all', default: false, parse: 'bool', doc: 'SNAT every connection to a ClusterIP.' },
+  masqueradeBit: { env: 'MASQUERADE_BIT', flag: '--masquerade-bit', default: 14, parse: 'int', min: 0, max: 31, doc: 'Packet-mark bit that requests SNAT.' },
+  nodeIPs: { env: 'NODE_IPS', flag: '--node-ips', default: '', parse: parseIPList, doc: 'Comma-separated addresses accepting NodePorts (the first is the node IP); empty: every local address.' },
+  ipFamily: { env: 'IP_FAMILY', flag: '--ip-family', default: 'IPv4', parse: 'string', choices: ['IPv4', 'IPv6'], doc: 'The family this agent programs.' },
+  svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', parse: 'string', doc: 'KV bucket of service specs.' },
+  viewsBucket: { env: 'VIEWS_BUCKET', flag: '--views-bucket', default: 'views', parse: 'string', doc: 'KV bucket of per-zone endpoint views.' },
+  healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 10256, parse: 'int', min: 0, max: 65535, doc: 'Port of /healthz, /readyz and /metrics (0: any free port).' },
+  logLevel: { env: 'LOG_LEVEL', flag: '--log-level', default: 'info', parse: 'string', choices: ['debug', 'info', 'warn', 'error', 'silent'], doc: 'Minimum log level.' },
+});
+
+export type ProxyAgentConfig = ConfigOf<typeof proxyAgentConfig.spec>;
+
+/** Parses flags and env, then checks what spans settings (node IPs and pod CIDR of the agent's family). */
+export function parseProxyAgentConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ProxyAgentConfig {
+  const c = proxyAgentConfig.parse(argv, env);
+  if (c.nodeName.trim() === '') throw new ConfigError('--node-name', 'must not be empty');
+  const v6 = c.ipFamily === 'IPv6';
+  const wrong = c.nodeIPs.find((ip) => ip.includes(':') !== v6);
+  if (wrong !== undefined) throw new ConfigError('--node-ips', `${wrong} is not an ${c.ipFamily} address`);
+  if (c.podCIDR !== undefined && c.podCIDR.includes(':') !== v6) throw new ConfigError('--pod-cidr', `${c.podCIDR} is not an ${c.ipFamily} range`);
+  if (c.minSyncPeriod > c.syncPeriod) throw new ConfigError('--min-sync-period', 'must not exceed --sync-period');
+  return c;
+}

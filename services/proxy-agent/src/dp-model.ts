@@ -1,0 +1,73 @@
+// From Kubernetes objects to the renderers' input for this node: proxyModel (endpoint
+// selection, D.1–D.3) per service, adapted to @slicemesh/dataplane's DpServicePort. The same
+// adaptation as the CLI's dp-state.ts, for one service at a time so a partial sync
+// recomputes only the services that changed.
+
+import type { DpEndpoint, DpServicePort, DpState } from '@slicemesh/dataplane';
+import type { EndpointSlice, IPFamily, Node, Service } from '@slicemesh/model';
+import { LABEL_ZONE } from '@slicemesh/model';
+import type { EndpointInfo, ProxyModelEntry } from '@slicemesh/proxy-state';
+import { proxyModel } from '@slicemesh/proxy-state';
+
+/** What the node contributes to endpoint selection and to the rules. */
+export interface NodeSettings {
+  readonly nodeName: string;
+  /** Zone label value; '' for a node without one (topology hints never apply to it). */
+  readonly zone: string;
+  readonly family: IPFamily;
+  /** Addresses accepting NodePorts ([] = every local address); the first is the node IP. */
+  readonly nodeIPs: readonly string[];
+  readonly podCIDR: string | null;
+  readonly masqueradeAll: boolean;
+  readonly masqueradeBit: number;
+}
+
+/** The Node object endpoint selection sees: only its name and zone label matter. */
+export function selfNode(s: Pick<NodeSettings, 'nodeName' | 'zone'>): Node {
+  return { kind: 'Node', apiVersion: 'v1', metadata: { name: s.nodeName, labels: s.zone === '' ? {} : { [LABEL_ZONE]: s.zone } } };
+}
+
+const toDp = (ep: EndpointInfo): DpEndpoint => ({ ip: ep.ip, port: ep.port, isLocal: ep.isLocal, ready: ep.ready, serving: ep.serving, terminating: ep.terminating });
+
+function dpServicePort(m: ProxyModelEntry): DpServicePort {
+  const sp = m.servicePort;
+  return {
+    servicePortName: sp.servicePortName,
+    protocol: sp.protocol,
+    clusterIP: sp.clusterIP,
+    port: sp.port,
+    nodePort: sp.nodePort,
+    externalIPs: sp.externalIPs,
+    loadBalancerIPs: sp.loadBalancerIPs,
+    loadBalancerSourceRanges: sp.loadBalancerSourceRanges,
+    sessionAffinityTimeoutSeconds: sp.sessionAffinityTimeoutSeconds,
+    internalPolicyLocal: sp.internalPolicyLocal,
+    externalPolicyLocal: sp.externalPolicyLocal,
+    healthCheckNodePort: sp.healthCheckNodePort,
+    clusterEndpoints: m.clusterEndpoints === null ? null : m.clusterEndpoints.map(toDp),
+    localEndpoints: m.localEndpoints === null ? null : m.localEndpoints.map(toDp),
+    hasAnyEndpoints: m.hasAnyEndpoints,
+  };
+}
+
+/**
+ * The ports this node programs for one service from its (view) slices, sorted by key. A
+ * headless or ExternalName service, or one without a cluster IP of the family, gives [];
+ * a service without slices gives its ports with no endpoints.
+ */
+export function servicePortsFor(service: Service, slices: readonly EndpointSlice[], node: Node, s: Pick<NodeSettings, 'nodeName' | 'family'>): DpServicePort[] {
+  return proxyModel({ services: [service], slices, nodes: [node], nodeName: s.nodeName, family: s.family }).map(dpServicePort);
+}
+
+/** The whole state for the renderers. No ports: a state that programs only the fixed chains. */
+export function dpStateOf(servicePorts: readonly DpServicePort[], s: NodeSettings): DpState {
+  return {
+    family: s.family,
+    nodeIPs: s.nodeIPs,
+    primaryNodeIP: s.nodeIPs[0] ?? null,
+    podCIDR: s.podCIDR,
+    masqueradeAll: s.masqueradeAll,
+    masqueradeBit: s.masqueradeBit,
+    servicePorts,
+  };
+}

@@ -1,0 +1,175 @@
+// startProxyAgent: wires config → adapters (NATS buckets, exec in the node's namespace, the
+// backend) → ViewState + ProxySyncer + BoundedFrequencyRunner + ProxyAgent, and returns a
+// handle. Every adapter can be injected, so tests and the all-in-one process share this.
+
+import { rename, writeFile as fsWriteFile } from 'node:fs/promises';
+import type { KvChange, NatsConnection } from '@slicemesh/nats';
+import { connectNats, kvWatchJson, openKv, svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
+import type { Exec } from '@slicemesh/netfilter';
+import { netnsExec, spawnExec } from '@slicemesh/netfilter';
+import { UNZONED_VIEW } from '@slicemesh/proxy-state';
+import type { Clock, Logger, Metrics } from '@slicemesh/runtime';
+import { BoundedFrequencyRunner, createLogger, createMetrics, realClock } from '@slicemesh/runtime';
+import type { KvChangeSource } from './agent.ts';
+import { ProxyAgent } from './agent.ts';
+import type { Backend } from './backend.ts';
+import { createBackend } from './backends/create-backend.ts';
+import type { ProxyAgentConfig } from './config.ts';
+import type { NodeSettings } from './dp-model.ts';
+import { createProxyMetrics } from './metrics.ts';
+import type { SyncReport } from './sync.ts';
+import { ProxySyncer } from './sync.ts';
+import { ViewState } from './view-state.ts';
+
+export interface ProxyAgentDeps {
+  /** Used for the buckets unless `sources` is given; closed by close() only if created here. */
+  readonly nc?: NatsConnection;
+  /** The svc and views buckets; defaults to kvWatchJson over the configured buckets. */
+  readonly sources?: { readonly services: KvChangeSource; readonly views: KvChangeSource };
+  /** Runs the tools (wrapped for NETNS here); defaults to spawnExec(). */
+  readonly exec?: Exec;
+  /** Replaces the configured backend entirely. */
+  readonly backend?: Backend;
+  readonly clock?: Clock;
+  readonly log?: Logger;
+  readonly metrics?: Metrics;
+  /** dry-run output; defaults to an atomic write (temporary file, then rename). */
+  readonly writeFile?: (path: string, text: string) => Promise<void>;
+  /** Re-watch delay by attempt after a watch fails. */
+  readonly restartDelay?: (attempt: number) => number;
+}
+
+export interface ProxyAgentHandle {
+  /** Resolves after the first successful sync (the initial state is programmed); rejects if startup fails. */
+  readonly ready: Promise<void>;
+  /** True once `ready` has resolved. */
+  isReady(): boolean;
+  /** The last sync's outcome; null before the first. */
+  readonly lastSync: SyncReport | null;
+  /** The watch filters in use: `svc` and the one `views` wildcard. */
+  readonly filters: Readonly<{ svc: string; views: string }>;
+  readonly metrics: Metrics;
+  /** Stops watching and syncing (rules stay in place, as kube-proxy leaves them). */
+  close(): Promise<void>;
+}
+
+async function atomicWrite(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
+  await fsWriteFile(tmp, text);
+  await rename(tmp, path);
+}
+
+/** A bucket as a change source; a bucket that does not exist yet fails the watch, which is retried. */
+function kvSource(nc: NatsConnection, bucket: string): KvChangeSource {
+  return {
+    async *watch(filter, opts): AsyncIterable<KvChange> {
+      const kv = await openKv(nc, bucket);
+      yield* kvWatchJson(kv, { key: filter, onInitialDone: opts.onInitialDone, signal: opts.signal });
+    },
+  };
+}
+
+/** The node settings the model and renderers use, from configuration. */
+export function nodeSettingsOf(config: ProxyAgentConfig): NodeSettings {
+  return {
+    nodeName: config.nodeName,
+    zone: config.nodeZone,
+    family: config.ipFamily,
+    nodeIPs: config.nodeIPs,
+    podCIDR: config.podCIDR ?? null,
+    masqueradeAll: config.masqueradeAll,
+    masqueradeBit: config.masqueradeBit,
+  };
+}
+
+export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps = {}): ProxyAgentHandle {
+  const clock = deps.clock ?? realClock;
+  const log = (deps.log ?? createLogger({ service: 'proxy-agent', level: config.logLevel })).child({ node: config.nodeName, cluster: config.cluster });
+  const metrics = deps.metrics ?? createMetrics('proxy-agent');
+  const view = config.nodeZone === '' ? UNZONED_VIEW : config.nodeZone;
+  const abort = new AbortController();
+  const settings = nodeSettingsOf(config);
+  const state = new ViewState({ cluster: config.cluster, view, nodeName: config.nodeName, family: config.ipFamily });
+
+  let ready = false;
+  let resolveReady: () => void = () => {};
+  let rejectReady: (e: unknown) => void = () => {};
+  const readyPromise = new Promise<void>((res, rej) => {
+    resolveReady = res;
+    rejectReady = rej;
+  });
+  readyPromise.catch(() => {}); // callers that never await it must not crash the process
+
+  let syncer: ProxySyncer | null = null;
+  let inFlight: Promise<unknown> = Promise.resolve();
+  let retry: (ms: number) => void = () => {};
+  const runner = new BoundedFrequencyRunner({
+    name: 'sync-proxy-rules',
+    minIntervalMs: config.minSyncPeriod,
+    maxIntervalMs: config.syncPeriod,
+    clock,
+    fn: async () => {
+      if (syncer === null) return;
+      const run = syncer.sync();
+      inFlight = run;
+      const report = await run;
+      if (report.ok && !ready) {
+        ready = true;
+        resolveReady();
+      }
+    },
+    onError: (err) => log.error({ err }, 'sync runner error'),
+  });
+  retry = (ms) => runner.retryAfter(ms);
+
+  let ownNc: NatsConnection | null = null;
+  const agentPromise = (async () => {
+    const exec = netnsExec(deps.exec ?? spawnExec(), config.netns);
+    const backend = deps.backend ?? (await createBackend(config, { exec, clock, writeFile: deps.writeFile ?? atomicWrite }));
+    syncer = new ProxySyncer({
+      state,
+      backend,
+      settings,
+      clock,
+      metrics: createProxyMetrics(metrics, backend.kind),
+      log,
+      fullSyncPeriodMs: config.fullSyncPeriod,
+      retryAfter: (ms) => retry(ms),
+      retryDelayMs: config.syncPeriod,
+    });
+    let sources = deps.sources;
+    if (sources === undefined) {
+      const nc = deps.nc ?? (ownNc = await connectNats({ url: config.natsUrl, name: `proxy-agent-${config.nodeName}`, log: (e) => log.info({ event: e.type, detail: e.detail }, 'nats status') }));
+      sources = { services: kvSource(nc, config.svcBucket), views: kvSource(nc, config.viewsBucket) };
+    }
+    const agent = new ProxyAgent({ cluster: config.cluster, view, state, runner, services: sources.services, views: sources.views, clock, log, ...(deps.restartDelay ? { restartDelay: deps.restartDelay } : {}) });
+    log.info({ backend: backend.kind, view, netns: config.netns ?? null, filters: agent.filters }, 'proxy agent starting');
+    return agent;
+  })();
+
+  const running = agentPromise.then(
+    (agent) => agent.run(abort.signal),
+    (err: unknown) => {
+      log.error({ err }, 'proxy agent failed to start');
+      rejectReady(err);
+    },
+  );
+
+  return {
+    ready: readyPromise,
+    isReady: () => ready,
+    get lastSync() {
+      return syncer?.lastSync ?? null;
+    },
+    filters: { svc: svcClusterFilter(config.cluster), views: zoneViewsFilter(config.cluster, view) },
+    metrics,
+    async close() {
+      abort.abort();
+      runner.stop();
+      await running;
+      await inFlight.catch(() => {});
+      if (ownNc !== null) await ownNc.close();
+      rejectReady(new Error('proxy agent closed before its first sync'));
+    },
+  };
+}

@@ -1,0 +1,123 @@
+// One sync: observe (check out the pending changes), model (endpoint selection for the
+// changed services, or all of them), render + apply through the backend, record metrics.
+// Habit 5: a failed apply sets needFullSync, so the retry never takes the partial path; a
+// full sync also happens at start and at least every fullSyncPeriod.
+
+import type { DpServicePort } from '@slicemesh/dataplane';
+import type { Node } from '@slicemesh/model';
+import { ApplyError } from '@slicemesh/netfilter';
+import type { Clock, Logger } from '@slicemesh/runtime';
+import type { Backend } from './backend.ts';
+import type { NodeSettings } from './dp-model.ts';
+import { dpStateOf, selfNode, servicePortsFor } from './dp-model.ts';
+import type { ProxyMetrics } from './metrics.ts';
+import type { ViewState } from './view-state.ts';
+
+/** The outcome of one sync, kept as `lastSync`. */
+export interface SyncReport {
+  readonly ok: boolean;
+  /** What was done (or, on failure, tried). */
+  readonly mode: 'full' | 'partial';
+  /** Clock time the sync started and finished. */
+  readonly startedAt: number;
+  readonly finishedAt: number;
+  /** Services whose changes this sync consumed. */
+  readonly changedServices: readonly string[];
+  /** The backend's object counts (absent on failure). */
+  readonly counts?: Readonly<Record<string, number>>;
+  /** The error message (failure only). */
+  readonly error?: string;
+}
+
+export interface ProxySyncerOptions {
+  readonly state: ViewState;
+  readonly backend: Backend;
+  readonly settings: NodeSettings;
+  readonly clock: Clock;
+  readonly metrics: ProxyMetrics;
+  readonly log: Logger;
+  /** A sync rewrites everything when the last full one is at least this old. */
+  readonly fullSyncPeriodMs: number;
+  /** After a failure: ask for the next run no later than this from now. */
+  readonly retryAfter: (ms: number) => void;
+  readonly retryDelayMs: number;
+}
+
+export class ProxySyncer {
+  readonly #o: ProxySyncerOptions;
+  readonly #node: Node;
+  /** Programmed ports per service `<ns>/<name>`, as of the last sync. */
+  #ports = new Map<string, readonly DpServicePort[]>();
+  #needFullSync = true;
+  #lastFullSyncAt = -Infinity;
+  #last: SyncReport | null = null;
+
+  constructor(opts: ProxySyncerOptions) {
+    this.#o = opts;
+    this.#node = selfNode(opts.settings);
+  }
+
+  /** The last sync's outcome; null before the first. */
+  get lastSync(): SyncReport | null {
+    return this.#last;
+  }
+
+  /** Whether the next sync will be full. */
+  get needsFullSync(): boolean {
+    return this.#needFullSync || this.#o.clock.now() - this.#lastFullSyncAt >= this.#o.fullSyncPeriodMs;
+  }
+
+  #model(key: string): readonly DpServicePort[] | undefined {
+    const service = this.#o.state.service(key);
+    return service === undefined ? undefined : servicePortsFor(service, this.#o.state.slicesOf(key), this.#node, this.#o.settings);
+  }
+
+  /** Runs one sync. Never throws: failures are logged, counted and reported. */
+  async sync(): Promise<SyncReport> {
+    const { state, backend, clock, metrics, log } = this.#o;
+    const startedAt = clock.now();
+    const co = state.checkout();
+    const full = this.needsFullSync;
+    const mode = full ? 'full' : 'partial';
+    const changed = [...co.changedServices];
+    metrics.serviceChanges.inc(co.serviceChanges);
+    metrics.endpointChanges.inc(co.endpointChanges);
+    try {
+      if (full) {
+        const ports = new Map<string, readonly DpServicePort[]>();
+        for (const key of state.serviceKeys()) ports.set(key, this.#model(key) ?? []);
+        this.#ports = ports;
+      } else {
+        for (const key of changed) {
+          const p = this.#model(key);
+          if (p === undefined) this.#ports.delete(key);
+          else this.#ports.set(key, p);
+        }
+      }
+      const servicePorts = [...this.#ports.values()].flat();
+      const result = await backend.sync({ state: dpStateOf(servicePorts, this.#o.settings), changedServices: full ? null : co.changedServices });
+      const finishedAt = clock.now();
+      this.#needFullSync = false;
+      if (result.mode === 'full') this.#lastFullSyncAt = startedAt;
+      metrics.syncDuration.observe({ mode: result.mode }, (finishedAt - startedAt) / 1000);
+      metrics.lastSyncTimestamp.set(finishedAt / 1000);
+      metrics.setRuleCounts(result.counts);
+      for (const times of co.triggerTimes.values()) {
+        for (const t of times) if (finishedAt >= t) metrics.programmingLatency.observe((finishedAt - t) / 1000);
+      }
+      log.info({ mode: result.mode, durationMs: finishedAt - startedAt, servicePorts: servicePorts.length, changedServices: changed.length, counts: result.counts, ...result.detail }, 'synced proxy rules');
+      this.#last = { ok: true, mode: result.mode, startedAt, finishedAt, changedServices: changed, counts: result.counts };
+    } catch (err) {
+      // The consumed changes are lost for a partial sync, so only a full one can recover.
+      this.#needFullSync = true;
+      state.restoreTriggerTimes(co.triggerTimes);
+      metrics.syncFailures.inc({ mode });
+      const lines = err instanceof ApplyError && err.excerpt.length > 0 ? { failingLines: err.excerptText() } : {};
+      log.error({ err, mode, changedServices: changed.length, ...lines }, `${backend.kind} sync failed; the next sync is a full one`);
+      this.#o.retryAfter(this.#o.retryDelayMs);
+      const finishedAt = clock.now();
+      this.#last = { ok: false, mode, startedAt, finishedAt, changedServices: changed, error: err instanceof Error ? err.message : String(err) };
+    }
+    return this.#last;
+  }
+}

@@ -1,0 +1,80 @@
+// The watcher's settings, each declared once with its flag, env variable, default and doc
+// (`watcher --help` prints them), plus the values derived from them.
+
+import { DEFAULT_MAX_OBJECT_BYTES } from '@slicemesh/kube';
+import type { KubeConnection } from '@slicemesh/kube';
+import type { StreamNames } from '@slicemesh/nats';
+import { defineConfig } from '@slicemesh/runtime';
+import type { ConfigOf } from '@slicemesh/runtime';
+
+function clusterName(text: string): string {
+  // '/' separates the parts of a msgID (<cluster>/<uid>/<rv>), so it may not occur here.
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(text)) throw new Error('must be 1..63 characters of [A-Za-z0-9._-], starting with a letter or digit');
+  return text;
+}
+
+function subjectPrefix(text: string): string {
+  if (!/^(?:[A-Za-z0-9_-]+\.)*$/.test(text)) throw new Error('must be empty or dot-terminated tokens of [A-Za-z0-9_-], e.g. "stage."');
+  return text;
+}
+
+/** Every setting of the watcher, with its default. */
+export const watcherConfig = defineConfig({
+  cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', parse: clusterName, doc: 'ID of the watched cluster: first token of every subject and msgID. Give each cluster its own.' },
+  kubeServer: { env: 'KUBE_SERVER', flag: '--kube-server', optional: true, parse: 'url', doc: 'API server URL needing no credentials (cluster-sim, kubectl proxy). Wins over the other connection settings.' },
+  kubeconfig: { env: 'KUBECONFIG', flag: '--kubeconfig', optional: true, parse: 'string', doc: 'kubeconfig file (the first entry of a KUBECONFIG list is used).' },
+  kubeContext: { env: 'KUBE_CONTEXT', flag: '--kube-context', optional: true, parse: 'string', doc: 'kubeconfig context; defaults to its current-context.' },
+  inCluster: {
+    env: 'KUBE_IN_CLUSTER',
+    flag: '--in-cluster',
+    default: false,
+    parse: 'bool',
+    doc: 'Use the pod service account. Also chosen when no other connection is set and KUBERNETES_SERVICE_HOST is; otherwise ~/.kube/config.',
+  },
+  natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', parse: 'string', doc: 'NATS server URL(s), comma-separated.' },
+  partitions: { env: 'PARTITIONS', flag: '--partitions', default: 1, min: 1, max: 10_000, parse: 'int', doc: 'Number of KUBE partitions (a deployment-wide constant shared with the slicer).' },
+  kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', parse: 'string', doc: 'Stream holding the Kubernetes event log.' },
+  slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', parse: 'string', doc: 'Stream of slice changes (only declared here).' },
+  dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', parse: 'string', doc: 'Stream for dead letters (rejected objects).' },
+  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', parse: subjectPrefix, doc: 'Prefix of every stream subject (e.g. "stage."); empty in production.' },
+  ensureStreams: { env: 'ENSURE_STREAMS', flag: '--ensure-streams', default: true, parse: 'bool', doc: 'Create or update the KUBE, SLICES and DLQ streams at start.' },
+  publishWindow: { env: 'PUBLISH_WINDOW', flag: '--publish-window', default: 256, min: 1, max: 10_000, parse: 'int', doc: 'Objects with a publish awaiting its ack at once (versions of one object are always sent one by one).' },
+  maxObjectBytes: {
+    env: 'MAX_OBJECT_BYTES',
+    flag: '--max-object-bytes',
+    default: DEFAULT_MAX_OBJECT_BYTES,
+    min: 1024,
+    max: 64 * 1024 * 1024,
+    parse: 'int',
+    doc: 'Largest trimmed object published; larger ones are dead-lettered. Lowered to fit the server max_payload.',
+  },
+  healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 9101, min: 0, max: 65_535, parse: 'int', doc: 'Port of /metrics, /healthz and /readyz (0 picks a free one).' },
+  logLevel: { env: 'LOG_LEVEL', flag: '--log-level', default: 'info', choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], parse: 'string', doc: 'Minimum log level.' },
+});
+
+/** The parsed settings. */
+export type WatcherConfig = ConfigOf<typeof watcherConfig.spec>;
+
+/** The defaults with `overrides` applied (tests and the in-process stack). */
+export function watcherConfigWith(overrides: Partial<WatcherConfig> = {}): WatcherConfig {
+  return { ...watcherConfig.parse([], {}), ...overrides };
+}
+
+/** The stream names and subject prefix the settings name. */
+export function streamNamesOf(c: WatcherConfig): StreamNames {
+  return { kube: c.kubeStream, slices: c.slicesStream, dlq: c.dlqStream, prefix: c.subjectPrefix };
+}
+
+/**
+ * How to reach the API server: KUBE_SERVER, else a kubeconfig when KUBECONFIG or KUBE_CONTEXT is
+ * set, else in-cluster when asked or when `env` has KUBERNETES_SERVICE_HOST, else ~/.kube/config.
+ */
+export function kubeConnectionOf(c: WatcherConfig, env: Readonly<Record<string, string | undefined>>): KubeConnection {
+  if (c.kubeServer !== undefined) return { type: 'server', url: c.kubeServer };
+  const path = c.kubeconfig?.split(':').find((p) => p !== '');
+  if (path !== undefined || c.kubeContext !== undefined) {
+    return { type: 'kubeconfig', ...(path !== undefined ? { path } : {}), ...(c.kubeContext !== undefined ? { context: c.kubeContext } : {}) };
+  }
+  if (c.inCluster || env['KUBERNETES_SERVICE_HOST']) return { type: 'in-cluster' };
+  return { type: 'kubeconfig' };
+}

@@ -1,0 +1,111 @@
+// The KUBE stream as the watcher uses it: publish a change and wait for its ack, dead-letter a
+// rejected object, and read back what the stream last recorded for a cluster.
+//
+// Reading back uses an ephemeral pull consumer with deliver policy `last_per_subject` on
+// `kube.<cluster>.>`: one pass over exactly one message per object (its subject), at consumer
+// speed, with no extra state to keep in sync (a KV bucket of "last published" would be a second
+// record that can disagree with the log). nats-server 2.9 supports it with one filter subject.
+
+import { isWatchedKind, toDomain } from '@slicemesh/kube';
+import type { KubeChangeEvent } from '@slicemesh/kube';
+import { dlqSubject, encodeToken, jetstream, jetstreamManager, publishAcked, publishDeadLetter } from '@slicemesh/nats';
+import type { DeadLetter, JetStreamManager, NatsConnection, PublishResult, StreamNames } from '@slicemesh/nats';
+import type { KubeMessage } from './kube-message.ts';
+
+/** The stream-facing port of the watcher (watcher.ts); tests substitute an in-memory one. */
+export interface KubeLog {
+  /** Publishes and resolves once the stream acked (duplicate = the msgID was already stored). */
+  publish(msg: KubeMessage): Promise<PublishResult>;
+  /** Stores a rejection under `dlq.<cluster>.watcher`. */
+  deadLetter(cluster: string, letter: DeadLetter): Promise<PublishResult>;
+  /**
+   * The last event per subject recorded for `cluster`, in stream order; entries that do not
+   * parse as KUBE events are passed to `onUnreadable` and left out. Empty for a new cluster.
+   */
+  lastStates(cluster: string, onUnreadable?: (subject: string, reason: string) => void): Promise<readonly KubeChangeEvent[]>;
+}
+
+const NANOS_PER_MS = 1_000_000;
+const FETCH_BATCH = 1000;
+
+export interface NatsKubeLogOptions {
+  /** Ack wait per publish attempt, ms. Defaults to 5000. */
+  readonly publishTimeoutMs?: number;
+}
+
+/** A KubeLog over `nc`, using the streams in `names` (see ensureStreams). */
+export function natsKubeLog(nc: NatsConnection, names: StreamNames, opts: NatsKubeLogOptions = {}): KubeLog {
+  const js = jetstream(nc);
+  let jsm: Promise<JetStreamManager> | undefined;
+  return {
+    publish: (msg) => publishAcked(js, msg.subject, msg.event, { msgID: msg.msgID, timeoutMs: opts.publishTimeoutMs ?? 5000 }),
+    deadLetter: (cluster, letter) => publishDeadLetter(js, dlqSubject(cluster, 'watcher', names), letter, { timeoutMs: opts.publishTimeoutMs ?? 5000 }),
+    lastStates: async (cluster, onUnreadable) => {
+      jsm ??= jetstreamManager(nc);
+      const filter = `${names.prefix}kube.${encodeToken(cluster)}.>`;
+      return readLastPerSubject(await jsm, js, names.kube, filter, onUnreadable ?? (() => {}));
+    },
+  };
+}
+
+/** Parses one stored body; returns a reason instead when it is not a usable KUBE event. */
+export function parseStoredEvent(data: Uint8Array): KubeChangeEvent | string {
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder().decode(data));
+  } catch {
+    return 'body is not JSON';
+  }
+  if (typeof body !== 'object' || body === null) return 'body is not an object';
+  const { type, cluster, kind, object, observedAt } = body as Record<string, unknown>;
+  if (type !== 'Upserted.v1' && type !== 'Deleted.v1') return `unknown type ${JSON.stringify(type)}`;
+  if (!isWatchedKind(kind)) return `unknown kind ${JSON.stringify(kind)}`;
+  if (typeof cluster !== 'string' || typeof observedAt !== 'string') return 'cluster or observedAt missing';
+  try {
+    // Size is not re-checked: the stream already holds it.
+    return { type, cluster, kind, object: toDomain(kind, object, { maxObjectBytes: Number.MAX_SAFE_INTEGER }), observedAt };
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+async function readLastPerSubject(
+  jsm: JetStreamManager,
+  js: ReturnType<typeof jetstream>,
+  stream: string,
+  filter: string,
+  onUnreadable: (subject: string, reason: string) => void,
+): Promise<KubeChangeEvent[]> {
+  type ConsumerConfig = Parameters<JetStreamManager['consumers']['add']>[1];
+  const config = {
+    filter_subject: filter,
+    deliver_policy: 'last_per_subject',
+    ack_policy: 'none',
+    mem_storage: true,
+    // Removed by the server if this process dies before deleting it.
+    inactive_threshold: 60_000 * NANOS_PER_MS,
+  } as ConsumerConfig;
+  const info = await jsm.consumers.add(stream, config);
+  const out: KubeChangeEvent[] = [];
+  try {
+    let pending = info.num_pending;
+    const consumer = await js.consumers.get(stream, info.name);
+    while (pending > 0) {
+      const batch = await consumer.fetch({ max_messages: FETCH_BATCH, expires: 5000 });
+      let got = 0;
+      for await (const m of batch) {
+        got++;
+        pending = m.info.pending;
+        const parsed = parseStoredEvent(m.data);
+        if (typeof parsed === 'string') onUnreadable(m.subject, parsed);
+        else out.push(parsed);
+        if (pending === 0) break;
+      }
+      // Nothing arrived although messages were pending: they were purged meanwhile.
+      if (got === 0) break;
+    }
+  } finally {
+    await jsm.consumers.delete(stream, info.name).catch(() => {});
+  }
+  return out;
+}

@@ -1,0 +1,266 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { KubeChangeEvent, ObjectWatchEvent, WatchedKind, WatchedObject } from '@slicemesh/kube';
+import { partitionOf, PublishError } from '@slicemesh/nats';
+import type { DeadLetter, PublishResult } from '@slicemesh/nats';
+import { createLogger, createMetrics, realClock } from '@slicemesh/runtime';
+import { deepFreeze, makeNode, makePod, makeService } from '@slicemesh/testing';
+import type { KubeLog } from './kube-log.ts';
+import type { KubeMessage } from './kube-message.ts';
+import { runWatcher } from './watcher.ts';
+import type { ChangeHandlers, RunningWatcher } from './watcher.ts';
+import { watcherMetrics } from './watcher-metrics.ts';
+
+type Obj = WatchedObject & { metadata: { resourceVersion: string } };
+const v = <T extends WatchedObject>(obj: T, rv: string, uid?: string): T =>
+  deepFreeze({ ...obj, metadata: { ...obj.metadata, resourceVersion: rv, ...(uid ? { uid } : {}) } });
+
+/** In-memory KUBE + DLQ with msgID de-duplication, and scripted failures. */
+class MemoryKubeLog implements KubeLog {
+  readonly messages: KubeMessage[] = [];
+  readonly letters: { cluster: string; letter: DeadLetter }[] = [];
+  readonly ids = new Set<string>();
+  /** Next publishes throw these, in order. */
+  readonly failures: Error[] = [];
+  inFlight = new Map<string, number>();
+  mostInFlightPerSubject = 0;
+  delayMs = 0;
+  constructor(private readonly recorded: KubeChangeEvent[] = []) {}
+
+  async publish(msg: KubeMessage): Promise<PublishResult> {
+    const failure = this.failures.shift();
+    if (failure) throw failure;
+    const n = (this.inFlight.get(msg.subject) ?? 0) + 1;
+    this.inFlight.set(msg.subject, n);
+    this.mostInFlightPerSubject = Math.max(this.mostInFlightPerSubject, n);
+    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    this.inFlight.set(msg.subject, n - 1);
+    if (this.ids.has(msg.msgID)) return { seq: 1, duplicate: true, stream: 'KUBE' };
+    this.ids.add(msg.msgID);
+    this.messages.push(msg);
+    return { seq: this.messages.length, duplicate: false, stream: 'KUBE' };
+  }
+  async deadLetter(cluster: string, letter: DeadLetter): Promise<PublishResult> {
+    this.letters.push({ cluster, letter });
+    return { seq: this.letters.length, duplicate: false, stream: 'DLQ' };
+  }
+  async lastStates(): Promise<readonly KubeChangeEvent[]> {
+    return this.recorded;
+  }
+}
+
+/** Watches whose initial list is scripted; live events are pushed with `emit`. */
+class FakeCluster {
+  readonly handlers = new Map<WatchedKind, ChangeHandlers>();
+  readonly seeds = new Map<WatchedKind, readonly WatchedObject[]>();
+  constructor(private readonly initial: ObjectWatchEvent[] = []) {}
+  open = (kind: WatchedKind, seed: readonly WatchedObject[], h: ChangeHandlers) => {
+    this.handlers.set(kind, h);
+    this.seeds.set(kind, seed);
+    return {
+      start: async () => {
+        for (const e of this.initial.filter((x) => x.kind === kind)) h.onEvent(e);
+      },
+      stop: async () => {},
+    };
+  };
+  emit(e: ObjectWatchEvent): void {
+    this.handlers.get(e.kind)?.onEvent(e);
+  }
+}
+
+const keyOf = (o: WatchedObject): string => (o.kind === 'Node' ? o.metadata.name : `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`);
+const up = (o: WatchedObject | Record<string, unknown>, kind: WatchedKind = (o as WatchedObject).kind): ObjectWatchEvent => ({ type: 'upsert', kind, key: keyOf(o as WatchedObject), object: o });
+const del = (o: WatchedObject, rv: string, cause: 'watch' | 'vanished' | 'replaced' = 'watch'): ObjectWatchEvent => ({ type: 'delete', kind: o.kind, key: keyOf(o), object: o, resourceVersion: rv, cause });
+
+let running: RunningWatcher | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+function start(log: MemoryKubeLog, cluster: FakeCluster, o: { window?: number; maxObjectBytes?: number } = {}): RunningWatcher {
+  running = runWatcher(
+    { cluster: 'c1', layout: { partitions: 4 }, maxObjectBytes: o.maxObjectBytes ?? 512 * 1024, publishWindow: o.window ?? 16, retryDelayMs: () => 1 },
+    { kubeLog: log, openWatch: cluster.open, clock: realClock, log: createLogger({ service: 'watcher', level: 'silent' }), metrics: watcherMetrics(createMetrics('watcher')) },
+  );
+  return running;
+}
+
+const until = async (cond: () => boolean): Promise<void> => {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 2));
+  expect(cond()).toBe(true);
+};
+
+const pod = v(makePod('web-1', { uid: 'p1' }), '10') as Obj;
+const svc = v(makeService('web', { uid: 's1' }), '11') as Obj;
+const node = v(makeNode('n1', { zone: 'z1' }), '12') as Obj;
+
+describe('runWatcher publishes what the cluster holds', () => {
+  it('publishes every valid object of the initial lists with its subject and msgID before ready', async () => {
+    const log = new MemoryKubeLog();
+    const w = start(log, new FakeCluster([up(pod), up(svc), up(node)]));
+    await w.ready;
+    const got = log.messages.map((m) => [m.subject, m.msgID, m.event.type]).sort();
+    const part = partitionOf('default', 4);
+    expect(got).toEqual(
+      [
+        [`kube.c1.${part}.pod.default.web-1`, 'c1/p1/10', 'Upserted.v1'],
+        [`kube.c1.${part}.service.default.web`, 'c1/s1/11', 'Upserted.v1'],
+        ['kube.c1.node.n1', 'c1/uid-node-n1/12', 'Upserted.v1'],
+      ].sort(),
+    );
+    expect(log.messages.find((m) => m.event.kind === 'Pod')?.event.object).toEqual(pod);
+    expect(w.stats()).toMatchObject({ published: 3, duplicates: 0, deadLetters: 0 });
+  });
+
+  it('dead-letters an invalid object with its reason, field and raw body, and publishes nothing for it', async () => {
+    const log = new MemoryKubeLog();
+    const bad = { ...pod, metadata: { ...pod.metadata, name: 'web*1' } };
+    const w = start(log, new FakeCluster([up(bad, 'Pod')]));
+    await w.ready;
+    expect(log.messages).toEqual([]);
+    expect(log.letters).toHaveLength(1);
+    expect(log.letters[0]?.cluster).toBe('c1');
+    expect(log.letters[0]?.letter).toMatchObject({ field: 'metadata.name', reason: expect.stringMatching(/^Pod default\/web\*1: metadata\.name: .*DNS-1123/), object: bad });
+    expect(w.stats().deadLetters).toBe(1);
+  });
+
+  it('dead-letters an object too large to publish (field <object>)', async () => {
+    const log = new MemoryKubeLog();
+    const big = v(makePod('big', { uid: 'b1', labels: Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, 'v'.repeat(60)])) }), '3');
+    const w = start(log, new FakeCluster([up(big)]), { maxObjectBytes: 4096 });
+    await w.ready;
+    expect(log.messages).toEqual([]);
+    expect(log.letters[0]?.letter).toMatchObject({ field: '<object>', reason: expect.stringMatching(/4096-byte limit/) });
+  });
+
+  it('dead-letters an object the watch could not key', async () => {
+    const log = new MemoryKubeLog();
+    const w = start(log, new FakeCluster([{ type: 'malformed', kind: 'Service', object: { kind: 'Service' }, reason: 'metadata.name is missing' }]));
+    await w.ready;
+    expect(log.letters[0]?.letter).toMatchObject({ field: 'metadata', reason: 'Service object: metadata.name is missing', object: { kind: 'Service' } });
+  });
+});
+
+describe('runWatcher publishes deletes so that nothing is lost', () => {
+  it('a delete is Deleted.v1 with the final object at the deletion version, msgID <cluster>/<uid>/<rv>/deleted', async () => {
+    const log = new MemoryKubeLog();
+    const cluster = new FakeCluster([up(pod)]);
+    const w = start(log, cluster);
+    await w.ready;
+    cluster.emit(del(v(pod, '20'), '20'));
+    await until(() => log.messages.length === 2);
+    const last = log.messages[1];
+    expect([last?.event.type, last?.msgID, last?.event.object.metadata.resourceVersion]).toEqual(['Deleted.v1', 'c1/p1/20/deleted', '20']);
+  });
+
+  it('a delete of an object that was never published (always invalid) publishes nothing', async () => {
+    const log = new MemoryKubeLog();
+    const bad = { ...pod, status: { podIP: 'nope' } };
+    const cluster = new FakeCluster([up(bad, 'Pod')]);
+    const w = start(log, cluster);
+    await w.ready;
+    cluster.emit(del(bad as WatchedObject, '21'));
+    await until(() => w.stats().skipped === 1);
+    expect(log.messages).toEqual([]);
+  });
+
+  it('a delete whose final state is invalid carries the last valid body KUBE has', async () => {
+    const log = new MemoryKubeLog();
+    const cluster = new FakeCluster([up(pod)]);
+    const w = start(log, cluster);
+    await w.ready;
+    const broken = { ...v(pod, '22'), status: { podIP: '300.1.1.1' } } as WatchedObject;
+    cluster.emit(up(broken));
+    cluster.emit(del(v(broken, '23'), '23'));
+    await until(() => log.messages.length === 2);
+    expect(log.letters).toHaveLength(1);
+    const gone = log.messages[1]?.event;
+    expect(gone?.type).toBe('Deleted.v1');
+    expect(gone?.object).toEqual(v(pod, '23'));
+  });
+
+  it('an object re-created under the same name (new uid) first deletes the old uid at its last version', async () => {
+    const log = new MemoryKubeLog();
+    const cluster = new FakeCluster([up(pod)]);
+    const w = start(log, cluster);
+    await w.ready;
+    cluster.emit(up(v(pod, '30', 'p2')));
+    await until(() => log.messages.length === 3);
+    expect(log.messages.map((m) => m.msgID)).toEqual(['c1/p1/10', 'c1/p1/10/deleted', 'c1/p2/30']);
+  });
+});
+
+describe('runWatcher never duplicates what KUBE holds', () => {
+  it('seeds each watch with the objects KUBE last recorded as present, and skips versions already there', async () => {
+    const gonePod = v(makePod('gone', { uid: 'g1' }), '5');
+    const recorded: KubeChangeEvent[] = [
+      { type: 'Upserted.v1', cluster: 'c1', kind: 'Pod', object: pod, observedAt: 't' },
+      { type: 'Upserted.v1', cluster: 'c1', kind: 'Pod', object: gonePod, observedAt: 't' },
+      { type: 'Deleted.v1', cluster: 'c1', kind: 'Pod', object: gonePod, observedAt: 't' },
+      { type: 'Upserted.v1', cluster: 'c1', kind: 'Node', object: node, observedAt: 't' },
+    ];
+    const log = new MemoryKubeLog(recorded);
+    const cluster = new FakeCluster([up(pod), up(node)]);
+    const w = start(log, cluster);
+    await w.ready;
+    expect(cluster.seeds.get('Pod')).toEqual([pod]);
+    expect(cluster.seeds.get('Node')).toEqual([node]);
+    expect(cluster.seeds.get('Service')).toEqual([]);
+    expect(log.messages).toEqual([]);
+    expect(w.stats()).toMatchObject({ published: 0, skipped: 2 });
+  });
+
+  it('counts a msgID the stream already stored (e.g. from a second watcher) as a duplicate', async () => {
+    const log = new MemoryKubeLog();
+    log.ids.add('c1/p1/10');
+    const w = start(log, new FakeCluster([up(pod)]));
+    await w.ready;
+    expect(w.stats()).toMatchObject({ published: 0, duplicates: 1 });
+  });
+});
+
+describe('runWatcher publishing discipline', () => {
+  it('sends versions of one object one at a time and in order, other objects concurrently', async () => {
+    const log = new MemoryKubeLog();
+    log.delayMs = 2;
+    const cluster = new FakeCluster();
+    const w = start(log, cluster, { window: 4 });
+    await w.ready;
+    for (let rv = 100; rv < 110; rv++) {
+      cluster.emit(up(v(pod, String(rv))));
+      cluster.emit(up(v(svc, String(rv))));
+    }
+    await until(() => log.messages.length === 20);
+    expect(log.mostInFlightPerSubject).toBe(1);
+    const podVersions = log.messages.filter((m) => m.event.kind === 'Pod').map((m) => m.event.object.metadata.resourceVersion);
+    expect(podVersions).toEqual(Array.from({ length: 10 }, (_, i) => String(100 + i)));
+  });
+
+  it('retries a transient failure (retries exhausted) until the publish succeeds', async () => {
+    const log = new MemoryKubeLog();
+    log.failures.push(new PublishError('s', 'id', 'no ack in time', true), new Error('connection closed'));
+    const w = start(log, new FakeCluster([up(pod)]));
+    await w.ready;
+    expect(log.messages.map((m) => m.msgID)).toEqual(['c1/p1/10']);
+  });
+
+  it('dead-letters an object the stream refuses for good (not retried)', async () => {
+    const log = new MemoryKubeLog();
+    log.failures.push(new PublishError('s', 'id', 'maximum payload exceeded', false));
+    const w = start(log, new FakeCluster([up(pod)]));
+    await w.ready;
+    expect(log.messages).toEqual([]);
+    expect(log.letters[0]?.letter.reason).toBe('publish refused: maximum payload exceeded');
+  });
+
+  it('close() during endless retries resolves, and ready rejects when closed first', async () => {
+    const log = new MemoryKubeLog();
+    for (let i = 0; i < 10_000; i++) log.failures.push(new PublishError('s', 'id', 'no responders', true));
+    const w = start(log, new FakeCluster([up(pod)]));
+    await new Promise((r) => setTimeout(r, 20));
+    await w.close();
+    await expect(w.ready).rejects.toThrow(/closed before it was ready/);
+    expect(log.messages).toEqual([]);
+  });
+});
