@@ -27,6 +27,21 @@ export function median<T>(runs: number, fn: () => T): Timed<T> {
   return { ms: times[Math.floor(times.length / 2)] ?? 0, value };
 }
 
+/** Like median, but every run (warm-up included) gets a fresh input from `setup`, untimed. */
+export function medianOf<I, T>(runs: number, setup: () => I, fn: (input: I) => T): Timed<T> {
+  fn(setup());
+  const times: number[] = [];
+  let value!: T;
+  for (let i = 0; i < runs; i++) {
+    const input = setup();
+    const t = time(() => fn(input));
+    times.push(t.ms);
+    value = t.value;
+  }
+  times.sort((a, b) => a - b);
+  return { ms: times[Math.floor(times.length / 2)] ?? 0, value };
+}
+
 let peakRss = 0;
 let peakHeap = 0;
 export function sampleMemory(): void {

@@ -1,7 +1,9 @@
 // `npm run bench [-- --section NAME] [-- --quick]`: prints the figures of every section.
 
 import { parseArgs } from 'node:util';
+import { runBackboneBench } from './backbone.bench.ts';
 import { peakMemory } from './harness.ts';
+import { runProxyBench } from './proxy.bench.ts';
 import { runSlicingBench } from './slicing.bench.ts';
 import { runTopologyBench } from './topology.bench.ts';
 
@@ -9,6 +11,8 @@ const { values } = parseArgs({ options: { section: { type: 'string', multiple: t
 const sections: Record<string, (o: { quick: boolean }) => void | Promise<void>> = {
   slicing: runSlicingBench,
   topology: runTopologyBench,
+  backbone: runBackboneBench,
+  proxy: runProxyBench,
 };
 const wanted = values.section ?? Object.keys(sections);
 for (const name of wanted) {

@@ -66,6 +66,31 @@ export async function ensureDurable(jsm: JetStreamManager, stream: string, opts:
   return jsm.consumers.update(stream, opts.durable, { ack_wait: want.ack_wait, max_deliver: want.max_deliver, max_ack_pending: want.max_ack_pending });
 }
 
+/**
+ * Re-creates the durable so that its next delivery is stream sequence `startSeq` (and nothing
+ * delivered earlier is pending any more). For consumers whose applied position lives in the
+ * caller's own store (e.g. a Postgres offset written in the same transaction as the effects):
+ * restarting from that position after a crash or an error means a message left pending on the
+ * server can never be overtaken by a later one.
+ */
+export async function restartDurableAt(jsm: JetStreamManager, stream: string, opts: DurableOptions, startSeq: number): Promise<ConsumerInfo> {
+  try {
+    await jsm.consumers.delete(stream, opts.durable);
+  } catch (err) {
+    if (!isApiError(err, CONSUMER_NOT_FOUND)) throw err;
+  }
+  return jsm.consumers.add(stream, {
+    durable_name: opts.durable,
+    filter_subject: opts.filterSubject,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.StartSequence,
+    opt_start_seq: Math.max(1, startSeq),
+    ack_wait: nanos(opts.ackWaitMs ?? 30_000),
+    max_deliver: opts.maxDeliver ?? -1,
+    max_ack_pending: opts.maxAckPending ?? 1000,
+  });
+}
+
 /** A message as handed to a handler: parsed, with no NATS types leaking out. */
 export interface ConsumedMessage {
   readonly subject: string;

@@ -1,12 +1,11 @@
 // From Kubernetes objects to the renderers' input for this node: proxyModel (endpoint
-// selection, D.1–D.3) per service, adapted to @slicemesh/dataplane's DpServicePort. The same
-// adaptation as the CLI's dp-state.ts, for one service at a time so a partial sync
-// recomputes only the services that changed.
+// selection, D.1–D.3) per service, adapted to @slicemesh/dataplane's DpServicePort, one
+// service at a time so a partial sync recomputes only the services that changed.
 
-import type { DpEndpoint, DpServicePort, DpState } from '@slicemesh/dataplane';
+import type { DpServicePort, DpState } from '@slicemesh/dataplane';
+import { dpServicePort } from '@slicemesh/dataplane';
 import type { EndpointSlice, IPFamily, Node, Service } from '@slicemesh/model';
 import { LABEL_ZONE } from '@slicemesh/model';
-import type { EndpointInfo, ProxyModelEntry } from '@slicemesh/proxy-state';
 import { proxyModel } from '@slicemesh/proxy-state';
 
 /** What the node contributes to endpoint selection and to the rules. */
@@ -25,29 +24,6 @@ export interface NodeSettings {
 /** The Node object endpoint selection sees: only its name and zone label matter. */
 export function selfNode(s: Pick<NodeSettings, 'nodeName' | 'zone'>): Node {
   return { kind: 'Node', apiVersion: 'v1', metadata: { name: s.nodeName, labels: s.zone === '' ? {} : { [LABEL_ZONE]: s.zone } } };
-}
-
-const toDp = (ep: EndpointInfo): DpEndpoint => ({ ip: ep.ip, port: ep.port, isLocal: ep.isLocal, ready: ep.ready, serving: ep.serving, terminating: ep.terminating });
-
-function dpServicePort(m: ProxyModelEntry): DpServicePort {
-  const sp = m.servicePort;
-  return {
-    servicePortName: sp.servicePortName,
-    protocol: sp.protocol,
-    clusterIP: sp.clusterIP,
-    port: sp.port,
-    nodePort: sp.nodePort,
-    externalIPs: sp.externalIPs,
-    loadBalancerIPs: sp.loadBalancerIPs,
-    loadBalancerSourceRanges: sp.loadBalancerSourceRanges,
-    sessionAffinityTimeoutSeconds: sp.sessionAffinityTimeoutSeconds,
-    internalPolicyLocal: sp.internalPolicyLocal,
-    externalPolicyLocal: sp.externalPolicyLocal,
-    healthCheckNodePort: sp.healthCheckNodePort,
-    clusterEndpoints: m.clusterEndpoints === null ? null : m.clusterEndpoints.map(toDp),
-    localEndpoints: m.localEndpoints === null ? null : m.localEndpoints.map(toDp),
-    hasAnyEndpoints: m.hasAnyEndpoints,
-  };
 }
 
 /**

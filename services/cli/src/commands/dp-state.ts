@@ -1,35 +1,12 @@
 // The adapter from the proxy's endpoint selection (@slicemesh/proxy-state) to the rule
 // renderers' input (@slicemesh/dataplane) for one node and one IP family.
 
-import type { DpEndpoint, DpServicePort, DpState } from '@slicemesh/dataplane';
-import { DEFAULT_MASQUERADE_BIT } from '@slicemesh/dataplane';
+import type { DpState } from '@slicemesh/dataplane';
+import { DEFAULT_MASQUERADE_BIT, dpServicePort } from '@slicemesh/dataplane';
 import type { IPFamily, Node } from '@slicemesh/model';
 import { parseIP } from '@slicemesh/model';
-import type { EndpointInfo, ProxyInput, ProxyModelEntry } from '@slicemesh/proxy-state';
+import type { ProxyInput } from '@slicemesh/proxy-state';
 import { proxyModel } from '@slicemesh/proxy-state';
-
-const toDp = (ep: EndpointInfo): DpEndpoint => ({ ip: ep.ip, port: ep.port, isLocal: ep.isLocal, ready: ep.ready, serving: ep.serving, terminating: ep.terminating });
-
-export function dpServicePort(m: ProxyModelEntry): DpServicePort {
-  const sp = m.servicePort;
-  return {
-    servicePortName: sp.servicePortName,
-    protocol: sp.protocol,
-    clusterIP: sp.clusterIP,
-    port: sp.port,
-    nodePort: sp.nodePort,
-    externalIPs: sp.externalIPs,
-    loadBalancerIPs: sp.loadBalancerIPs,
-    loadBalancerSourceRanges: sp.loadBalancerSourceRanges,
-    sessionAffinityTimeoutSeconds: sp.sessionAffinityTimeoutSeconds,
-    internalPolicyLocal: sp.internalPolicyLocal,
-    externalPolicyLocal: sp.externalPolicyLocal,
-    healthCheckNodePort: sp.healthCheckNodePort,
-    clusterEndpoints: m.clusterEndpoints === null ? null : m.clusterEndpoints.map(toDp),
-    localEndpoints: m.localEndpoints === null ? null : m.localEndpoints.map(toDp),
-    hasAnyEndpoints: m.hasAnyEndpoints,
-  };
-}
 
 /** The node's first InternalIP of `family`, canonical; null when it has none. */
 export function nodeIPOf(node: Node | undefined, family: IPFamily): string | null {

@@ -1,0 +1,135 @@
+// The slicer's settings, each declared once with its flag, env variable, default and doc
+// (`slicer --help` prints them), plus the values derived from them.
+
+import { encodeToken, fnv1a32 } from '@slicemesh/nats';
+import type { StreamNames } from '@slicemesh/nats';
+import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, MANAGED_BY_CONTROLLER, MAX_MAX_ENDPOINTS_PER_SLICE, labelValueProblem } from '@slicemesh/model';
+import { assertSchemaName } from '@slicemesh/db';
+import { ConfigError, defineConfig } from '@slicemesh/runtime';
+import type { ConfigOf } from '@slicemesh/runtime';
+
+/** `all`, or partition numbers and ranges such as `0,2,4-7`. */
+export type OwnedPartitions = 'all' | readonly number[];
+
+/** Parses OWNED_PARTITIONS text; throws with the reason (range checks happen in resolveSlicerSettings). */
+export function parseOwnedPartitions(text: string): OwnedPartitions {
+  if (text.trim() === 'all') return 'all';
+  const out = new Set<number>();
+  for (const part of text.split(',').map((s) => s.trim())) {
+    const m = /^(\d{1,4})(?:-(\d{1,4}))?$/.exec(part);
+    if (m === null) throw new Error(`${JSON.stringify(part)} is not a partition number or range (e.g. 0,2,4-7 or all)`);
+    const lo = Number(m[1]);
+    const hi = m[2] === undefined ? lo : Number(m[2]);
+    if (hi < lo) throw new Error(`range ${part} is empty`);
+    for (let p = lo; p <= hi; p++) out.add(p);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+function schemaName(text: string): string {
+  assertSchemaName(text);
+  return text;
+}
+
+function managedByValue(text: string): string {
+  const problem = labelValueProblem(text);
+  if (text === '' || problem !== null) throw new Error(problem ?? 'must not be empty');
+  return text;
+}
+
+function subjectPrefix(text: string): string {
+  if (!/^(?:[A-Za-z0-9_-]+\.)*$/.test(text)) throw new Error('must be empty or dot-terminated tokens of [A-Za-z0-9_-], e.g. "stage."');
+  return text;
+}
+
+function durableName(text: string): string {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(text)) throw new Error('must be 1..200 characters of [A-Za-z0-9_-]');
+  return text;
+}
+
+/** Every setting of the slicer, with its default. */
+export const slicerConfig = defineConfig({
+  natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', parse: 'string', doc: 'NATS server URL(s), comma-separated.' },
+  databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', parse: 'url', doc: 'Postgres connection URL.' },
+  dbSchema: { env: 'DB_SCHEMA', flag: '--db-schema', default: 'slicemesh', parse: schemaName, doc: 'Postgres schema holding this deployment\'s tables (created and migrated at start).' },
+  cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', parse: 'string', doc: 'Name of the source cluster, as used in subjects.' },
+  partitions: { env: 'PARTITIONS', flag: '--partitions', default: 1, min: 1, max: 10_000, parse: 'int', doc: 'Number of KUBE partitions the watcher publishes (a deployment-wide constant).' },
+  ownedPartitions: { env: 'OWNED_PARTITIONS', flag: '--owned-partitions', default: 'all', parse: parseOwnedPartitions, doc: 'Partitions this instance consumes and reconciles: all, or a list such as 0,2,4-7.' },
+  kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', parse: 'string', doc: 'Stream holding the Kubernetes event log.' },
+  slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', parse: 'string', doc: 'Stream the slice changes are published to.' },
+  dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', parse: 'string', doc: 'Stream for dead letters (rejected input).' },
+  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', parse: subjectPrefix, doc: 'Prefix of every stream subject (e.g. "stage."); empty in production.' },
+  ensureStreams: { env: 'ENSURE_STREAMS', flag: '--ensure-streams', default: true, parse: 'bool', doc: 'Create or update the KUBE, SLICES and DLQ streams at start.' },
+  durablePrefix: { env: 'DURABLE_PREFIX', flag: '--durable-prefix', optional: true, parse: durableName, doc: 'Durable consumer name prefix; defaults to slicer-<cluster>.' },
+  ackWait: { env: 'ACK_WAIT', flag: '--ack-wait', default: '30s', min: 500, parse: 'duration', doc: 'Time before an unacknowledged KUBE message is redelivered.' },
+  maxEndpointsPerSlice: {
+    env: 'MAX_ENDPOINTS_PER_SLICE',
+    flag: '--max-endpoints-per-slice',
+    default: DEFAULT_MAX_ENDPOINTS_PER_SLICE,
+    min: 1,
+    max: MAX_MAX_ENDPOINTS_PER_SLICE,
+    parse: 'int',
+    doc: 'Endpoints per EndpointSlice (upstream --max-endpoints-per-slice).',
+  },
+  managedBy: { env: 'MANAGED_BY', flag: '--managed-by', default: MANAGED_BY_CONTROLLER, parse: managedByValue, doc: 'Value of the managed-by label on the slices this controller owns.' },
+  batchPeriod: { env: 'BATCH_PERIOD', flag: '--batch-period', default: '0', min: 0, parse: 'duration', doc: 'Window that batches pod changes per Service (upstream --endpoint-updates-batch-period).' },
+  workers: { env: 'WORKERS', flag: '--workers', default: 5, min: 1, max: 100, parse: 'int', doc: 'Concurrent Service reconciles (upstream --concurrent-service-endpoint-syncs).' },
+  healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 9102, min: 0, max: 65_535, parse: 'int', doc: 'Port of /metrics, /healthz and /readyz (0 picks a free one).' },
+  logLevel: { env: 'LOG_LEVEL', flag: '--log-level', default: 'info', choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], parse: 'string', doc: 'Minimum log level.' },
+});
+
+/** The parsed settings. */
+export type SlicerConfig = ConfigOf<typeof slicerConfig.spec>;
+
+/** The defaults with `overrides` applied (tests and the in-process stack). */
+export function slicerConfigWith(overrides: Partial<SlicerConfig> = {}): SlicerConfig {
+  return { ...slicerConfig.parse([], {}), ...overrides };
+}
+
+/** Values derived from the settings, checked against each other. */
+export interface SlicerSettings {
+  readonly names: StreamNames;
+  /** Sorted partition numbers this instance owns. */
+  readonly partitions: readonly number[];
+  readonly durablePrefix: string;
+}
+
+/**
+ * Resolves stream names, owned partitions and the durable prefix. Throws ConfigError when an
+ * owned partition is outside 0..PARTITIONS-1.
+ */
+export function resolveSlicerSettings(c: SlicerConfig): SlicerSettings {
+  const owned = c.ownedPartitions === 'all' ? Array.from({ length: c.partitions }, (_, i) => i) : c.ownedPartitions;
+  const bad = owned.find((p) => p >= c.partitions);
+  if (bad !== undefined) throw new ConfigError('--owned-partitions', `partition ${bad} is outside 0..${c.partitions - 1} (--partitions ${c.partitions})`);
+  if (owned.length === 0) throw new ConfigError('--owned-partitions', 'owns no partition');
+  return {
+    names: { kube: c.kubeStream, slices: c.slicesStream, dlq: c.dlqStream, prefix: c.subjectPrefix },
+    partitions: owned,
+    durablePrefix: c.durablePrefix ?? defaultDurablePrefix(c.cluster),
+  };
+}
+
+/**
+ * `slicer-<cluster>` when the cluster name is a plain token, otherwise `slicer-c<fnv1a32 hex>`
+ * (durable names allow fewer characters than subject tokens).
+ */
+export function defaultDurablePrefix(cluster: string): string {
+  const token = encodeToken(cluster);
+  return /^[A-Za-z0-9_-]{1,100}$/.test(token) ? `slicer-${token}` : `slicer-c${fnv1a32(cluster).toString(16).padStart(8, '0')}`;
+}
+
+/** The durable consuming one partition. */
+export function partitionDurable(prefix: string, partition: number): string {
+  return `${prefix}-p${partition}`;
+}
+
+/** The durable consuming the node subjects. */
+export function nodesDurable(prefix: string): string {
+  return `${prefix}-nodes`;
+}
+
+/** The consumer_offsets key of a durable: offsets are per stream and durable. */
+export function offsetName(stream: string, durable: string): string {
+  return `${stream}/${durable}`;
+}

@@ -1,0 +1,131 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DurableOptions } from '@slicemesh/nats';
+import { ensureStreams, pendingCount, publishAcked, restartDurableAt } from '@slicemesh/nats';
+import { withJetStream } from '@slicemesh/nats/testing';
+import type { JetStreamFixture } from '@slicemesh/nats/testing';
+import { consumeBatchesInOrder } from './consume.ts';
+
+let f: JetStreamFixture;
+let spec: DurableOptions;
+
+beforeEach(async () => {
+  f = await withJetStream();
+  await ensureStreams(f.jsm, f.names);
+  // As the slicer declares them: positioned at a sequence, one batch unacknowledged at a time.
+  spec = { durable: 'd1', filterSubject: `${f.names.prefix}kube.>`, maxAckPending: 3, ackWaitMs: 30_000 };
+  await restartDurableAt(f.jsm, f.names.kube, spec, 1);
+});
+afterEach(async () => {
+  await f.cleanup();
+});
+
+const publish = (n: number) => publishAcked(f.js, `${f.names.prefix}kube.c1.0.pod.ns.p${n}`, { n }, { msgID: `m${n}` });
+const within = <T>(ms: number, p: Promise<T>): Promise<T> =>
+  Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`not done within ${ms} ms`)), ms))]);
+const numbers = (msgs: readonly { data: unknown }[]) => msgs.map((m) => (m.data as { n: number }).n);
+
+describe('consumeBatchesInOrder', () => {
+  it('hands a backlog over in batches of at most `batch`, in stream order', async () => {
+    for (let n = 1; n <= 7; n++) await publish(n);
+    const ac = new AbortController();
+    const batches: number[][] = [];
+    await within(
+      10_000,
+      consumeBatchesInOrder(
+        f.js,
+        f.names.kube,
+        spec.durable,
+        async (msgs) => {
+          batches.push(numbers(msgs));
+          if (batches.flat().length === 7) ac.abort();
+          return 'ack';
+        },
+        { signal: ac.signal, batch: 3 },
+      ),
+    );
+    expect(batches.flat()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(batches.every((b) => b.length <= 3)).toBe(true);
+    expect(batches[0]).toEqual([1, 2, 3]); // the pending backlog fills the first batch
+    expect(await pendingCount(f.jsm, f.names.kube, spec.durable)).toBe(0);
+  });
+
+  it('an abort during setup still stops the loop (no message needed to notice it)', async () => {
+    const ac = new AbortController();
+    const running = consumeBatchesInOrder(f.js, f.names.kube, spec.durable, async () => 'ack', { signal: ac.signal, batch: 3 });
+    ac.abort(); // the loop is awaiting its subscription now
+    await within(5_000, running);
+  });
+
+  it('a failing handler ends the loop with its error; restarting at the stored position delivers the same messages first', async () => {
+    for (let n = 1; n <= 3; n++) await publish(n);
+    const failing = consumeBatchesInOrder(
+      f.js,
+      f.names.kube,
+      spec.durable,
+      async () => {
+        throw new Error('store down');
+      },
+      { signal: new AbortController().signal, batch: 3 },
+    );
+    await expect(within(10_000, failing)).rejects.toThrow(/store down/);
+    await publish(4);
+    await restartDurableAt(f.jsm, f.names.kube, spec, 1); // nothing was applied
+    const ac = new AbortController();
+    const seen: number[] = [];
+    await within(
+      10_000,
+      consumeBatchesInOrder(
+        f.js,
+        f.names.kube,
+        spec.durable,
+        async (msgs) => {
+          seen.push(...numbers(msgs));
+          if (seen.length === 4) ac.abort();
+          return 'ack';
+        },
+        { signal: ac.signal, batch: 3 },
+      ),
+    );
+    expect(seen).toEqual([1, 2, 3, 4]);
+  });
+
+  it('restarting the durable at a position drops what the server held as pending, without waiting for the ack wait', async () => {
+    for (let n = 1; n <= 5; n++) await publish(n);
+    const ac = new AbortController();
+    await consumeBatchesInOrder(
+      f.js,
+      f.names.kube,
+      spec.durable,
+      async (msgs) => {
+        expect(numbers(msgs)).toEqual([1, 2, 3]);
+        ac.abort(); // as if the process stopped after committing messages 1..2 only
+        return { nakDelayMs: 60_000 };
+      },
+      { signal: ac.signal, batch: 3 },
+    );
+    await restartDurableAt(f.jsm, f.names.kube, spec, 3);
+    const ac2 = new AbortController();
+    const seen: number[] = [];
+    const t0 = Date.now();
+    await within(
+      10_000,
+      consumeBatchesInOrder(
+        f.js,
+        f.names.kube,
+        spec.durable,
+        async (msgs) => {
+          seen.push(...numbers(msgs));
+          if (seen.length === 3) ac2.abort();
+          return 'ack';
+        },
+        { signal: ac2.signal, batch: 3 },
+      ),
+    );
+    expect(seen).toEqual([3, 4, 5]);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+  });
+
+  it('returns at once for an aborted signal', async () => {
+    await within(1_000, consumeBatchesInOrder(f.js, f.names.kube, spec.durable, async () => 'ack', { signal: AbortSignal.abort(), batch: 3 }));
+  });
+});

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { deepFreeze, makeNode, makePod, makeService } from '@slicemesh/testing';
+import { kubeObjectSubject, partitionOf } from '@slicemesh/nats';
+import { decodeKubeMessage } from './envelope.ts';
+import type { RawKubeMessage } from './envelope.ts';
+import { atVersion, envelopeOf, rawMessage, subjectOf } from './testing/kube-events.ts';
+
+const ctx = { cluster: 'c1', partitions: 4, prefix: '' };
+const svc = atVersion(makeService('web', { namespace: 'shop' }), 7);
+const pod = atVersion(makePod('web-1', { namespace: 'shop' }), 8);
+const node = atVersion(makeNode('n1', { zone: 'a' }), 9);
+const at = (o: Parameters<typeof subjectOf>[0]) => subjectOf(o, { partitions: 4 });
+
+const msg = (subject: string, data: unknown): RawKubeMessage => deepFreeze({ subject, data });
+
+interface Case {
+  readonly name: string;
+  readonly msg: RawKubeMessage;
+  /** Expected rejection field and a fragment of the reason; undefined = accepted. */
+  readonly field?: string | null;
+  readonly reason?: RegExp;
+}
+
+const cases: readonly Case[] = [
+  { name: 'accepts a Service upsert on its own subject', msg: msg(at(svc), envelopeOf(svc)) },
+  { name: 'accepts a Pod delete', msg: msg(at(pod), envelopeOf(pod, { type: 'Deleted.v1' })) },
+  { name: 'accepts a Node on the node subject', msg: msg(at(node), envelopeOf(node)) },
+  { name: 'rejects a body that is not JSON', msg: rawMessage(1, at(svc), '{"type":'), field: null, reason: /^body is not JSON/ },
+  { name: 'rejects a subject that is not a kube subject', msg: msg('kube.c1.0.widget.shop.web', envelopeOf(svc)), field: 'subject', reason: /unknown kind token/ },
+  { name: 'rejects a subject with a raw dot in a name (not one token)', msg: msg('kube.c1.0.service.shop.we.b', envelopeOf(svc)), field: 'subject', reason: /6 tokens/ },
+  { name: 'rejects another cluster', msg: msg(subjectOf(svc, { cluster: 'c2', partitions: 4 }), envelopeOf(svc, { cluster: 'c2' })), field: 'subject', reason: /not this slicer's/ },
+  { name: 'rejects an unknown event type', msg: msg(at(svc), { ...envelopeOf(svc), type: 'Patched.v1' }), field: 'type', reason: /Upserted\.v1 or Deleted\.v1/ },
+  { name: 'rejects an envelope cluster that differs from the subject', msg: msg(at(svc), { ...envelopeOf(svc), cluster: 'c9' }), field: 'cluster' },
+  { name: 'rejects an unsupported kind', msg: msg(at(svc), { ...envelopeOf(svc), kind: 'EndpointSlice' }), field: 'kind' },
+  { name: 'rejects a kind that does not match the subject', msg: msg(at(svc), { ...envelopeOf(pod) }), field: 'kind', reason: /does not match the subject's kind Service/ },
+  {
+    name: 'rejects an invalid object with the validator field',
+    msg: msg(at(svc), envelopeOf({ ...svc, spec: { ...svc.spec, ports: [{ name: 'http', port: 70000, protocol: 'TCP' }] } })),
+    field: 'object.spec.ports[0].port',
+  },
+  {
+    name: 'rejects a hostile name that the validator refuses',
+    msg: msg(
+      kubeObjectSubject({ cluster: 'c1', partition: partitionOf('shop', 4), kind: 'Service', namespace: 'shop', name: 'a.b*c >' }, {}),
+      envelopeOf({ ...svc, metadata: { ...svc.metadata, name: 'a.b*c >' } }),
+    ),
+    field: 'object.metadata.name',
+  },
+  {
+    name: 'rejects an object whose name differs from the subject',
+    msg: msg(at(svc), envelopeOf({ ...svc, metadata: { ...svc.metadata, name: 'other' } })),
+    field: 'object.metadata.name',
+    reason: /does not match the subject's name/,
+  },
+  {
+    name: 'rejects an object whose namespace differs from the subject',
+    msg: msg(at(svc), envelopeOf({ ...svc, metadata: { ...svc.metadata, namespace: 'other' } })),
+    field: 'object.metadata.namespace',
+  },
+  {
+    name: 'rejects a namespace published under the wrong partition',
+    msg: msg(kubeObjectSubject({ cluster: 'c1', partition: (partitionOf('shop', 4) + 1) % 4, kind: 'Service', namespace: 'shop', name: 'web' }, {}), envelopeOf(svc)),
+    field: 'subject',
+    reason: /PARTITIONS/,
+  },
+  { name: 'rejects an object without resourceVersion', msg: msg(at(svc), envelopeOf(makeService('web', { namespace: 'shop' }))), field: 'object.metadata.resourceVersion' },
+  { name: 'rejects a body that is an array', msg: msg(at(svc), [envelopeOf(svc)]), field: null, reason: /JSON object/ },
+];
+
+describe('decodeKubeMessage', () => {
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const d = decodeKubeMessage(tc.msg, ctx);
+      if (tc.field === undefined) {
+        expect(d.ok).toBe(true);
+        return;
+      }
+      expect(d.ok).toBe(false);
+      if (d.ok) return;
+      expect(d.rejection.field).toBe(tc.field ?? undefined);
+      if (tc.reason) expect(d.rejection.reason).toMatch(tc.reason);
+    });
+  }
+
+  it('returns the normalised object with namespace, name, uid and resourceVersion', () => {
+    const d = decodeKubeMessage(msg(at(pod), envelopeOf(pod, { type: 'Deleted.v1' })), ctx);
+    expect(d.ok && d.change).toMatchObject({ type: 'Deleted.v1', kind: 'Pod', cluster: 'c1', namespace: 'shop', name: 'web-1', uid: 'uid-pod-web-1', resourceVersion: '8' });
+  });
+
+  it('gives nodes the empty namespace', () => {
+    const d = decodeKubeMessage(msg(at(node), envelopeOf(node)), ctx);
+    expect(d.ok && d.change.namespace).toBe('');
+  });
+});

@@ -1,0 +1,13 @@
+// @slicemesh/slicer: the EndpointSlice and mirroring controllers over the KUBE event log.
+export * from './config.ts';
+export * from './slicer.ts';
+export * from './envelope.ts';
+export * from './affected.ts';
+export * from './ingest.ts';
+export * from './plan.ts';
+export * from './reconcile.ts';
+export * from './relay.ts';
+export * from './kube-log.ts';
+export * from './replay.ts';
+export type * from './ports.ts';
+export type { SlicerMetrics } from './metrics.ts';

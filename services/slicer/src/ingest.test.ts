@@ -1,0 +1,223 @@
+import { describe, expect, it } from 'vitest';
+import { deepFreeze, makeEndpoints, makeNode, makePod, makeService } from '@slicemesh/testing';
+import { partitionOf } from '@slicemesh/nats';
+import type { IngestDeps, IngestMessage, IngestOutcome } from './ingest.ts';
+import { ingestBatch, ingestMessage } from './ingest.ts';
+import type { RejectedMessage } from './ports.ts';
+import { MemoryStore } from './testing/memory-store.ts';
+import { atVersion, kubeMessage, rawMessage, subjectOf } from './testing/kube-events.ts';
+
+const C = 'offsets/p0';
+const PARTITIONS = 1;
+
+function setup(o: { batchPeriodMs?: number; partitions?: number; owned?: (p: number) => boolean; failDeadLetters?: boolean } = {}) {
+  const store = new MemoryStore();
+  const letters: RejectedMessage[] = [];
+  const deps: IngestDeps = {
+    store: store.ingest,
+    deadLetters: {
+      publish: async (l) => {
+        if (o.failDeadLetters) throw new Error('DLQ unavailable');
+        letters.push(l);
+      },
+    },
+    cluster: 'c1',
+    partitions: o.partitions ?? PARTITIONS,
+    prefix: '',
+    ownsPartition: o.owned ?? (() => true),
+    batchPeriodMs: o.batchPeriodMs ?? 0,
+  };
+  return { store, letters, deps };
+}
+
+const web = atVersion(makeService('web', { selector: { app: 'web' } }), 10);
+const api = atVersion(makeService('api', { selector: { app: 'api' } }), 11);
+const bare = atVersion(makeService('bare', { selector: null }), 12);
+const n1 = atVersion(makeNode('node-1', { zone: 'a' }), 13);
+const p1 = atVersion(makePod('p1', { labels: { app: 'web' }, nodeName: 'node-1' }), 20);
+const p2 = atVersion(makePod('p2', { labels: { app: 'api' }, nodeName: 'node-2' }), 21);
+
+interface Case {
+  readonly name: string;
+  /** Applied first (seq 1..n). */
+  readonly before: readonly IngestMessage[];
+  readonly msg: IngestMessage;
+  readonly want: Omit<Partial<IngestOutcome>, 'keys'> & { keys: readonly string[] };
+  readonly batchPeriodMs?: number;
+  /** Dead-letter field expected, if any. */
+  readonly deadLetterField?: string;
+}
+
+const seqd = (msgs: readonly IngestMessage[]): IngestMessage[] => msgs.map((m, i) => ({ ...m, seq: i + 1 }));
+
+const cases: readonly Case[] = [
+  { name: 'A.12.1 a Service change marks the Service itself at once', before: [], msg: kubeMessage(10, web), want: { result: 'applied', keys: ['default/web'], delayMs: 0 } },
+  {
+    name: 'A.12.2 a pod add marks the matching Services after the batch period',
+    before: seqd([kubeMessage(0, web), kubeMessage(0, api)]),
+    msg: kubeMessage(10, p1),
+    batchPeriodMs: 1000,
+    want: { result: 'applied', keys: ['default/web'], delayMs: 1000 },
+  },
+  {
+    name: 'A.12.2 a pod update that changes nothing endpoint-relevant marks nothing',
+    before: seqd([kubeMessage(0, web), kubeMessage(0, p1)]),
+    msg: kubeMessage(10, atVersion(p1, 30)),
+    want: { result: 'applied', keys: [] },
+  },
+  {
+    name: 'A.12.2 a relabelled pod marks the Services it left and joined',
+    before: seqd([kubeMessage(0, web), kubeMessage(0, api), kubeMessage(0, p1)]),
+    msg: kubeMessage(10, atVersion({ ...p1, metadata: { ...p1.metadata, labels: { app: 'api' } } }, 30)),
+    want: { result: 'applied', keys: ['default/api', 'default/web'] },
+  },
+  {
+    name: 'A.12.2 a pod delete marks the Services that selected it',
+    before: seqd([kubeMessage(0, web), kubeMessage(0, p1)]),
+    msg: kubeMessage(10, atVersion(p1, 31), { type: 'Deleted.v1' }),
+    want: { result: 'applied', keys: ['default/web'] },
+  },
+  {
+    name: 'a delete of a pod never seen still marks by its final labels',
+    before: seqd([kubeMessage(0, web)]),
+    msg: kubeMessage(10, atVersion(p1, 31), { type: 'Deleted.v1' }),
+    want: { result: 'applied', keys: ['default/web'] },
+  },
+  {
+    name: 'an older resourceVersion (a second watcher, a late duplicate) is stale and marks nothing',
+    before: seqd([kubeMessage(0, web), kubeMessage(0, atVersion(p1, 40))]),
+    msg: kubeMessage(10, atVersion(p1, 39)),
+    want: { result: 'stale', keys: [] },
+  },
+  {
+    name: 'a stale upsert never resurrects a deleted object',
+    before: seqd([kubeMessage(0, web), kubeMessage(0, atVersion(p1, 40), { type: 'Deleted.v1' })]),
+    msg: kubeMessage(10, atVersion(p1, 39)),
+    want: { result: 'stale', keys: [] },
+  },
+  { name: 'redelivery: seq at or below the offset is skipped', before: seqd([kubeMessage(0, web), kubeMessage(0, api)]), msg: kubeMessage(2, atVersion(api, 99)), want: { result: 'duplicate', keys: [] } },
+  {
+    name: 'B.5 Endpoints of a selectorless Service mark it (mirroring)',
+    before: seqd([kubeMessage(0, bare)]),
+    msg: kubeMessage(10, atVersion(makeEndpoints('bare'), 50)),
+    want: { result: 'applied', keys: ['default/bare'], delayMs: 0 },
+  },
+  { name: 'B.5 Endpoints of a Service with a selector mark nothing', before: seqd([kubeMessage(0, web)]), msg: kubeMessage(10, atVersion(makeEndpoints('web'), 50)), want: { result: 'applied', keys: [] } },
+  { name: 'B.5 Endpoints without a Service mark nothing', before: [], msg: kubeMessage(10, atVersion(makeEndpoints('web'), 50)), want: { result: 'applied', keys: [] } },
+  {
+    name: 'a node appearing marks the Services with pods on it',
+    before: seqd([kubeMessage(0, web), kubeMessage(0, api), kubeMessage(0, p1), kubeMessage(0, p2)]),
+    msg: kubeMessage(10, n1),
+    want: { result: 'applied', keys: ['default/web'], delayMs: 0 },
+  },
+  {
+    name: 'a node update without a zone change marks nothing',
+    before: seqd([kubeMessage(0, web), kubeMessage(0, p1), kubeMessage(0, n1)]),
+    msg: kubeMessage(10, atVersion(makeNode('node-1', { zone: 'a', cpu: '8' }), 60)),
+    want: { result: 'applied', keys: [] },
+  },
+  {
+    name: 'a node zone change marks the Services with pods on it',
+    before: seqd([kubeMessage(0, web), kubeMessage(0, p1), kubeMessage(0, n1)]),
+    msg: kubeMessage(10, atVersion(makeNode('node-1', { zone: 'b' }), 60)),
+    want: { result: 'applied', keys: ['default/web'] },
+  },
+  { name: 'a body that is not JSON is dead-lettered', before: [], msg: rawMessage(10, subjectOf(web), '{"type": "Upserted.v1",'), want: { result: 'dead-lettered', keys: [] } },
+  {
+    name: 'an invalid object is dead-lettered with the offending field',
+    before: [],
+    msg: kubeMessage(10, { ...web, spec: { ...web.spec, ports: [{ port: 0 }] } }),
+    want: { result: 'dead-lettered', keys: [] },
+    deadLetterField: 'object.spec.ports[0].port',
+  },
+];
+
+describe('ingestMessage', () => {
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const { store, letters, deps } = setup({ ...(tc.batchPeriodMs !== undefined ? { batchPeriodMs: tc.batchPeriodMs } : {}) });
+      for (const m of tc.before) await ingestMessage(C, m, deps);
+      const dirtyBefore = store.dirty;
+      // Typed arrays cannot be frozen; the parsed body can.
+      const out = await ingestMessage(C, { ...tc.msg, data: deepFreeze(tc.msg.data) }, deps);
+      const { keys, ...rest } = tc.want;
+      expect(out).toMatchObject(rest);
+      expect(out.keys.map((k) => `${k.namespace}/${k.name}`)).toEqual(keys);
+      // The marks are stored with the message's sequence (the key survives in dirty_services).
+      for (const k of out.keys) expect(store.dirty.find((d) => d.name === k.name)?.lastSeq).toBe(tc.msg.seq);
+      if (out.result === 'duplicate') expect(store.dirty).toEqual(dirtyBefore);
+      expect(store.offsets.get(C)).toBe(Math.max(tc.msg.seq, tc.before.length));
+      expect(letters.map((l) => l.field)).toEqual(tc.want.result === 'dead-lettered' ? [tc.deadLetterField] : []);
+    });
+  }
+
+  it('a dead letter keeps the raw bytes, subject and sequence, and is not repeated on redelivery', async () => {
+    const { letters, deps } = setup();
+    const bad = rawMessage(3, subjectOf(web), 'not json');
+    expect((await ingestMessage(C, bad, deps)).result).toBe('dead-lettered');
+    expect((await ingestMessage(C, bad, deps)).result).toBe('duplicate');
+    expect(letters).toHaveLength(1);
+    expect(letters[0]).toMatchObject({ subject: subjectOf(web), seq: 3 });
+    expect(new TextDecoder().decode(letters[0]?.raw)).toBe('not json');
+    expect(letters[0]?.reason).toMatch(/^body is not JSON/);
+  });
+
+  it('a dead-letter failure rejects and leaves the offset, so the message is retried', async () => {
+    const { store, deps } = setup({ failDeadLetters: true });
+    await expect(ingestMessage(C, rawMessage(3, subjectOf(web), 'x'), deps)).rejects.toThrow(/DLQ unavailable/);
+    expect(store.offsets.get(C)).toBeUndefined();
+  });
+
+  it('a store failure rejects and applies nothing (one transaction)', async () => {
+    const { store, deps } = setup();
+    store.failNext = 1;
+    await expect(ingestMessage(C, kubeMessage(1, web), deps)).rejects.toThrow(/injected/);
+    expect(store.objects).toEqual([]);
+    expect(store.dirty).toEqual([]);
+    expect((await ingestMessage(C, kubeMessage(1, web), deps)).result).toBe('applied');
+  });
+
+  it('node changes only mark Services of owned partitions', async () => {
+    const partitions = 8;
+    const a = atVersion(makeService('web', { namespace: 'ns-a' }), 1);
+    const b = atVersion(makeService('web', { namespace: 'ns-b' }), 2);
+    const pa = atVersion(makePod('pa', { namespace: 'ns-a', labels: { app: 'web' } }), 3);
+    const pb = atVersion(makePod('pb', { namespace: 'ns-b', labels: { app: 'web' } }), 4);
+    expect(partitionOf('ns-a', partitions)).not.toBe(partitionOf('ns-b', partitions));
+    const { deps } = setup({ partitions, owned: (p) => p === partitionOf('ns-a', partitions) });
+    let seq = 0;
+    for (const obj of [a, b, pa, pb]) await ingestMessage(C, kubeMessage(++seq, obj, { partitions }), deps);
+    const out = await ingestMessage(C, kubeMessage(++seq, atVersion(makeNode('node-1'), 5), { partitions }), deps);
+    expect(out.keys).toEqual([{ cluster: 'c1', namespace: 'ns-a', name: 'web' }]);
+  });
+
+  it('marks keep the first and last sequence across events until cleared', async () => {
+    const { store, deps } = setup();
+    await ingestMessage(C, kubeMessage(5, web), deps);
+    await ingestMessage(C, kubeMessage(9, atVersion(web, 11)), deps);
+    expect(store.dirty).toEqual([{ cluster: 'c1', namespace: 'default', name: 'web', sinceSeq: 5, lastSeq: 9 }]);
+  });
+
+  it('a batch commits every message and one offset in one transaction, skipping what was applied', async () => {
+    const { store, letters, deps } = setup();
+    await ingestMessage(C, kubeMessage(2, web), deps);
+    const outs = await ingestBatch(C, [kubeMessage(2, web), kubeMessage(3, p1), rawMessage(4, subjectOf(web), 'not json'), kubeMessage(5, api)], deps);
+    expect(outs.map((o) => o.result)).toEqual(['duplicate', 'applied', 'dead-lettered', 'applied']);
+    expect(store.offsets.get(C)).toBe(5);
+    expect(letters.map((l) => l.seq)).toEqual([4]);
+    expect(store.dirty.map((d) => d.name).sort()).toEqual(['api', 'web']);
+  });
+
+  it('a failing batch applies none of its messages, and its retry applies all of them once', async () => {
+    const { store, letters, deps } = setup();
+    const batch = [kubeMessage(1, web), rawMessage(2, subjectOf(web), 'x'), kubeMessage(3, p1)];
+    store.failNext = 1;
+    await expect(ingestBatch(C, batch, deps)).rejects.toThrow(/injected/);
+    expect(store.objects).toEqual([]);
+    expect(store.offsets.get(C)).toBeUndefined();
+    const outs = await ingestBatch(C, batch, deps);
+    expect(outs.map((o) => o.result)).toEqual(['applied', 'dead-lettered', 'applied']);
+    expect(store.offsets.get(C)).toBe(3);
+    expect(letters.map((l) => l.seq)).toEqual([2]);
+  });
+});

@@ -1,0 +1,103 @@
+// The pure heart of one reconcile: the stored view of a Service in, its final slice plan out.
+// Shared by the live reconcile and the replay check, so both compute slices the same way.
+
+import type { EndpointSlice, Endpoints, KubeEvent, Node, Pod, Service, SlicePlan } from '@slicemesh/model';
+import { LABEL_MANAGED_BY } from '@slicemesh/model';
+import { EMPTY_PLAN, finalizePlan, isSelectorless, planSlices, reconcileMirroring, selectPods } from '@slicemesh/slicing';
+
+/** Everything one reconcile of `namespace/name` reads. */
+export interface ServiceView {
+  readonly namespace: string;
+  readonly name: string;
+  /** undefined when the Service does not exist (or is deleted). */
+  readonly service: Service | undefined;
+  /** The same-named Endpoints (mirroring input); undefined when absent. */
+  readonly endpoints: Endpoints | undefined;
+  /** Live pods of the namespace (at least those the selector picks; others are ignored). */
+  readonly pods: readonly Pod[];
+  readonly nodes: ReadonlyMap<string, Node>;
+  /** Slices labelled with this Service's name, every managed-by value. */
+  readonly slices: readonly EndpointSlice[];
+  /** Names new slices must avoid besides `slices` (other slices of the namespace). */
+  readonly takenNames: readonly string[];
+}
+
+export interface PlanOptions {
+  readonly managedBy: string;
+  readonly maxEndpointsPerSlice: number;
+  /**
+   * The trigger time (A.10) for a Service with a selector and its selected pods; null removes
+   * the annotation. Called at most once per plan.
+   */
+  readonly triggerTime: (service: Service, selectedPods: readonly Pod[]) => string | null;
+}
+
+export type PlanMode =
+  /** The EndpointSlice reconciler ran (Service with a selector). */
+  | 'selector'
+  /** The Service has no selector (or is ExternalName): only mirroring can give it slices. */
+  | 'mirroring'
+  /** The Service is gone: its slices are deleted, as garbage collection would. */
+  | 'absent';
+
+export interface ServicePlan {
+  /** Final: recycled and named. `unchanged` lists slices left alone. */
+  readonly plan: SlicePlan;
+  readonly mode: PlanMode;
+  /** Non-fatal problems (A.3.4 pod on an unknown node): write the plan, retry with backoff. */
+  readonly errors: readonly string[];
+  /** Warnings mirroring would record on the Endpoints (B.2.5, B.2.6). */
+  readonly events: readonly KubeEvent[];
+}
+
+function concat(a: SlicePlan, b: SlicePlan): SlicePlan {
+  return { create: [...a.create, ...b.create], update: [...a.update, ...b.update], delete: [...a.delete, ...b.delete], unchanged: [...a.unchanged, ...b.unchanged] };
+}
+
+// finalizePlan only reads the names of the slices it must avoid.
+function nameOnly(name: string): EndpointSlice {
+  return { kind: 'EndpointSlice', metadata: { name }, addressType: 'IPv4', endpoints: [], ports: [] };
+}
+
+/**
+ * Plans one Service key:
+ * - Service with a selector (not ExternalName): selectPods → planSlices → finalizePlan (A);
+ *   mirrored slices of the name are deleted (B.1.4). Hints are not computed here: the hints
+ *   service adds them downstream.
+ * - Service without a selector, or ExternalName: reconcileMirroring with the same-named
+ *   Endpoints (B); slices of the EndpointSlice controller are left alone (A.1.2).
+ * - No Service: every slice of the name managed by `managedBy` or by mirroring is deleted
+ *   (A.1.3: upstream's garbage collector does this through ownerReferences).
+ * With no slices, pods or Endpoints the plan is empty (or a placeholder, A.7.4).
+ */
+export function planService(view: ServiceView, opts: PlanOptions): ServicePlan {
+  const mirroring = reconcileMirroring({ endpoints: view.endpoints ?? null, service: view.service ?? null, existingSlices: view.slices });
+  const mirrorEvents = mirroring.mirrored ? mirroring.events : [];
+  const service = view.service;
+  if (service === undefined) {
+    const ours = view.slices.filter((s) => s.metadata.labels?.[LABEL_MANAGED_BY] === opts.managedBy);
+    return { plan: concat({ ...EMPTY_PLAN, delete: ours }, mirroring.plan), mode: 'absent', errors: [], events: [] };
+  }
+  // A.1.2: the same test planSlices applies before doing anything.
+  if (service.spec.type === 'ExternalName' || isSelectorless(service)) return { plan: mirroring.plan, mode: 'mirroring', errors: [], events: mirrorEvents };
+  const selected = selectPods(service, view.pods);
+
+  const triggerTime = opts.triggerTime(service, selected);
+  const result = planSlices({
+    service,
+    pods: selected,
+    nodes: view.nodes,
+    existingSlices: view.slices,
+    maxEndpointsPerSlice: opts.maxEndpointsPerSlice,
+    managedBy: opts.managedBy,
+    triggerTime,
+  });
+  const taken = [...view.slices, ...view.takenNames.map(nameOnly)];
+  const plan = finalizePlan(result.plan, { service, existingSlices: taken, triggerTime });
+  return { plan: concat(plan, mirroring.plan), mode: 'selector', errors: result.errors, events: mirrorEvents };
+}
+
+/** True when the plan writes nothing. */
+export function isEmptyPlan(plan: SlicePlan): boolean {
+  return plan.create.length === 0 && plan.update.length === 0 && plan.delete.length === 0;
+}

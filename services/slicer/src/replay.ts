@@ -1,0 +1,251 @@
+// The replay check: rebuild a Service's slices from the KUBE log alone and compare them with
+// what the slicer recorded. For every `reconciles` row (in order) the projection is rebuilt
+// from the log up to the view that reconcile read (partition messages ≤ kube_seq_to, node
+// messages ≤ the bound in its reconcile ID), the same pure core (plan.ts) runs, and its writes
+// must match the row's counts and its SLICES message; at the end the replayed slices must
+// equal the stored ones, names included.
+//
+// Not compared: the last-change-trigger-time annotation. Like upstream's, the slicer keeps
+// trigger-time state in memory (A.10), so it depends on which syncs one process saw; the
+// replay runs its own tracker and strips the annotation on both sides.
+// Also assumed: a reconcile's new names did not collide with another Service's slices (the
+// live reconcile avoids every name in the namespace; the replay only knows this Service's).
+
+import type { EndpointSlice, Endpoints, Node, Pod, Service } from '@slicemesh/model';
+import { ANNOTATION_TRIGGER_TIME, LABEL_SERVICE_NAME } from '@slicemesh/model';
+import type { Db, KubeObjectRow, StoredReconcile } from '@slicemesh/db';
+import { loadReconciles, loadSlices, supersedes } from '@slicemesh/db';
+import type { JetStreamClient, StreamNames } from '@slicemesh/nats';
+import { kubeNodesFilter, partitionOf, slicesSubject } from '@slicemesh/nats';
+import { TriggerTimeTracker } from '@slicemesh/slicing';
+import { DELETED, decodeKubeMessage } from './envelope.ts';
+import type { LogMessage } from './kube-log.ts';
+import { kubeNamespaceFilter, readKubeLog } from './kube-log.ts';
+import { isEmptyPlan, planService } from './plan.ts';
+import type { SliceChangedMessage } from './reconcile.ts';
+import { SLICE_CHANGED, parseReconcileID } from './reconcile.ts';
+import { applySliceChangesInMemory } from './slice-memory.ts';
+
+export interface ReplayInput {
+  readonly cluster: string;
+  readonly namespace: string;
+  readonly service: string;
+  readonly partitions: number;
+  /** Stream subject prefix. */
+  readonly prefix: string;
+  readonly managedBy: string;
+  readonly maxEndpointsPerSlice: number;
+  /** The Service's replay records, in id order. */
+  readonly records: readonly Pick<StoredReconcile, 'id' | 'kubeSeqTo' | 'reconcileId' | 'created' | 'updated' | 'deleted'>[];
+  /** KUBE messages of the Service's namespace (its partition's subjects), any order. */
+  readonly namespaceLog: readonly LogMessage[];
+  /** KUBE node messages, any order. */
+  readonly nodeLog: readonly LogMessage[];
+  /** The SLICES messages the slicer queued for this Service, in order. */
+  readonly published: readonly SliceChangedMessage[];
+  /** The Service's slices as stored now. */
+  readonly stored: readonly EndpointSlice[];
+}
+
+export interface ReplayStep {
+  readonly id: number;
+  readonly reconcileID: string;
+  readonly created: number;
+  readonly updated: number;
+  readonly deleted: number;
+  /** Empty when the step matched. */
+  readonly problems: readonly string[];
+}
+
+export interface ReplayReport {
+  /** True when every step and the final state matched. */
+  readonly ok: boolean;
+  readonly steps: readonly ReplayStep[];
+  /** Every problem, step problems prefixed with the record id. */
+  readonly problems: readonly string[];
+  /** The replayed slices, sorted by name. */
+  readonly slices: readonly EndpointSlice[];
+}
+
+const objKey = (r: Pick<KubeObjectRow, 'kind' | 'namespace' | 'name'>): string => `${r.kind}/${r.namespace}/${r.name}`;
+
+/** A projection fed in sequence order, the newer-resourceVersion guard included. */
+class Projection {
+  readonly rows = new Map<string, KubeObjectRow>();
+  constructor(private readonly input: ReplayInput) {}
+
+  apply(m: LogMessage): void {
+    const d = decodeKubeMessage(m, { cluster: this.input.cluster, partitions: this.input.partitions, prefix: this.input.prefix });
+    if (!d.ok) return; // the live slicer dead-lettered it
+    const c = d.change;
+    const row: KubeObjectRow = { ...c, deleted: c.type === DELETED, body: c.object, kubeSeq: m.seq };
+    const stored = this.rows.get(objKey(row));
+    if (stored === undefined || supersedes(row, stored)) this.rows.set(objKey(row), row);
+  }
+
+  live<T>(kind: string, namespace?: string): T[] {
+    return [...this.rows.values()]
+      .filter((r) => r.kind === kind && !r.deleted && (namespace === undefined || r.namespace === namespace))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((r) => r.body as T);
+  }
+}
+
+/** Cursor over one log: applies messages up to a bound; rewinds (rebuild) if a bound goes back. */
+class Cursor {
+  private next = 0;
+  private bound = 0;
+  constructor(private readonly log: readonly LogMessage[]) {}
+  /** False when `to` is below the last bound (the projection must be rebuilt). */
+  advance(to: number, apply: (m: LogMessage) => void): boolean {
+    if (to < this.bound) return false;
+    this.bound = to;
+    while (this.next < this.log.length && (this.log[this.next] as LogMessage).seq <= to) apply(this.log[this.next++] as LogMessage);
+    return true;
+  }
+}
+
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v !== null && typeof v === 'object') {
+    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]));
+  }
+  return v;
+}
+
+/** The slice as compared: JSON round trip, keys sorted, trigger-time annotation removed. */
+export function comparableSlice(s: EndpointSlice): string {
+  const plain = JSON.parse(JSON.stringify(s)) as { metadata: { annotations?: Record<string, string> } };
+  if (plain.metadata.annotations) {
+    delete plain.metadata.annotations[ANNOTATION_TRIGGER_TIME];
+    if (Object.keys(plain.metadata.annotations).length === 0) delete plain.metadata.annotations;
+  }
+  return JSON.stringify(canonical(plain));
+}
+
+function compareSets(what: string, replayed: readonly EndpointSlice[], recorded: readonly EndpointSlice[]): string[] {
+  const a = new Map(replayed.map((s) => [s.metadata.name, comparableSlice(s)]));
+  const b = new Map(recorded.map((s) => [s.metadata.name, comparableSlice(s)]));
+  const problems: string[] = [];
+  for (const name of [...new Set([...a.keys(), ...b.keys()])].sort()) {
+    const x = a.get(name);
+    const y = b.get(name);
+    if (x === undefined) problems.push(`${what}: slice ${name} is recorded but the replay did not produce it`);
+    else if (y === undefined) problems.push(`${what}: the replay produced slice ${name}, which is not recorded`);
+    else if (x !== y) problems.push(`${what}: slice ${name} differs: replayed ${x} recorded ${y}`);
+  }
+  return problems;
+}
+
+const byName = (a: EndpointSlice, b: EndpointSlice): number => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0);
+
+/**
+ * Replays one Service (see the file comment). With no records and no stored slices the report
+ * is ok with no steps. Never throws for mismatches; they are listed in `problems`.
+ */
+export function replayService(input: ReplayInput): ReplayReport {
+  const nsLog = [...input.namespaceLog].sort((a, b) => a.seq - b.seq);
+  const nodeLog = [...input.nodeLog].sort((a, b) => a.seq - b.seq);
+  let projection = new Projection(input);
+  let nsCursor = new Cursor(nsLog);
+  let nodeCursor = new Cursor(nodeLog);
+  const slices = new Map<string, EndpointSlice>();
+  const tracker = new TriggerTimeTracker();
+  const published = new Map<string, SliceChangedMessage>();
+  for (const p of input.published) published.set(p.reconcileID, p);
+  const steps: ReplayStep[] = [];
+
+  for (const rec of input.records) {
+    const to = rec.kubeSeqTo;
+    const nodesTo = parseReconcileID(rec.reconcileId)?.nodesTo ?? to;
+    // The two logs touch disjoint objects, so each is applied in its own order; a bound that
+    // moved back (records out of view order) means a rebuild from the start.
+    const apply = (m: LogMessage): void => projection.apply(m);
+    if (!nsCursor.advance(to, apply) || !nodeCursor.advance(nodesTo, apply)) {
+      projection = new Projection(input);
+      nsCursor = new Cursor(nsLog);
+      nodeCursor = new Cursor(nodeLog);
+      nsCursor.advance(to, apply);
+      nodeCursor.advance(nodesTo, apply);
+    }
+    const own = [...slices.values()].filter((s) => s.metadata.labels?.[LABEL_SERVICE_NAME] === input.service).sort(byName);
+    const planned = planService(
+      {
+        namespace: input.namespace,
+        name: input.service,
+        service: projection.live<Service>('Service', input.namespace).find((s) => s.metadata.name === input.service),
+        endpoints: projection.live<Endpoints>('Endpoints', input.namespace).find((e) => e.metadata.name === input.service),
+        pods: projection.live<Pod>('Pod', input.namespace),
+        nodes: new Map(projection.live<Node>('Node').map((n) => [n.metadata.name, n])),
+        slices: own,
+        takenNames: [],
+      },
+      { managedBy: input.managedBy, maxEndpointsPerSlice: input.maxEndpointsPerSlice, triggerTime: (svc, pods) => tracker.computeTriggerTime(svc, pods) },
+    );
+    const applied = isEmptyPlan(planned.plan)
+      ? { created: [], updated: [], deleted: [] }
+      : applySliceChangesInMemory(slices, { cluster: input.cluster, create: planned.plan.create, update: planned.plan.update, delete: planned.plan.delete });
+    const counts = { created: applied.created.length, updated: applied.updated.length, deleted: applied.deleted.length };
+    const problems: string[] = [];
+    for (const k of ['created', 'updated', 'deleted'] as const) {
+      if (counts[k] !== rec[k]) problems.push(`${k}: replayed ${counts[k]}, recorded ${rec[k]}`);
+    }
+    const msg = published.get(rec.reconcileId);
+    const changed = counts.created + counts.updated + counts.deleted > 0;
+    if (changed && msg === undefined) problems.push('no SLICES message was recorded for this reconcile');
+    if (!changed && msg !== undefined) problems.push('a SLICES message was recorded, but the replay changed nothing');
+    if (msg !== undefined) {
+      problems.push(...compareSets('SLICES upserts', [...applied.created, ...applied.updated], msg.upserts));
+      const deletes = applied.deleted.map((s) => s.metadata.name).sort();
+      if (JSON.stringify(deletes) !== JSON.stringify([...msg.deletes].sort())) problems.push(`SLICES deletes: replayed ${JSON.stringify(deletes)}, recorded ${JSON.stringify(msg.deletes)}`);
+    }
+    steps.push({ id: rec.id, reconcileID: rec.reconcileId, ...counts, problems });
+  }
+
+  const finalSlices = [...slices.values()].filter((s) => s.metadata.labels?.[LABEL_SERVICE_NAME] === input.service).sort(byName);
+  const problems = [...steps.flatMap((s) => s.problems.map((p) => `reconcile ${s.id} (${s.reconcileID}): ${p}`)), ...compareSets('final state', finalSlices, input.stored)];
+  return { ok: problems.length === 0, steps, problems, slices: finalSlices };
+}
+
+export interface ReplayLogDeps {
+  readonly db: Db;
+  readonly js: JetStreamClient;
+  readonly names: StreamNames;
+  readonly cluster: string;
+  readonly partitions: number;
+  readonly managedBy: string;
+  readonly maxEndpointsPerSlice: number;
+}
+
+/**
+ * Loads what replayService needs for `namespace/name` (records and stored slices from Postgres,
+ * the namespace's and the nodes' KUBE messages from NATS, the SLICES messages from the outbox)
+ * and replays it.
+ */
+export async function replayServiceLog(deps: ReplayLogDeps, key: { readonly namespace: string; readonly name: string }): Promise<ReplayReport> {
+  const { db, cluster, names } = deps;
+  const records = await loadReconciles(db, cluster, key.namespace, key.name);
+  const to = Math.max(0, ...records.map((r) => r.kubeSeqTo));
+  const nodesTo = Math.max(0, ...records.map((r) => parseReconcileID(r.reconcileId)?.nodesTo ?? r.kubeSeqTo));
+  const partition = partitionOf(key.namespace, deps.partitions);
+  const namespaceLog = await readKubeLog(deps.js, names.kube, kubeNamespaceFilter(cluster, partition, key.namespace, names), to);
+  const nodeLog = await readKubeLog(deps.js, names.kube, kubeNodesFilter(cluster, names), nodesTo);
+  const subject = slicesSubject({ cluster, namespace: key.namespace, service: key.name }, names);
+  const rows = await db.selectFrom('outbox').select('payload').where('subject', '=', subject).orderBy('id').execute();
+  const published = rows.map((r) => r.payload as SliceChangedMessage).filter((p) => p.type === SLICE_CHANGED);
+  const stored = await loadSlices(db, cluster, key.namespace, key.name);
+  return replayService({
+    cluster,
+    namespace: key.namespace,
+    service: key.name,
+    partitions: deps.partitions,
+    prefix: names.prefix,
+    managedBy: deps.managedBy,
+    maxEndpointsPerSlice: deps.maxEndpointsPerSlice,
+    records,
+    namespaceLog,
+    nodeLog,
+    published,
+    stored,
+  });
+}
