@@ -187,4 +187,14 @@ describe('consumeLoop', () => {
     }, { signal: AbortSignal.abort() });
     expect(called).toBe(false);
   });
+
+  it('an abort that arrives while the subscription is being set up still stops the loop', async () => {
+    const durable = `e${f.id}`;
+    await ensureDurable(f.jsm, f.names.kube, { durable, filterSubject: kubePartitionFilter('c', 0, f.names) });
+    const ac = new AbortController();
+    const loop = consumeLoop(f.js, f.names.kube, durable, () => Promise.resolve('ack'), { signal: ac.signal });
+    ac.abort(); // the loop is awaiting its consumer now, before it listens for the abort
+    const outcome = await Promise.race([loop.then(() => 'stopped'), new Promise((r) => setTimeout(() => r('still running'), 5_000))]);
+    expect(outcome).toBe('stopped');
+  });
 });

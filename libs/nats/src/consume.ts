@@ -148,6 +148,7 @@ export async function consumeLoop(
   const messages = await consumer.consume({ max_messages: opts.batch ?? 100 });
   const stop = () => void messages.close();
   signal.addEventListener('abort', stop, { once: true });
+  if (signal.aborted) stop(); // aborted during the awaits above: the listener came too late
   try {
     for await (const m of messages) {
       if (signal.aborted) break;
