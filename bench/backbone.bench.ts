@@ -299,7 +299,7 @@ function diffResults(a: Record<string, number>, b: Record<string, number>): stri
 }
 
 async function pipeline(js: JetStreamFixture, db: TestDb, quick: boolean, closers: (() => Promise<void>)[]): Promise<Row[]> {
-  const services = quick ? 50 : 100;
+  const services = quick ? 50 : 200;
   const podsPerService = 20;
   const rows: Row[] = [];
   const level = 'silent' as const;
@@ -378,7 +378,7 @@ async function pipeline(js: JetStreamFixture, db: TestDb, quick: boolean, closer
   let ready = true; // every pod is unready after the burst: flip them back first
   let cursor = 0;
   for (const target of quick ? [25, 100] : [25, 50, 100, 200]) {
-    const seconds = quick ? 4 : 6;
+    const seconds = quick ? 4 : 10;
     const n = target * seconds;
     const [k0, r0] = [await kubeCount(), await reconcileResults(slicer)];
     tracker.samples = [];

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { DpServicePort, DpState, IptablesRenderResult } from '@slicemesh/dataplane';
-import { renderIptables, renderIptablesFull, renderNftablesFull, renderNftablesUpdate } from '@slicemesh/dataplane';
+import { renderIptables, renderIptablesFull, renderIptablesJumps, renderNftablesFull, renderNftablesUpdate } from '@slicemesh/dataplane';
 import type { Endpoint, EndpointSlice, Node, Service } from '@slicemesh/model';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_ZONE, MANAGED_BY_CONTROLLER } from '@slicemesh/model';
 import type { KvChange } from '@slicemesh/nats';
@@ -141,29 +141,57 @@ function kernelUnavailable(): string | null {
 async function kernelRuns(kind: 'iptables' | 'nftables', world: World, dir: string, rows: Row[]): Promise<void> {
   const id = `smb${kind[0]}${process.pid}`;
   const [agentNs, directNs] = [`${id}a`, `${id}d`];
+  const removeAll = (): void => {
+    for (const ns of [agentNs, directNs]) spawnSync('ip', ['netns', 'delete', ns], { stdio: 'ignore' });
+  };
+  process.once('exit', removeAll); // a crash or Ctrl-C must not leave namespaces behind
   for (const ns of [agentNs, directNs]) {
     spawnSync('ip', ['netns', 'add', ns]);
     spawnSync('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
   }
+  const progress = (what: string) => process.stderr.write(`proxy bench: ${kind} ${what}\n`);
   try {
+    progress(`full sync of ${world.services.length} services${kind === 'iptables' ? ' (iptables-restore --noflush takes minutes at 10k)' : ''}`);
     const exec = netnsExec(spawnExec({ timeoutMs: 600_000 }), agentNs);
     const backend: Backend =
       kind === 'iptables'
         ? new IptablesBackend({ restorer: new IptablesRestorer({ exec }), clock: realClock, jumpCheckIntervalMs: 30_000 })
         : new NftablesBackend({ nft: new NftApplier({ exec }) });
-    const tool = kind === 'iptables' ? 'iptables-restore --noflush' : 'nft -f';
+    const tool = kind === 'iptables' ? 'iptables-restore --noflush <' : 'nft -f';
     let state = stateOf(world.ports);
     let t = performance.now();
     await backend.sync({ state, changedServices: null });
     const agentFull = performance.now() - t;
     const file = join(dir, `${kind}-full`);
     writeFileSync(file, kind === 'iptables' ? renderIptablesFull(state) : renderNftablesFull(state));
-    const direct = sh(`ip netns exec ${directNs} ${tool} ${kind === 'iptables' ? '<' : ''} ${file}`);
-    const what = kind === 'iptables' ? 'render, iptables-save, iptables-restore, jump checks' : 'render, nft -f';
-    rows.push([`${kind}: full sync into an empty table, agent backend`, fmtMs(agentFull), what]);
-    rows.push([`${kind}: same ruleset, \`${tool} file\` directly`, direct.ok ? fmtMs(direct.ms) : 'FAILED', direct.ok ? "the kernel's floor" : direct.err]);
+    if (kind === 'iptables') {
+      rows.push(['iptables: full sync into an empty table, agent backend', fmtMs(agentFull), 'render, iptables-save, iptables-restore --noflush, jump checks']);
+      const restorer = new IptablesRestorer({ exec });
+      t = performance.now();
+      await restorer.ensureJumps(renderIptablesJumps());
+      rows.push(['iptables: checking the built-in jumps (all present)', fmtMs(performance.now() - t), `${renderIptablesJumps().length} \`iptables -C\` calls; a partial sync repeats them every SYNC_PERIOD`]);
+      // The floor: the same rules without --noflush (which flushes whole tables: fine in a
+      // throwaway namespace, not on a shared node), then --noflush at smaller sizes, which
+      // grows much faster than linearly with this iptables-nft.
+      const direct = sh(`ip netns exec ${directNs} iptables-restore < ${file}`);
+      rows.push(['iptables: same ruleset, `iptables-restore < file` (flushing)', direct.ok ? fmtMs(direct.ms) : 'FAILED', direct.ok ? "the kernel's floor" : direct.err]);
+      for (const n of [world.services.length / 10, world.services.length / 5]) {
+        const small = join(dir, `iptables-${n}`);
+        writeFileSync(small, renderIptablesFull(stateOf(world.ports.slice(0, n))));
+        const ns = `${id}s${n}`;
+        spawnSync('ip', ['netns', 'add', ns]);
+        const r = sh(`ip netns exec ${ns} iptables-restore --noflush < ${small}`);
+        spawnSync('ip', ['netns', 'delete', ns]);
+        rows.push([`  \`iptables-restore --noflush < file\`, ${n} services, empty table`, r.ok ? fmtMs(r.ms) : 'FAILED', r.ok ? 'direct, for the growth with size' : r.err]);
+      }
+    } else {
+      const direct = sh(`ip netns exec ${directNs} nft -f ${file}`);
+      rows.push(['nftables: full sync into an empty table, agent backend', fmtMs(agentFull), 'render, nft -f']);
+      rows.push(['nftables: same ruleset, `nft -f file` directly', direct.ok ? fmtMs(direct.ms) : 'FAILED', direct.ok ? "the kernel's floor" : direct.err]);
+    }
     sampleMemory();
 
+    progress('partial syncs');
     // Partial syncs: one endpoint of one service turns unready, five times (five services).
     let previous: IptablesRenderResult = renderIptables(state);
     let ports = world.ports;
@@ -190,7 +218,7 @@ async function kernelRuns(kind: 'iptables' | 'nftables', world: World, dir: stri
       lines.push(script.split('\n').length);
       const pf = join(dir, `${kind}-partial-${k}`);
       writeFileSync(pf, script);
-      const d = sh(`ip netns exec ${directNs} ${tool} ${kind === 'iptables' ? '<' : ''} ${pf}`);
+      const d = sh(`ip netns exec ${directNs} ${tool} ${pf}`);
       if (d.ok) directTimes.push(d.ms);
       state = next;
       ports = c.ports;
@@ -198,7 +226,8 @@ async function kernelRuns(kind: 'iptables' | 'nftables', world: World, dir: stri
     rows.push([`${kind}: partial sync of one endpoint change, agent backend`, fmtMs(median(agentTimes)), `median of ${PARTIAL_RUNS}; ${median(lines)} script lines`]);
     rows.push([`${kind}: same partial script applied directly`, directTimes.length ? fmtMs(median(directTimes)) : 'FAILED', `median of ${directTimes.length}`]);
   } finally {
-    for (const ns of [agentNs, directNs]) spawnSync('ip', ['netns', 'delete', ns]);
+    removeAll();
+    process.off('exit', removeAll);
   }
 }
 
