@@ -29,7 +29,7 @@ function parseIPList(text: string): string[] {
 
 export const proxyAgentConfig = defineConfig({
   natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', parse: 'url', doc: 'NATS server(s) holding the svc and views buckets.' },
-  cluster: { env: 'CLUSTER', flag: '--cluster', default: 'default', parse: 'string', doc: 'Cluster name, the first token of every key the agent watches.' },
+  cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', parse: 'string', doc: 'Cluster name, the first token of every key the agent watches.' },
   nodeName: { env: 'NODE_NAME', flag: '--node-name', parse: 'string', doc: 'This node: endpoints on it are local (traffic policies Local).' },
   nodeZone: {
     env: 'NODE_ZONE',

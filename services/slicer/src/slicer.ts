@@ -286,7 +286,6 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     for (const d of leftover) queue.add(serviceKeyString(d.namespace, d.name));
     if (leftover.length > 0) log.info({ services: leftover.length }, 'queued Services left dirty by a previous run');
 
-    workers = runWorkers(queue, config.workers, reconcileKey, { onError: onReconcileError });
     for (const spec of specs) loops.push(superviseLoop(js, jsm, spec));
     const relayDb = db;
     relay = runSlicesRelay({
@@ -300,6 +299,10 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
 
     step('consuming the initial backlog');
     await waitDrained(jsm);
+    // Like a controller waiting for its informer caches: reconciling a Service from a partial
+    // view of the backlog (its Service before its pods, say) would write placeholder slices
+    // whose names then outlive the real ones. Marks made meanwhile wait in the queue.
+    workers = runWorkers(queue, config.workers, reconcileKey, { onError: onReconcileError });
     ready = true;
     metrics.ready.set(1);
     log.info({ cluster: config.cluster, partitions: settings.partitions, schema: config.dbSchema }, 'slicer ready');

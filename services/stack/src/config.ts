@@ -1,0 +1,60 @@
+// `npm start` settings: each declared once with flag, env variable, default and doc
+// (`npm start -- --help` prints them).
+
+import { parseDuration, defineConfig } from '@slicemesh/runtime';
+import type { ConfigOf } from '@slicemesh/runtime';
+import { AGENT_MODES } from './agents.ts';
+import { LOG_LEVELS } from './service-env.ts';
+
+/** `--duration`: plain seconds (`30`) or a duration (`90s`, `2m`); 0 = until Ctrl-C. Returns ms. */
+export function parseRunDuration(text: string): number {
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  return parseDuration(text);
+}
+
+function speed(text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || n > 1000) throw new Error('must be a number in (0, 1000]');
+  return n;
+}
+
+export const stackConfig = defineConfig({
+  natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', parse: 'string', doc: 'NATS server with JetStream.' },
+  databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', parse: 'url', doc: 'Postgres server.' },
+  scenario: { env: 'STACK_SCENARIO', flag: '--scenario', optional: true, parse: 'string', doc: "cluster-sim scenario YAML; default: cluster-sim's scenarios/default.yaml." },
+  speed: { env: 'STACK_SPEED', flag: '--speed', default: 1, parse: speed, doc: 'Play the scenario this many times faster.' },
+  seed: { env: 'STACK_SEED', flag: '--seed', optional: true, parse: 'string', doc: "Override the scenario's seed." },
+  simPort: { env: 'STACK_SIM_PORT', flag: '--sim-port', default: 8001, min: 0, max: 65_535, parse: 'int', doc: "cluster-sim's port (kubectl --server http://127.0.0.1:<port>); 0 picks a free one." },
+  cluster: { env: 'STACK_CLUSTER', flag: '--cluster', default: 'local', parse: 'string', doc: 'Cluster id of the simulated cluster in subjects and keys.' },
+  partitions: { env: 'STACK_PARTITIONS', flag: '--partitions', default: 2, min: 1, max: 64, parse: 'int', doc: 'KUBE partitions (namespaces hashed over them).' },
+  agents: { env: 'STACK_AGENTS', flag: '--agents', default: 'node', choices: AGENT_MODES, parse: 'string', doc: 'Dry-run proxy agents: one per node, one per zone, or none.' },
+  processes: {
+    env: 'STACK_PROCESSES',
+    flag: '--processes',
+    default: false,
+    parse: 'bool',
+    doc: 'Run watcher, slicer, hints and agents as child processes (node --import tsx services/<svc>/src/main.ts) instead of in this process.',
+  },
+  keepState: {
+    env: 'STACK_KEEP_STATE',
+    flag: '--keep-state',
+    default: false,
+    parse: 'bool',
+    doc: 'Use the persistent names (streams KUBE SLICES DLQ, buckets svc views, schema slicemesh) and keep them; otherwise every run gets fresh ones.',
+  },
+  cleanup: { env: 'STACK_CLEANUP', flag: '--cleanup', default: true, parse: 'bool', doc: "Fresh runs: delete the run's streams, buckets and schema at exit (--cleanup=false keeps them for `replay`)." },
+  duration: { env: 'STACK_DURATION', flag: '--duration', default: '0', parse: parseRunDuration, doc: 'Stop after this long (seconds, or 90s / 2m) and exit 0; 0 runs until Ctrl-C.' },
+  verify: {
+    env: 'STACK_VERIFY',
+    flag: '--verify',
+    default: false,
+    parse: 'bool',
+    doc: 'Before stopping: wait until settled, replay the KUBE log into a fresh schema and compare; exit 1 on any difference.',
+  },
+  summaryInterval: { env: 'STACK_SUMMARY_INTERVAL', flag: '--summary-interval', default: '5s', min: 500, parse: 'duration', doc: 'How often the live summary line is printed.' },
+  runDir: { env: 'STACK_RUN_DIR', flag: '--run-dir', default: '.slicemesh/run', parse: 'string', doc: 'Where the agents write <node>.rules and the services their logs (logs/<component>.log).' },
+  logLevel: { env: 'STACK_LOG_LEVEL', flag: '--log-level', default: 'info', choices: LOG_LEVELS, parse: 'string', doc: "Level of the services' log files." },
+  batchPeriod: { env: 'STACK_BATCH_PERIOD', flag: '--batch-period', default: '100ms', min: 0, parse: 'duration', doc: "The slicer's pod batching window." },
+});
+
+export type StackConfig = ConfigOf<typeof stackConfig.spec>;

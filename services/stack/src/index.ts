@@ -1,0 +1,26 @@
+// @slicemesh/stack: the whole pipeline on one machine (`npm start`, e2e tests) and the replay check.
+export { startStack, SERVICE_KINDS } from './start-stack.ts';
+export type { Stack, StackOptions, StackUrls, ServiceKind } from './start-stack.ts';
+export type { Component, ComponentMode, Incarnation } from './component.ts';
+export { restartableComponent } from './component.ts';
+export { startChild, mainOf, freePort, REPO_ROOT } from './child-process.ts';
+export type { ChildOptions, ServiceProgram } from './child-process.ts';
+export { pickAgents, AGENT_MODES } from './agents.ts';
+export type { AgentMode, NodeLike } from './agents.ts';
+export { watcherEnv, slicerEnv, hintsEnv, agentEnv, LOG_LEVELS } from './service-env.ts';
+export type { StackLayout, AgentSpec, Env, LogLevel } from './service-env.ts';
+export { PERSISTENT_RUN, freshRunNames, newRunId, streamsOf } from './run-names.ts';
+export type { RunNames } from './run-names.ts';
+export { deleteRunState } from './run-state.ts';
+export { preflight, preflightMessage, FRESH_MACHINE_HINT } from './preflight.ts';
+export type { PreflightOptions, PreflightResult } from './preflight.ts';
+export { consumersOf, readBackbone, countViewKeys, sumMetric, scrapeMetric } from './probe.ts';
+export type { BackboneReading, WatchedConsumer, ProbeDeps } from './probe.ts';
+export { waitSettled, pendingWork, motionKey, NotSettledError } from './settle.ts';
+export type { SettleOptions, SettleReading } from './settle.ts';
+export { formatStatus } from './status.ts';
+export type { StackStatus } from './status.ts';
+export { replayIntoScratch, compareSliceTables, scratchSchemaName } from './replay.ts';
+export type { ReplayOptions, ReplayResult, ServiceReplay } from './replay.ts';
+export { stackConfig, parseRunDuration } from './config.ts';
+export type { StackConfig } from './config.ts';

@@ -1,0 +1,133 @@
+// `npm start`: the whole stack on this machine. Composition only: settings → preflight →
+// startStack → live summary → shutdown (Ctrl-C, SIGTERM or --duration).
+// Run: node --import tsx services/stack/src/main.ts [--flag value ...]   (--help for settings)
+
+import { join, resolve } from 'node:path';
+import { ConfigError, helpRequested, onShutdown } from '@slicemesh/runtime';
+import { DEFAULT_SCENARIO_FILE } from '@slicemesh/cluster-sim';
+import { jetstream } from '@slicemesh/nats';
+import { stackConfig } from './config.ts';
+import type { StackConfig } from './config.ts';
+import { preflight, preflightMessage } from './preflight.ts';
+import { replayIntoScratch } from './replay.ts';
+import { PERSISTENT_RUN, freshRunNames, newRunId } from './run-names.ts';
+import { deleteRunState } from './run-state.ts';
+import type { Stack } from './start-stack.ts';
+import { startStack } from './start-stack.ts';
+import { formatStatus } from './status.ts';
+
+const out = (line: string): void => void process.stdout.write(`${line}\n`);
+const err = (line: string): void => void process.stderr.write(`${line}\n`);
+
+function banner(stack: Stack, c: StackConfig, runDir: string): void {
+  const n = stack.run.names;
+  const scenario = c.scenario ?? DEFAULT_SCENARIO_FILE;
+  out(`slicemesh stack — cluster '${c.cluster}', scenario ${scenario} at speed ${c.speed}${c.processes ? ', services as child processes' : ''}`);
+  out(`  run         ${stack.run.persistent ? 'persistent state (--keep-state)' : `${stack.run.id}${c.cleanup ? ' (removed at exit)' : ' (kept at exit)'}`}`);
+  out(`  kube API    ${stack.urls.kube}   e.g. kubectl --server ${stack.urls.kube} get pods -A`);
+  out(`  NATS        ${c.natsUrl}   streams ${n.kube} ${n.slices} ${n.dlq}, buckets ${n.svc} ${n.views}${n.prefix ? `, subjects ${n.prefix}…` : ''}`);
+  out(`  Postgres    ${c.databaseUrl}   schema ${stack.run.schema}`);
+  out(`  agents      ${stack.agents.length} dry-run (${c.agents}): rules in ${runDir}/<node>.rules`);
+  out(`  logs        ${join(runDir, 'logs')}/<component>.log`);
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  if (helpRequested(argv)) {
+    out(`Usage: npm start -- [--flag value ...]\n\nRuns cluster-sim, the watcher, the slicer, the hints service and dry-run proxy agents against NATS and Postgres.\n\n${stackConfig.usage()}`);
+    return;
+  }
+  let c: StackConfig;
+  try {
+    c = stackConfig.parse(argv, process.env);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    err(`slicemesh: ${e.message}`);
+    process.exit(2);
+  }
+  const checked = await preflight({ natsUrl: c.natsUrl, databaseUrl: c.databaseUrl });
+  if (checked.problems.length > 0) {
+    err(preflightMessage(checked.problems));
+    process.exit(1);
+  }
+
+  const run = c.keepState ? PERSISTENT_RUN : freshRunNames(newRunId(Date.now()));
+  const runDir = resolve(c.runDir);
+  const t0 = Date.now();
+  let stack: Stack;
+  try {
+    stack = await startStack({
+      natsUrl: c.natsUrl,
+      databaseUrl: c.databaseUrl,
+      run,
+      cluster: c.cluster,
+      partitions: c.partitions,
+      ...(c.scenario !== undefined ? { scenario: resolve(c.scenario) } : {}),
+      speed: c.speed,
+      ...(c.seed !== undefined ? { seed: c.seed } : {}),
+      simPort: c.simPort,
+      agents: c.agents,
+      processes: c.processes,
+      runDir,
+      logDir: join(runDir, 'logs'),
+      logLevel: c.logLevel,
+      batchPeriodMs: c.batchPeriod,
+    });
+  } catch (e) {
+    err(`slicemesh: cannot start the stack: ${e instanceof Error ? e.message : String(e)}`);
+    if (!run.persistent) await deleteRunState(c.natsUrl, c.databaseUrl, run).catch(() => {});
+    process.exit(1);
+  }
+  banner(stack, c, runDir);
+
+  let failed = false;
+  const summary = async (): Promise<void> => {
+    try {
+      out(formatStatus(await stack.status()));
+    } catch (e) {
+      out(`(summary unavailable: ${e instanceof Error ? e.message : String(e)})`);
+    }
+  };
+  const timer = setInterval(() => void summary(), c.summaryInterval);
+  const hooks = [
+    async () => clearInterval(timer),
+    async () => {
+      if (!c.verify) return;
+      out('verify: freezing the cluster, waiting until settled, then replaying the KUBE log into a scratch schema…');
+      try {
+        stack.sim?.driver.stop(); // no more changes, so the pipeline can settle
+        await stack.settled({ timeoutMs: 120_000 });
+        const r = await replayIntoScratch({
+          db: stack.db, liveSchema: stack.run.schema, databaseUrl: c.databaseUrl, js: jetstream(stack.nc), names: stack.run.names,
+          cluster: c.cluster, partitions: c.partitions,
+        });
+        out(`verify: ${r.ok ? 'replay identical' : `${r.problems.length} differences`} (${r.services.length} services)`);
+        for (const p of r.problems.slice(0, 20)) out(`  ${p}`);
+        if (!r.ok) failed = true;
+      } catch (e) {
+        failed = true;
+        out(`verify: failed: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    },
+    summary,
+    () => stack.close(),
+    async () => {
+      if (run.persistent) return;
+      if (c.cleanup) await deleteRunState(c.natsUrl, c.databaseUrl, run);
+      else out(`kept: replay with  node --import tsx services/stack/src/replay-main.ts --run-id ${run.id} --cluster ${c.cluster} --partitions ${c.partitions}`);
+    },
+    async () => out('stopped'),
+  ];
+  const shutdown = onShutdown(hooks, { timeoutMs: 180_000, exit: (code) => process.exit(failed ? 1 : code) });
+
+  stack.ready.then(
+    () => out(`ready in ${((Date.now() - t0) / 1000).toFixed(1)} s — summary every ${c.summaryInterval / 1000} s, Ctrl-C stops`),
+    (e: unknown) => {
+      failed = true;
+      err(`slicemesh: ${e instanceof Error ? e.message : String(e)} (see ${join(runDir, 'logs')})`);
+      void shutdown.trigger('startup failed');
+    },
+  );
+  if (c.duration > 0) setTimeout(() => void shutdown.trigger(`--duration ${c.duration / 1000}s elapsed`), c.duration).unref();
+}
+
+await main(process.argv.slice(2));

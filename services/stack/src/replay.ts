@@ -1,0 +1,130 @@
+// `replay`: rebuild every Service's slices from the KUBE log into a fresh schema and compare them
+// with the live schema. Each Service goes through the slicer's replay check (replayServiceLog:
+// every recorded reconcile re-planned from the log at the view it read, its writes and SLICES
+// message compared); the replayed slices are written to the scratch schema, and the two
+// endpoint_slices tables must then hold the same slices, names included.
+
+import { randomBytes } from 'node:crypto';
+import type { EndpointSlice } from '@slicemesh/model';
+import { LABEL_MANAGED_BY } from '@slicemesh/model';
+import type { Db } from '@slicemesh/db';
+import { createDb, migrateToLatest } from '@slicemesh/db';
+import type { BackboneNames, JetStreamClient } from '@slicemesh/nats';
+import { comparableSlice, replayServiceLog, slicerConfig } from '@slicemesh/slicer';
+
+export interface ReplayOptions {
+  /** The live schema (read only). */
+  readonly db: Db;
+  readonly liveSchema: string;
+  readonly databaseUrl: string;
+  readonly js: JetStreamClient;
+  readonly names: BackboneNames;
+  readonly cluster: string;
+  readonly partitions: number;
+  /** The slicer's settings; default to its defaults. */
+  readonly managedBy?: string;
+  readonly maxEndpointsPerSlice?: number;
+  /** Keep the scratch schema for inspection. Defaults to false (dropped). */
+  readonly keepSchema?: boolean;
+}
+
+export interface ServiceReplay {
+  /** `<namespace>/<name>`. */
+  readonly service: string;
+  /** Recorded reconciles replayed. */
+  readonly steps: number;
+  readonly slices: number;
+  readonly problems: readonly string[];
+}
+
+export interface ReplayResult {
+  readonly ok: boolean;
+  /** Where the replayed slices were written (dropped unless keepSchema). */
+  readonly scratchSchema: string;
+  readonly services: readonly ServiceReplay[];
+  /** Differences between the live and the scratch endpoint_slices, then every Service's problems. */
+  readonly problems: readonly string[];
+}
+
+/** Every Service of `cluster` with slices or replay records in `db`, sorted. */
+async function serviceKeys(db: Db, cluster: string): Promise<{ namespace: string; name: string }[]> {
+  const [a, b] = await Promise.all([
+    db.selectFrom('endpoint_slices').select(['namespace', 'service']).distinct().where('cluster', '=', cluster).execute(),
+    db.selectFrom('reconciles').select(['namespace', 'service']).distinct().where('cluster', '=', cluster).execute(),
+  ]);
+  const keys = new Set([...a, ...b].map((r) => JSON.stringify([r.namespace, r.service])));
+  return [...keys].sort().map((k) => {
+    const [namespace, name] = JSON.parse(k) as [string, string];
+    return { namespace, name };
+  });
+}
+
+async function allSlices(db: Db, cluster: string): Promise<Map<string, EndpointSlice>> {
+  const rows = await db.selectFrom('endpoint_slices').select(['namespace', 'name', 'body']).where('cluster', '=', cluster).orderBy('namespace').orderBy('name').execute();
+  return new Map(rows.map((r) => [`${r.namespace}/${r.name}`, r.body]));
+}
+
+/** Differences between two slice tables keyed `<namespace>/<name>`, trigger-time annotation ignored; [] when equal. */
+export function compareSliceTables(live: ReadonlyMap<string, EndpointSlice>, replayed: ReadonlyMap<string, EndpointSlice>): string[] {
+  const problems: string[] = [];
+  for (const key of [...new Set([...live.keys(), ...replayed.keys()])].sort()) {
+    const a = live.get(key);
+    const b = replayed.get(key);
+    if (b === undefined) problems.push(`slice ${key} is live but the replay did not produce it`);
+    else if (a === undefined) problems.push(`the replay produced slice ${key}, which is not live`);
+    else if (comparableSlice(a) !== comparableSlice(b)) problems.push(`slice ${key} differs: live ${comparableSlice(a)} replayed ${comparableSlice(b)}`);
+  }
+  return problems;
+}
+
+/** A scratch schema name derived from the live one (≤ 63 characters). */
+export function scratchSchemaName(live: string, random: string = randomBytes(3).toString('hex')): string {
+  return `${live.slice(0, 63 - 15)}_replay_${random}`;
+}
+
+/** Replays every Service (see the file comment). Never throws for differences; they are in `problems`. */
+export async function replayIntoScratch(opts: ReplayOptions): Promise<ReplayResult> {
+  const defaults = slicerConfig.parse([], {});
+  const deps = {
+    db: opts.db,
+    js: opts.js,
+    names: opts.names,
+    cluster: opts.cluster,
+    partitions: opts.partitions,
+    managedBy: opts.managedBy ?? defaults.managedBy,
+    maxEndpointsPerSlice: opts.maxEndpointsPerSlice ?? defaults.maxEndpointsPerSlice,
+  };
+  const scratchSchema = scratchSchemaName(opts.liveSchema);
+  const scratch = await createDb({ url: opts.databaseUrl, schema: scratchSchema, max: 2 });
+  try {
+    await migrateToLatest(scratch.db, scratchSchema);
+    const services: ServiceReplay[] = [];
+    for (const key of await serviceKeys(opts.db, opts.cluster)) {
+      const report = await replayServiceLog(deps, key);
+      if (report.slices.length > 0) {
+        await scratch.db
+          .insertInto('endpoint_slices')
+          .values(
+            report.slices.map((s) => ({
+              cluster: opts.cluster,
+              namespace: s.metadata.namespace ?? key.namespace,
+              name: s.metadata.name,
+              service: key.name,
+              address_type: s.addressType,
+              managed_by: s.metadata.labels?.[LABEL_MANAGED_BY] ?? '',
+              generation: s.metadata.generation ?? 1,
+              body: JSON.stringify(s),
+            })),
+          )
+          .execute();
+      }
+      services.push({ service: `${key.namespace}/${key.name}`, steps: report.steps.length, slices: report.slices.length, problems: report.problems });
+    }
+    const tableProblems = compareSliceTables(await allSlices(opts.db, opts.cluster), await allSlices(scratch.db, opts.cluster));
+    const problems = [...tableProblems, ...services.flatMap((s) => s.problems.map((p) => `${s.service}: ${p}`))];
+    return { ok: problems.length === 0, scratchSchema, services, problems };
+  } finally {
+    if (opts.keepSchema !== true) await scratch.pool.query(`drop schema if exists "${scratchSchema}" cascade`).catch(() => {});
+    await scratch.close();
+  }
+}

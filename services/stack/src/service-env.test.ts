@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { hintsConfig } from '@slicemesh/hints';
+import { parseProxyAgentConfig } from '@slicemesh/proxy-agent';
+import { slicerConfig } from '@slicemesh/slicer';
+import { watcherConfig } from '@slicemesh/watcher';
+import { deepFreeze } from '@slicemesh/testing';
+import { freshRunNames } from './run-names.ts';
+import type { StackLayout } from './service-env.ts';
+import { agentEnv, hintsEnv, slicerEnv, watcherEnv } from './service-env.ts';
+
+const LAYOUT: StackLayout = deepFreeze({
+  natsUrl: 'nats://127.0.0.1:4222',
+  databaseUrl: 'postgres://postgres@127.0.0.1:5432/postgres',
+  schema: 'slicemesh_r1',
+  cluster: 'local',
+  partitions: 3,
+  names: freshRunNames('r1').names,
+  kubeServer: 'http://127.0.0.1:8001',
+  batchPeriodMs: 100,
+  ackWaitMs: 3000,
+  logLevel: 'warn',
+});
+
+// Each env goes through the service's own config: what the stack sets is what the service reads.
+describe('service environments', () => {
+  it('watcher: cluster, API server, partitions, stream names and prefix', () => {
+    const c = watcherConfig.parse([], watcherEnv(LAYOUT, 0));
+    expect(c).toMatchObject({ cluster: 'local', kubeServer: 'http://127.0.0.1:8001', partitions: 3, kubeStream: 'KUBE_r1', slicesStream: 'SLICES_r1', dlqStream: 'DLQ_r1', subjectPrefix: 'rr1.', healthPort: 0, logLevel: 'warn' });
+  });
+
+  it('slicer: the same partitions and streams, the run schema, the batching window and a short ack wait', () => {
+    const c = slicerConfig.parse([], slicerEnv(LAYOUT, 9102));
+    expect(c).toMatchObject({ databaseUrl: LAYOUT.databaseUrl, dbSchema: 'slicemesh_r1', cluster: 'local', partitions: 3, kubeStream: 'KUBE_r1', subjectPrefix: 'rr1.', batchPeriod: 100, ackWait: 3000, healthPort: 9102 });
+  });
+
+  it('hints: the same schema and streams, and the run buckets', () => {
+    const c = hintsConfig.parse([], hintsEnv(LAYOUT, 0));
+    expect(c).toMatchObject({ dbSchema: 'slicemesh_r1', cluster: 'local', slicesStream: 'SLICES_r1', subjectPrefix: 'rr1.', svcBucket: 'svc_r1', viewsBucket: 'views_r1' });
+  });
+
+  it('proxy agent: dry-run iptables rules for its node and zone, the same cluster and buckets', () => {
+    const c = parseProxyAgentConfig([], agentEnv(LAYOUT, { node: 'a-1', zone: 'zone-a', nodeIPs: ['172.18.0.10'], rulesFile: '/run/a-1.rules' }, 0));
+    expect(c).toMatchObject({ cluster: 'local', nodeName: 'a-1', nodeZone: 'zone-a', nodeIPs: ['172.18.0.10'], backend: 'dry-run', dryRunFile: '/run/a-1.rules', dryRunFormat: 'iptables', svcBucket: 'svc_r1', viewsBucket: 'views_r1' });
+  });
+
+  it('an unzoned agent reads the unfiltered view (empty zone)', () => {
+    expect(parseProxyAgentConfig([], agentEnv(LAYOUT, { node: 'x', zone: '', nodeIPs: [], rulesFile: '/r' }, 0)).nodeZone).toBe('');
+  });
+});

@@ -1,0 +1,76 @@
+// Each service's settings as the environment variables its own config declares. The same map
+// configures an in-process service (parsed by its config) and a child process (its env), so
+// both modes go through the documented settings and cannot drift apart.
+
+import type { BackboneNames } from '@slicemesh/nats';
+
+/** Everything the services of one stack share. */
+export interface StackLayout {
+  readonly natsUrl: string;
+  readonly databaseUrl: string;
+  readonly schema: string;
+  /** Source cluster id: first token of every subject and key. */
+  readonly cluster: string;
+  /** KUBE partitions (watcher and slicer must agree). */
+  readonly partitions: number;
+  readonly names: BackboneNames;
+  /** API server the watcher lists and watches. */
+  readonly kubeServer: string;
+  /** Slicer pod batching window, ms. */
+  readonly batchPeriodMs: number;
+  /** Slicer KUBE ack wait, ms: how soon a message held by a killed slicer is redelivered. */
+  readonly ackWaitMs: number;
+  /** pino level of every service. */
+  readonly logLevel: LogLevel;
+}
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** One proxy agent: the node it plays and where its dry-run rules go. */
+export interface AgentSpec {
+  readonly node: string;
+  /** '' for a node without a zone label (it reads the unfiltered view). */
+  readonly zone: string;
+  readonly nodeIPs: readonly string[];
+  readonly rulesFile: string;
+}
+
+export type Env = Readonly<Record<string, string>>;
+
+function streams(l: StackLayout): Env {
+  return { KUBE_STREAM: l.names.kube, SLICES_STREAM: l.names.slices, DLQ_STREAM: l.names.dlq, SUBJECT_PREFIX: l.names.prefix };
+}
+
+/** services/watcher/src/config.ts */
+export function watcherEnv(l: StackLayout, healthPort: number): Env {
+  return {
+    CLUSTER: l.cluster, KUBE_SERVER: l.kubeServer, NATS_URL: l.natsUrl, PARTITIONS: String(l.partitions), ...streams(l),
+    HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
+  };
+}
+
+/** services/slicer/src/config.ts */
+export function slicerEnv(l: StackLayout, healthPort: number): Env {
+  return {
+    NATS_URL: l.natsUrl, DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, PARTITIONS: String(l.partitions), ...streams(l),
+    BATCH_PERIOD: `${l.batchPeriodMs}ms`, ACK_WAIT: `${l.ackWaitMs}ms`, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
+  };
+}
+
+/** services/hints/src/config.ts */
+export function hintsEnv(l: StackLayout, healthPort: number): Env {
+  return {
+    NATS_URL: l.natsUrl, DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, ...streams(l),
+    SVC_BUCKET: l.names.svc, VIEWS_BUCKET: l.names.views, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
+  };
+}
+
+/** services/proxy-agent/src/config.ts, with the dry-run backend writing iptables-restore input. */
+export function agentEnv(l: StackLayout, a: AgentSpec, healthPort: number): Env {
+  return {
+    NATS_URL: l.natsUrl, CLUSTER: l.cluster, NODE_NAME: a.node, NODE_ZONE: a.zone, NODE_IPS: a.nodeIPs.join(','),
+    BACKEND: 'dry-run', DRY_RUN_FILE: a.rulesFile, DRY_RUN_FORMAT: 'iptables', MIN_SYNC_PERIOD: '200ms',
+    SVC_BUCKET: l.names.svc, VIEWS_BUCKET: l.names.views, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
+  };
+}

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { deepFreeze } from '@slicemesh/testing';
+import type { StackStatus } from './status.ts';
+import { formatStatus } from './status.ts';
+
+const BASE: StackStatus = deepFreeze({
+  uptimeMs: 65_400, objectsSeen: 96, kubeSeq: 412, slicesSeq: 30, viewsSeq: 80, deadLetters: 0, pending: 0, dirty: 0, outbox: 0,
+  slices: 8, hintedServices: 3, decidedServices: 7, viewKeys: 54, agents: { synced: 9, total: 9 }, notReady: [],
+});
+
+describe('formatStatus', () => {
+  const cases: { name: string; edit: Partial<StackStatus>; want: string }[] = [
+    { name: 'a settled stack', edit: {}, want: '[ 1m05s] objects 96 | KUBE seq 412 | slices 8 | hinted 3/7 svc | views 54 | agents 9/9 synced | DLQ 0 | backlog 0' },
+    { name: 'backlog adds pending messages, dirty Services and unpublished outbox rows', edit: { uptimeMs: 3_000, pending: 5, dirty: 2, outbox: 1 }, want: '[    3s] objects 96 | KUBE seq 412 | slices 8 | hinted 3/7 svc | views 54 | agents 9/9 synced | DLQ 0 | backlog 8' },
+    { name: 'unknown values (nothing created yet) print as -', edit: { uptimeMs: 0, objectsSeen: null, kubeSeq: null, viewKeys: null, deadLetters: null, pending: null }, want: '[    0s] objects - | KUBE seq - | slices 8 | hinted 3/7 svc | views - | agents 9/9 synced | DLQ - | backlog -' },
+    { name: 'components not ready are named', edit: { notReady: ['slicer', 'hints'] }, want: '[ 1m05s] objects 96 | KUBE seq 412 | slices 8 | hinted 3/7 svc | views 54 | agents 9/9 synced | DLQ 0 | backlog 0 | not ready: slicer, hints' },
+  ];
+  for (const tc of cases) it(tc.name, () => expect(formatStatus(deepFreeze({ ...BASE, ...tc.edit }))).toBe(tc.want));
+});

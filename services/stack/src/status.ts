@@ -1,0 +1,43 @@
+// The live summary `npm start` prints every few seconds: one compact line a person can follow.
+
+import type { BackboneReading } from './probe.ts';
+
+export interface StackStatus extends BackboneReading {
+  /** Since the stack started, ms. */
+  readonly uptimeMs: number;
+  /** Changes the watcher stored in KUBE (its published counter); null when unknown. */
+  readonly objectsSeen: number | null;
+  readonly viewKeys: number | null;
+  readonly agents: { readonly synced: number; readonly total: number };
+  /** Components not ready right now, by name. */
+  readonly notReady: readonly string[];
+}
+
+const num = (n: number | null): string => (n === null ? '-' : String(n));
+
+function uptime(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}
+
+/**
+ * One line, e.g.
+ * `[1m05s] objects 96 | KUBE seq 412 | slices 8 | hinted 3/7 svc | views 54 | agents 9/9 synced | DLQ 0 | backlog 0`
+ * with ` | not ready: slicer, hints` appended while any component is not ready. `backlog` adds
+ * the consumers' pending messages, dirty Services and unpublished outbox rows (0 = settled).
+ */
+export function formatStatus(s: StackStatus): string {
+  const backlog = s.pending === null ? '-' : String(s.pending + s.dirty + s.outbox);
+  const parts = [
+    `objects ${num(s.objectsSeen)}`,
+    `KUBE seq ${num(s.kubeSeq)}`,
+    `slices ${s.slices}`,
+    `hinted ${s.hintedServices}/${s.decidedServices} svc`,
+    `views ${num(s.viewKeys)}`,
+    `agents ${s.agents.synced}/${s.agents.total} synced`,
+    `DLQ ${num(s.deadLetters)}`,
+    `backlog ${backlog}`,
+  ];
+  if (s.notReady.length > 0) parts.push(`not ready: ${s.notReady.join(', ')}`);
+  return `[${uptime(s.uptimeMs).padStart(6)}] ${parts.join(' | ')}`;
+}

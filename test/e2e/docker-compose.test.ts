@@ -1,0 +1,110 @@
+// docker-compose.yml and infra/Dockerfile cannot run here (no Docker engine), so they are checked
+// statically: every service starts an existing program, its environment parses with that
+// service's own config, the shared settings agree, and every mounted file exists.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { hintsConfig } from '@slicemesh/hints';
+import { parseProxyAgentConfig } from '@slicemesh/proxy-agent';
+import { slicerConfig } from '@slicemesh/slicer';
+import { watcherConfig } from '@slicemesh/watcher';
+import { REPO_ROOT } from '../../services/stack/src/index.ts';
+
+interface ComposeService {
+  readonly image?: string;
+  readonly build?: { readonly context: string; readonly dockerfile: string };
+  readonly command?: readonly string[];
+  readonly environment?: Readonly<Record<string, string>>;
+  readonly depends_on?: Readonly<Record<string, unknown>> | readonly string[];
+  readonly volumes?: readonly string[];
+  readonly ports?: readonly string[];
+  readonly profiles?: readonly string[];
+}
+
+const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, ComposeService>;
+  volumes: Record<string, unknown>;
+};
+const services = Object.entries(compose.services);
+const ours = services.filter(([, s]) => s.image === 'slicemesh:dev');
+const envOf = (name: string): Record<string, string> => ({ ...(compose.services[name]?.environment ?? {}) });
+
+/** Each pipeline service's config parser, fed the service's compose environment. */
+const PARSERS: Record<string, (env: Record<string, string>) => unknown> = {
+  watcher: (env) => watcherConfig.parse([], env),
+  slicer: (env) => slicerConfig.parse([], env),
+  hints: (env) => hintsConfig.parse([], env),
+  'proxy-agent': (env) => parseProxyAgentConfig([], env),
+};
+const programOf = (s: ComposeService): string => /^services\/([a-z-]+)\//.exec(s.command?.[0] ?? '')?.[1] ?? '';
+
+describe('docker-compose.yml', () => {
+  it('runs NATS, Postgres, cluster-sim, the watcher, the slicer, the hints service and dry-run proxy agents', () => {
+    const programs = new Set(ours.map(([, s]) => programOf(s)));
+    for (const p of ['cluster-sim', 'watcher', 'slicer', 'hints', 'proxy-agent']) expect(programs, p).toContain(p);
+    expect(compose.services['nats']?.image).toMatch(/^nats:2\.9/);
+    expect(compose.services['postgres']?.image).toMatch(/^postgres:15/);
+  });
+
+  for (const [name, s] of ours) {
+    it(`${name}: builds infra/Dockerfile and starts an existing program`, () => {
+      expect(s.build?.dockerfile).toBe('infra/Dockerfile');
+      const entry = s.command?.[0] ?? '';
+      expect(existsSync(join(REPO_ROOT, entry)), entry).toBe(true);
+      if (!s.profiles) expect(entry).toMatch(/^services\/[a-z-]+\/src\/main\.ts$/);
+    });
+  }
+
+  for (const [name, s] of ours.filter(([, x]) => PARSERS[programOf(x)] !== undefined)) {
+    it(`${name}: its environment is a valid ${programOf(s)} configuration`, () => {
+      expect(() => PARSERS[programOf(s)]?.(envOf(name))).not.toThrow();
+    });
+  }
+
+  it('the services agree on the cluster, the servers, the schema and the partitions', () => {
+    const pipeline = ours.filter(([, s]) => PARSERS[programOf(s)] !== undefined).map(([n]) => envOf(n));
+    for (const key of ['CLUSTER', 'NATS_URL']) expect(new Set(pipeline.map((e) => e[key])).size, key).toBe(1);
+    expect(envOf('slicer')['DATABASE_URL']).toBe(envOf('hints')['DATABASE_URL']);
+    expect(envOf('slicer')['DB_SCHEMA']).toBe(envOf('hints')['DB_SCHEMA']);
+    expect(envOf('watcher')['PARTITIONS']).toBe(envOf('slicer')['PARTITIONS']);
+    expect(envOf('watcher')['KUBE_SERVER']).toBe('http://cluster-sim:8001');
+    expect(envOf('slicer')['NATS_URL']).toBe('nats://nats:4222');
+  });
+
+  it('agents each play a distinct node and write their rules into the shared volume', () => {
+    const agents = ours.filter(([, s]) => programOf(s) === 'proxy-agent').map(([n]) => envOf(n));
+    expect(agents.length).toBeGreaterThan(0);
+    expect(new Set(agents.map((e) => e['NODE_NAME'])).size).toBe(agents.length);
+    for (const e of agents) {
+      expect(e['BACKEND']).toBe('dry-run');
+      expect(e['DRY_RUN_FILE']).toMatch(/^\/rules\//);
+    }
+  });
+
+  it('every dependency, volume, mounted file and published port is consistent', () => {
+    const published: string[] = [];
+    for (const [name, s] of services) {
+      const deps = Array.isArray(s.depends_on) ? s.depends_on : Object.keys(s.depends_on ?? {});
+      for (const d of deps) expect(compose.services[d], `${name} depends on ${d}`).toBeDefined();
+      for (const v of s.volumes ?? []) {
+        const [source = ''] = v.split(':');
+        if (source.startsWith('./')) expect(existsSync(join(REPO_ROOT, source)), `${name} mounts ${source}`).toBe(true);
+        else expect(compose.volumes[source], `${name} volume ${source}`).toBeDefined();
+      }
+      published.push(...(s.ports ?? []).map((p) => p.split(':')[0] ?? p));
+    }
+    expect(published.length).toBe(new Set(published).size);
+  });
+});
+
+describe('infra/Dockerfile', () => {
+  const text = readFileSync(join(REPO_ROOT, 'infra/Dockerfile'), 'utf8');
+  it('is one node:20-bookworm-slim image installed with npm ci, whose command selects the service', () => {
+    expect(text).toMatch(/^FROM node:20-bookworm-slim$/m);
+    expect(text).toMatch(/^RUN npm ci\b/m);
+    expect(text).toMatch(/^ENTRYPOINT \["node", "--import", "tsx"\]$/m);
+    for (const dir of ['libs', 'services']) expect(text).toContain(`COPY ${dir} ./${dir}`);
+  });
+});
