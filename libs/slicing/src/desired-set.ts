@@ -2,15 +2,16 @@
 // them: "take the desired version of this identity, once" and "what is left, in identity order".
 //
 // MapDesiredSet is the reference (a Map keyed by identity, as upstream's EndpointSet).
-// StampedDesiredSet gives the same answers without building a Map: each sync stamps the
-// DesiredEndpoints it wants (mark/group) and claims them (taken); an existing endpoint finds its
-// desired version through the object that produced it, or through its Service scope's registry
-// of identity -> newest holder. plan-slices only uses it when every wanted identity has exactly
-// one holder (no duplicates), which makes both lookups exact.
+// StampedDesiredSet gives the same answers without building anything per endpoint: each sync
+// stamps the DesiredEndpoints it wants (mark/group) and claims them (taken); an existing
+// endpoint finds its desired version through the object that produced it, or through its
+// Service scope's identity registry. plan-slices only uses it when every wanted identity has
+// exactly one holder (no duplicates), which makes both lookups exact.
 
 import type { Endpoint } from '@slicemesh/model';
 import type { SliceAddressType } from './address-types.ts';
-import type { DesiredEndpoint, Scope } from './endpoint-cache.ts';
+import type { DesiredEndpoint } from './endpoint-cache.ts';
+import type { IdentityRegistry } from './identity-registry.ts';
 
 export interface DesiredSet {
   /** The desired version of `identity`, removing it from the set; undefined if not (or no longer) desired. */
@@ -35,25 +36,49 @@ export class MapDesiredSet implements DesiredSet {
 }
 
 export class StampedDesiredSet implements DesiredSet {
+  private takenCount = 0;
+
   constructor(
-    private readonly scope: Scope,
+    private readonly registry: IdentityRegistry<DesiredEndpoint>,
     private readonly stamp: number,
     private readonly group: number,
     private readonly family: SliceAddressType,
-    /** This group's DesiredEndpoints for `family`, each once, all marked with `stamp`. */
-    private readonly members: readonly DesiredEndpoint[],
+    /** How many DesiredEndpoints of this group and family the sync marked (all held by `registry`). */
+    private readonly size: number,
+    /** The sync's newly registered endpoints, in identity order (where leftovers usually are). */
+    private readonly fresh: readonly DesiredEndpoint[],
   ) {}
 
   take(identity: string, producer: DesiredEndpoint | null): Endpoint | undefined {
-    const d = producer !== null && producer.mark === this.stamp ? producer : this.scope.current(identity);
-    if (d === undefined || d.mark !== this.stamp || d.group !== this.group || d.family !== this.family || d.taken === this.stamp) return undefined;
+    const d = producer !== null && producer.mark === this.stamp ? producer : this.registry.find(identity);
+    if (d === undefined || !this.isMine(d) || d.taken === this.stamp) return undefined;
     d.taken = this.stamp;
+    this.takenCount++;
     return d.endpoint;
   }
 
   leftovers(): Endpoint[] {
-    const left = this.members.filter((d) => d.taken !== this.stamp);
-    left.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    return left.map((d) => d.endpoint);
+    const left = this.size - this.takenCount; // usually 0 after a pod change: no scan at all
+    if (left === 0) return [];
+    // New pods are the usual leftovers: when the fresh endpoints account for all of them,
+    // the whole registry need not be scanned. Both lists are in identity order, so the
+    // result is sorted either way.
+    const fromFresh = this.collect(this.fresh, left);
+    return fromFresh.length === left ? fromFresh : this.collect(this.registry.sorted, left);
+  }
+
+  // An index loop: this runs once per sync, often before the optimising compiler got to it,
+  // and an unoptimised for-of allocates per element.
+  private collect(from: readonly DesiredEndpoint[], left: number): Endpoint[] {
+    const out: Endpoint[] = [];
+    for (let i = 0; i < from.length && out.length < left; i++) {
+      const d = from[i] as DesiredEndpoint;
+      if (this.isMine(d) && d.taken !== this.stamp) out.push(d.endpoint);
+    }
+    return out;
+  }
+
+  private isMine(d: DesiredEndpoint): boolean {
+    return d.mark === this.stamp && d.group === this.group && d.family === this.family;
   }
 }

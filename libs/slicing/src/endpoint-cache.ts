@@ -1,80 +1,104 @@
 // Memo of per-pod endpoints and per-slice keys. A Service with 100k pods is re-planned after
-// every pod change; recomputing 100k endpoints and identity strings, and building 100k-entry
-// maps, would dominate. Inputs are immutable by contract, so a pod object listed again (with the
-// same node object and the same Service fields the endpoint depends on) yields the very same
-// DesiredEndpoint again. The memo never changes a result, only how fast it is produced (see
-// desired-set.ts and desired-endpoints.ts for how plan-slices uses it).
+// every pod change; recomputing 100k endpoints, identity strings and port lists, or building
+// 100k-entry maps, would dominate. Inputs are immutable by contract, so a pod object listed
+// again (with the same node object and the same Service fields the endpoint depends on)
+// yields the very same DesiredEndpoint again. Everything kept per pod survives between syncs
+// (and so costs garbage-collector time), hence one record per pod and shared port layouts,
+// node slots and condition objects. The memo never changes a result, only how fast it is
+// produced (desired-endpoints.ts, desired-set.ts; checked against desired-reference.ts).
 
-import type { Endpoint, EndpointSlice, EndpointSlicePort, Node, Pod, Service, ServiceSpec } from '@slicemesh/model';
+import type { Endpoint, EndpointSlice, Node, Pod, Service } from '@slicemesh/model';
 import type { SliceAddressType } from './address-types.ts';
 import { endpointIdentity } from './endpoint-identity.ts';
 import { PodEndpoint, canonicalPodIP, endpointForPod, podAddressesByFamily, shouldPodBeInEndpoints } from './endpoint-from-pod.ts';
+import type { RegistryEntry } from './identity-registry.ts';
+import { IdentityRegistry } from './identity-registry.ts';
+import { isCanonicalV4 } from './ipv4-text.ts';
 import { portMapKey } from './port-map-key.ts';
+import type { PortLayout } from './port-layout.ts';
+import { PortLayouts } from './port-layout.ts';
 import { namespaceOf } from './selector.ts';
 
 /**
  * The endpoint one pod contributes to one address type, with its identity (A.6.1) and
  * per-sync scratch fields (only meaningful while `mark` equals the current sync's stamp).
  */
-export class DesiredEndpoint {
+export class DesiredEndpoint implements RegistryEntry {
   /** Stamp of the last sync that found this endpoint desired. */
   mark = 0;
   /** Port group index within that sync. */
   group = -1;
   /** Stamp of the last sync that placed it into an existing slice. */
   taken = 0;
-  /** False while its scope's registry points at this object for `key`. */
-  shadowed = true;
+  /** See IdentityRegistry: whether its scope's registry holds it for `key`. */
+  epoch = 0;
 
   constructor(
     readonly key: string,
     readonly endpoint: Endpoint,
     readonly family: SliceAddressType,
-    readonly scope: Scope,
   ) {}
 }
 
 /**
- * Per Service (namespace/name): identity -> the DesiredEndpoint most recently registered with
- * that identity. Entries not wanted by the latest sync are pruned once they outnumber the wanted
- * ones, and whole scopes are evicted least-recently-used, so memory stays proportional to the
- * live endpoints of recently planned Services.
+ * One node name as referenced by a scope's pods, shared by those pods: the node object is
+ * looked up once per sync and name rather than once per pod.
  */
-export class Scope {
-  private readonly holders = new Map<string, DesiredEndpoint>();
-  /** The previous sync's pods and what was derived from each (position-aligned). */
-  podMemo: { readonly pods: readonly Pod[]; readonly records: readonly PodRecord[] } | null = null;
+export class NodeSlot {
+  private stamp = 0;
+  private node: Node | undefined = undefined;
   constructor(readonly name: string) {}
 
-  current(key: string): DesiredEndpoint | undefined {
-    return this.holders.get(key);
-  }
-
-  /** Makes `d` the holder of its identity; returns the previous holder (now shadowed). */
-  register(d: DesiredEndpoint): DesiredEndpoint | undefined {
-    const prev = this.holders.get(d.key);
-    if (prev === d) return undefined;
-    if (prev) prev.shadowed = true;
-    this.holders.set(d.key, d);
-    d.shadowed = false;
-    return prev;
-  }
-
-  /** After a sync that wanted `wanted` endpoints: drop holders it did not want, if they dominate. */
-  prune(stamp: number, wanted: number): void {
-    if (this.holders.size <= 2 * wanted + 1024) return;
-    for (const [key, d] of this.holders) {
-      if (d.mark === stamp) continue;
-      d.shadowed = true;
-      this.holders.delete(key);
+  /** nodes.get(name), looked up at most once per sync `stamp`. */
+  lookup(nodes: ReadonlyMap<string, Node>, stamp: number): Node | undefined {
+    if (this.stamp !== stamp) {
+      this.node = nodes.get(this.name);
+      this.stamp = stamp;
     }
+    return this.node;
+  }
+}
+
+// Bounds the slots of a scope (nodes come and go); dropping them only loses sharing.
+const MAX_NODE_SLOTS = 16384;
+
+/**
+ * What is remembered per Service (namespace/name): the identity registry, the previous sync's
+ * pods with what was derived from each, the port layouts and the node slots. Whole scopes are evicted
+ * least-recently-used, so memory stays proportional to the live endpoints of recently
+ * planned Services.
+ */
+export class Scope {
+  readonly registry = new IdentityRegistry<DesiredEndpoint>();
+  /** The previous sync's pods and what was derived from each (position-aligned; see pod-memo.ts). */
+  podMemo: { readonly pods: Pod[]; readonly records: PodRecord[] } | null = null;
+  private layouts: PortLayouts | null = null;
+  private readonly nodeSlots = new Map<string, NodeSlot>();
+  constructor(readonly name: string) {}
+
+  /** The shared slot of a node name. */
+  nodeSlot(name: string): NodeSlot {
+    let slot = this.nodeSlots.get(name);
+    if (slot === undefined) {
+      if (this.nodeSlots.size >= MAX_NODE_SLOTS) this.nodeSlots.clear();
+      slot = new NodeSlot(name);
+      this.nodeSlots.set(name, slot);
+    }
+    return slot;
   }
 
-  /** Forgets every holder (they re-register when next wanted) and the pod memo. */
+  /** The port layouts for the Service's current `spec.ports` (kept while that object is). */
+  layoutsFor(service: Service): PortLayouts {
+    if (this.layouts === null || this.layouts.ports !== service.spec.ports) this.layouts = new PortLayouts(service);
+    return this.layouts;
+  }
+
+  /** Forgets everything (it is rebuilt when next needed). */
   clear(): void {
-    for (const d of this.holders.values()) d.shadowed = true;
-    this.holders.clear();
+    this.registry.clear();
     this.podMemo = null;
+    this.layouts = null;
+    this.nodeSlots.clear();
   }
 }
 
@@ -122,38 +146,38 @@ export interface PodEndpoints {
 
 /**
  * What the planner derived from one pod object; kept (position-aligned, see
- * desired-endpoints.ts) and reused while the same object is listed again. One object per pod:
- * everything here survives between syncs, so fewer objects means less GC work.
+ * desired-endpoints.ts) and reused while the same object is listed again. Everything here
+ * survives between syncs, so it is one object per pod (plus the endpoints), sharing the port
+ * layout with the other pods.
  */
-export interface PodRecord extends PodEndpoints {
+export class PodRecord implements PodEndpoints {
   /** A.3.1/A.3.2 (depends on the pod only). */
   readonly included: boolean;
-  readonly nodeName: string;
-  /** The `spec.ports` object `ports`/`portKey` were resolved for (null: not yet). */
-  portsFor: ServiceSpec['ports'] | null;
-  ports: EndpointSlicePort[];
-  portKey: string;
-  node: Node | undefined;
+  /** Its `spec.nodeName` ('' when unset). */
+  readonly nodeSlot: NodeSlot;
+  /** The layouts `layout` was resolved with (null: not yet). */
+  layoutsUsed: PortLayouts | null = null;
+  layout: PortLayout | null = null;
+  node: Node | undefined = undefined;
   /** Null until the endpoints were computed. */
-  scope: Scope | null;
-  publishNotReady: boolean;
-  IPv4: DesiredEndpoint | null;
-  IPv6: DesiredEndpoint | null;
-}
+  scope: Scope | null = null;
+  publishNotReady = false;
+  IPv4: DesiredEndpoint | null = null;
+  IPv6: DesiredEndpoint | null = null;
 
-export function newPodRecord(pod: Pod): PodRecord {
-  return {
-    included: shouldPodBeInEndpoints(pod),
-    nodeName: pod.spec.nodeName ?? '',
-    portsFor: null,
-    ports: [],
-    portKey: '',
-    node: undefined,
-    scope: null,
-    publishNotReady: false,
-    IPv4: null,
-    IPv6: null,
-  };
+  constructor(pod: Pod, scope: Scope) {
+    this.included = shouldPodBeInEndpoints(pod);
+    this.nodeSlot = scope.nodeSlot(pod.spec.nodeName ?? '');
+  }
+
+  /** The pod's port layout under `layouts` (A.5.1), resolved once per `spec.ports` object. */
+  layoutIn(layouts: PortLayouts, pod: Pod): PortLayout {
+    if (this.layoutsUsed !== layouts || this.layout === null) {
+      this.layout = layouts.layoutFor(pod);
+      this.layoutsUsed = layouts;
+    }
+    return this.layout;
+  }
 }
 
 // Endpoints produced here carry a private link to their DesiredEndpoint: much cheaper than a
@@ -163,9 +187,9 @@ function producerOf(ep: Endpoint): DesiredEndpoint | null {
   return p instanceof DesiredEndpoint ? p : null;
 }
 
-function desired(pod: Pod, node: Node | undefined, service: Service, scope: Scope, family: SliceAddressType, addresses: readonly string[]): DesiredEndpoint {
+function desired(pod: Pod, node: Node | undefined, service: Service, family: SliceAddressType, addresses: readonly string[]): DesiredEndpoint {
   const endpoint = endpointForPod(pod, node, service, addresses);
-  const d = new DesiredEndpoint(endpointIdentity(endpoint), endpoint, family, scope);
+  const d = new DesiredEndpoint(endpointIdentity(endpoint), endpoint, family);
   PodEndpoint.setLink(endpoint, d);
   return d;
 }
@@ -185,19 +209,25 @@ export function refreshEndpoints(rec: PodRecord, pod: Pod, node: Node | undefine
   rec.IPv6 = null;
   const ips = pod.status?.podIPs ?? [];
   if (ips.length === 1) {
-    // The common single-address pod: no per-family arrays to build.
-    const fam = canonicalPodIP(ips[0]?.ip ?? '');
-    if (fam !== null) rec[fam.family] = desired(pod, node, service, scope, fam.family, [fam.text]);
+    // The common single-address pod: no per-family arrays to build, and for a canonical
+    // IPv4 text no parse result either.
+    const ip = ips[0]?.ip ?? '';
+    if (isCanonicalV4(ip)) {
+      rec.IPv4 = desired(pod, node, service, 'IPv4', [ip]);
+      return;
+    }
+    const fam = canonicalPodIP(ip);
+    if (fam !== null) rec[fam.family] = desired(pod, node, service, fam.family, [fam.text]);
     return;
   }
   const addrs = podAddressesByFamily(pod);
-  if (addrs.IPv4.length > 0) rec.IPv4 = desired(pod, node, service, scope, 'IPv4', addrs.IPv4);
-  if (addrs.IPv6.length > 0) rec.IPv6 = desired(pod, node, service, scope, 'IPv6', addrs.IPv6);
+  if (addrs.IPv4.length > 0) rec.IPv4 = desired(pod, node, service, 'IPv4', addrs.IPv4);
+  if (addrs.IPv6.length > 0) rec.IPv6 = desired(pod, node, service, 'IPv6', addrs.IPv6);
 }
 
 /** The pod's endpoints per family for this Service and node (a fresh record). */
 export function podEndpoints(pod: Pod, node: Node | undefined, service: Service, scope: Scope = scopeOf(service)): PodEndpoints {
-  const rec = newPodRecord(pod);
+  const rec = new PodRecord(pod, scope);
   refreshEndpoints(rec, pod, node, service, scope);
   return rec;
 }

@@ -2,6 +2,7 @@
 
 import type { Endpoint, EndpointConditions, IPFamily, Node, ObjectReference, Pod, Service } from '@slicemesh/model';
 import { LABEL_ZONE, parseIP } from '@slicemesh/model';
+import { isCanonicalV4 } from './ipv4-text.ts';
 import { namespaceOf } from './selector.ts';
 
 /** A.3.1, A.3.2: not terminal (Succeeded/Failed) and has `podIP` or some `podIPs`. Terminating pods stay. */
@@ -13,36 +14,18 @@ export function shouldPodBeInEndpoints(pod: Pod): boolean {
 
 /** The pod has condition `Ready=True`. */
 export function isPodReady(pod: Pod): boolean {
-  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  // A plain loop: this runs once per new pod object, and a callback would be one more
+  // allocation each time.
+  for (const c of pod.status?.conditions ?? []) {
+    if (c.type === 'Ready' && c.status === 'True') return true;
+  }
+  return false;
 }
 
 /** A.4.7: hostname is published only with a matching subdomain in the Service's namespace. */
 export function shouldSetHostname(pod: Pod, service: Service): boolean {
   const h = pod.spec.hostname ?? '';
   return h !== '' && pod.spec.subdomain === service.metadata.name && namespaceOf(pod.metadata) === namespaceOf(service.metadata);
-}
-
-// Dotted quad with no leading zeros is already canonical; skipping the full parser for it
-// matters when a Service has 100k pods.
-function isCanonicalV4(s: string): boolean {
-  let dots = 0;
-  let digits = 0;
-  let val = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 46) {
-      if (digits === 0) return false;
-      dots++;
-      digits = 0;
-      val = 0;
-      continue;
-    }
-    if (c < 48 || c > 57 || (digits === 1 && val === 0)) return false;
-    val = val * 10 + (c - 48);
-    digits++;
-    if (val > 255) return false;
-  }
-  return dots === 3 && digits > 0;
 }
 
 /** Family and canonical text of one pod IP (A.2.4); null when it is not an IP address. */
@@ -100,10 +83,21 @@ export class PodEndpoint implements Endpoint {
   }
 }
 
+// The eight possible condition triples, shared (and frozen) rather than one object per endpoint:
+// a Service with 100k pods would otherwise keep 100k identical small objects alive.
+const CONDITIONS: readonly EndpointConditions[] = Array.from({ length: 8 }, (_, i) =>
+  Object.freeze({ ready: (i & 4) !== 0, serving: (i & 2) !== 0, terminating: (i & 1) !== 0 }),
+);
+
+function conditionsOf(ready: boolean, serving: boolean, terminating: boolean): EndpointConditions {
+  return CONDITIONS[(ready ? 4 : 0) | (serving ? 2 : 0) | (terminating ? 1 : 0)] as EndpointConditions;
+}
+
 /**
  * The endpoint for a pod with the given addresses (A.4): all three conditions set,
  * targetRef without resourceVersion, nodeName/zone/hostname only when known. `node` is
- * undefined when the node is not known (no zone then).
+ * undefined when the node is not known (no zone then). The conditions object is shared
+ * between endpoints and frozen.
  */
 export function endpointForPod(pod: Pod, node: Node | undefined, service: Service, addresses: readonly string[]): PodEndpoint {
   const serving = isPodReady(pod);
@@ -113,7 +107,7 @@ export function endpointForPod(pod: Pod, node: Node | undefined, service: Servic
   const zone = node?.metadata.labels?.[LABEL_ZONE] ?? '';
   return new PodEndpoint(
     addresses,
-    { ready, serving, terminating },
+    conditionsOf(ready, serving, terminating),
     shouldSetHostname(pod, service) ? pod.spec.hostname : undefined,
     { kind: 'Pod', namespace: namespaceOf(pod.metadata), name: pod.metadata.name, uid: pod.metadata.uid ?? '' },
     nodeName !== '' ? nodeName : undefined,

@@ -67,18 +67,9 @@ export function placeInto(existing: readonly EndpointSlice[], desired: DesiredSe
 
   // 1. Remove/update pass: keep the desired version of every endpoint still wanted.
   for (const slice of existing) {
-    const kept: Endpoint[] = [];
-    let changed = false;
-    const { identities, producers } = sliceKeys(slice);
-    for (let i = 0; i < identities.length; i++) {
-      const ep = slice.endpoints[i] as Endpoint;
-      const want = desired.take(identities[i] as string, producers[i] ?? null);
-      if (want === undefined) continue; // not desired, or a duplicate already placed
-      kept.push(want);
-      if (!changed && ep !== want && endpointNeedsUpdate(ep, want)) changed = true;
-    }
-    if (changed || kept.length !== slice.endpoints.length) {
-      work.push({ slice, state: kept.length === 0 ? 'delete' : 'update', endpoints: kept, owned: true });
+    const kept = keepDesired(slice, desired);
+    if (kept !== null && (kept.changed || kept.endpoints.length !== slice.endpoints.length)) {
+      work.push({ slice, state: kept.endpoints.length === 0 ? 'delete' : 'update', endpoints: kept.endpoints, owned: true });
     } else {
       // Nothing changed: keep the stored endpoints (with their hints) as they are.
       work.push({ slice, state: labelsDrifted(slice) ? 'update' : 'unchanged', endpoints: slice.endpoints, owned: false });
@@ -119,6 +110,30 @@ export function placeInto(existing: readonly EndpointSlice[], desired: DesiredSe
     delete: work.filter((w) => w.state === 'delete').map((w) => w.slice),
     unchanged: work.filter((w) => w.state === 'unchanged').map((w) => w.slice),
   };
+}
+
+/**
+ * The desired versions of a slice's endpoints that are still wanted (taken from `desired`),
+ * and whether any of them needs an update (A.6.2). Null when they are exactly the stored
+ * endpoint objects, as for most slices: the list is only built once one differs (by object
+ * or by being dropped), copying the stored prefix. (A function of its own so that it is
+ * optimised early: it runs once per existing slice.)
+ */
+function keepDesired(slice: EndpointSlice, desired: DesiredSet): { endpoints: Endpoint[]; changed: boolean } | null {
+  let kept: Endpoint[] | null = null;
+  let changed = false;
+  const { identities, producers } = sliceKeys(slice);
+  const stored = slice.endpoints;
+  for (let i = 0; i < identities.length; i++) {
+    const ep = stored[i] as Endpoint;
+    const want = desired.take(identities[i] as string, producers[i] ?? null);
+    if (want === ep && kept === null) continue;
+    kept ??= stored.slice(0, i);
+    if (want === undefined) continue; // not desired, or a duplicate already placed
+    kept.push(want);
+    if (!changed && ep !== want && endpointNeedsUpdate(ep, want)) changed = true;
+  }
+  return kept === null ? null : { endpoints: kept, changed };
 }
 
 /** The unchanged slice with the smallest non-negative room left after adding `n`; first wins ties. */

@@ -13,8 +13,9 @@ import {
 } from '@slicemesh/model';
 import type { SliceAddressType } from './address-types.ts';
 import { serviceAddressTypes } from './address-types.ts';
-import type { DesiredMode, DesiredState, Group } from './desired-endpoints.ts';
+import type { DesiredMode } from './desired-endpoints.ts';
 import { resolveDesired } from './desired-endpoints.ts';
+import type { DesiredState, Group } from './desired-reference.ts';
 import { sliceKeys } from './endpoint-cache.ts';
 import { isSamePlaceholder, placeholderSlice } from './placeholder.ts';
 import { placeInto } from './placement.ts';
