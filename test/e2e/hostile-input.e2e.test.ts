@@ -4,28 +4,17 @@
 // yields a slice or view, each lands in the DLQ stream with its reason, and the valid objects —
 // hostile-looking but legal names included — still converge to the offline answer.
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseScenario, startClusterSim } from '@slicemesh/cluster-sim';
 import type { ClusterSim, KubeObj } from '@slicemesh/cluster-sim';
 import type { KubeChangeEvent } from '@slicemesh/kube';
 import { startApiProxy } from '@slicemesh/kube/testing';
-import type { ApiProxy } from '@slicemesh/kube/testing';
 import { dlqSubject, kubeObjectSubject, partitionOf, publishAcked, slicesSubject } from '@slicemesh/nats';
 import { expectLiveEqualsOffline, readDeadLetters, readStreamOf, scenarioFinished, startFixture } from './support/fixture.ts';
-import type { StackFixture } from './support/fixture.ts';
+import { proxiedRunSlots } from './support/proxied-run.ts';
 import { churnScenario } from './support/scenarios.ts';
 
-let f: StackFixture | undefined;
-let sim: ClusterSim | undefined;
-let proxy: ApiProxy | undefined;
-afterEach(async () => {
-  await f?.close();
-  await proxy?.close();
-  await sim?.close();
-  f = undefined;
-  proxy = undefined;
-  sim = undefined;
-});
+const run = proxiedRunSlots();
 
 const CLUSTER = 'local';
 const PARTITIONS = 2;
@@ -63,7 +52,7 @@ const SERVED: Record<string, Served> = {
 };
 
 function createValid(name: string, kind: Kind): void {
-  const s = sim as ClusterSim;
+  const s = run.sim as ClusterSim;
   const meta = { name, namespace: 'shop', labels: { app: 'hostile' } };
   if (kind === 'Service') s.store.create('Service', { apiVersion: 'v1', kind, metadata: meta, spec: { ports: [{ port: 80 }] } } as KubeObj);
   else if (kind === 'Node') s.store.create('Node', { apiVersion: 'v1', kind, metadata: { name }, spec: { unschedulable: true }, status: {} } as KubeObj);
@@ -74,8 +63,8 @@ const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 describe('hostile input', () => {
   it('every hostile object or message is dead-lettered with its reason, none becomes a slice, the services keep running and the rest converges', async () => {
-    sim = await startClusterSim({ scenario: parseScenario(churnScenario({ seed: 'e2e-hostile', durationSeconds: 18 }), 'e2e-hostile'), speed: 3 });
-    proxy = await startApiProxy(sim.url);
+    const sim = (run.sim = await startClusterSim({ scenario: parseScenario(churnScenario({ seed: 'e2e-hostile', durationSeconds: 18 }), 'e2e-hostile'), speed: 3 }));
+    const proxy = (run.proxy = await startApiProxy(sim.url));
     proxy.mutate = (o) => {
       const name = (o['metadata'] as { name?: string } | undefined)?.name ?? '';
       const h = SERVED[name];
@@ -95,7 +84,7 @@ describe('hostile input', () => {
     } as KubeObj);
     sim.store.create('Node', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'edge.node.1', labels: { 'topology.kubernetes.io/zone': 'zone-a' } }, spec: { unschedulable: true }, status: {} } as KubeObj);
 
-    f = await startFixture({ sim, kubeServer: proxy.url, agents: 'zone', partitions: PARTITIONS });
+    const f = (run.f = await startFixture({ sim, kubeServer: proxy.url, agents: 'zone', partitions: PARTITIONS }));
     const { stack } = f;
     await stack.ready;
     for (const n of names.slice(half)) createValid(n, SERVED[n]!.kind); // through the watches

@@ -3,29 +3,18 @@
 // spans a compaction (410 on resume). The final state still equals the offline answer and
 // KUBE holds every object version once.
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseScenario, startClusterSim } from '@slicemesh/cluster-sim';
 import type { ClusterSim } from '@slicemesh/cluster-sim';
 import type { KubeChangeEvent } from '@slicemesh/kube';
 import { startApiProxy } from '@slicemesh/kube/testing';
-import type { ApiProxy } from '@slicemesh/kube/testing';
 import { repeatedMsgIDs, repeatedVersions } from '../../services/watcher/src/testing/stream-state.ts';
 import { scrapeMetric } from '../../services/stack/src/index.ts';
 import { expectLiveEqualsOffline, expectReplayIdentical, readStreamOf, scenarioFinished, startFixture } from './support/fixture.ts';
-import type { StackFixture } from './support/fixture.ts';
+import { proxiedRunSlots } from './support/proxied-run.ts';
 import { churnScenario } from './support/scenarios.ts';
 
-let f: StackFixture | undefined;
-let sim: ClusterSim | undefined;
-let proxy: ApiProxy | undefined;
-afterEach(async () => {
-  await f?.close();
-  await proxy?.close();
-  await sim?.close();
-  f = undefined;
-  proxy = undefined;
-  sim = undefined;
-});
+const run = proxiedRunSlots();
 
 async function atClusterTime(s: ClusterSim, ms: number): Promise<void> {
   while (s.driver.elapsedMs() < ms) await new Promise((r) => setTimeout(r, 100));
@@ -33,9 +22,9 @@ async function atClusterTime(s: ClusterSim, ms: number): Promise<void> {
 
 describe('a cut watch', () => {
   it('410 (compaction), dropped connections and an outage spanning a compaction end in the offline answer, each version stored once', async () => {
-    sim = await startClusterSim({ scenario: parseScenario(churnScenario({ seed: 'e2e-cut', durationSeconds: 30 }), 'e2e-cut'), speed: 3 });
-    proxy = await startApiProxy(sim.url);
-    f = await startFixture({ sim, kubeServer: proxy.url, agents: 'zone' });
+    const sim = (run.sim = await startClusterSim({ scenario: parseScenario(churnScenario({ seed: 'e2e-cut', durationSeconds: 30 }), 'e2e-cut'), speed: 3 }));
+    const proxy = (run.proxy = await startApiProxy(sim.url));
+    const f = (run.f = await startFixture({ sim, kubeServer: proxy.url, agents: 'zone' }));
     await f.stack.ready;
 
     await atClusterTime(sim, 6_000);
