@@ -17,5 +17,7 @@ export type { ApiServer, ApiServerOptions } from './http/server.ts';
 export { realClock } from './time/clock.ts';
 export type { Clock, TimerHandle } from './time/clock.ts';
 export { ManualClock } from './time/manual-clock.ts';
-export { jsonLog, silentLog } from './log.ts';
+export { jsonLog, pinoLog, silentLog } from './log.ts';
+export { createSimMetrics } from './metrics.ts';
+export type { GoneSource, SimMetrics } from './metrics.ts';
 export type { Log, LogLevel } from './log.ts';

@@ -1,6 +1,7 @@
 // The cluster-sim service: parses flags, starts the simulator, prints its URL, and shuts
 // down cleanly on SIGINT/SIGTERM. Run: node --import tsx src/main.ts [flags].
-import { jsonLog } from './log.ts';
+import { createLogger } from '@slicemesh/runtime';
+import { pinoLog } from './log.ts';
 import { parseMainOptions, USAGE, UsageError } from './options.ts';
 import { ScenarioError } from './scenario/reader.ts';
 import { startClusterSim } from './start.ts';
@@ -15,7 +16,8 @@ async function main(): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const log = jsonLog(options.logLevel);
+  // Logs go to stderr: stdout carries only the "listening on" line that scripts read.
+  const log = pinoLog(createLogger({ service: 'cluster-sim', level: options.logLevel, destination: process.stderr }));
   let sim;
   try {
     sim = await startClusterSim({

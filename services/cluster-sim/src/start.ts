@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { createApiServer } from './http/server.ts';
 import { silentLog } from './log.ts';
 import type { Log } from './log.ts';
+import { createSimMetrics } from './metrics.ts';
+import type { SimMetrics } from './metrics.ts';
 import { ScenarioDriver } from './scenario/driver.ts';
 import { loadScenario, parseScenario } from './scenario/parse-scenario.ts';
 import type { Scenario } from './scenario/schema.ts';
@@ -50,6 +52,8 @@ export interface ClusterSim {
   readonly store: ObjectStore;
   readonly driver: ScenarioDriver;
   readonly scenario: Scenario;
+  /** The registry behind /metrics, for reading values in tests. */
+  readonly metrics: SimMetrics;
   /** Stops the scenario, ends open watches and closes the server. */
   close(): Promise<void>;
 }
@@ -73,12 +77,16 @@ export async function startClusterSim(options: ClusterSimOptions = {}): Promise<
     ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
     onWatcherError: (err) => log('error', 'watcher failed', { err: String((err as Error)?.stack ?? err) }),
   });
+  const metrics = createSimMetrics();
   const driver = new ScenarioDriver({
     store, clock: scenarioClock, scenario, log, seed,
+    onAction: (action) => metrics.scenarioAction(action.action),
     ...(options.apiPodReadinessDelayMs !== undefined ? { defaultReadinessDelayMs: options.apiPodReadinessDelayMs } : {}),
   });
+  // /readyz is 503 until the scenario's initial objects exist, and again while closing.
+  let ready = false;
   const api = createApiServer({
-    store, clock, log,
+    store, clock, log, metrics, ready: () => ready,
     ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}),
     ...(options.maxWatchSeconds !== undefined ? { maxWatchSeconds: options.maxWatchSeconds } : {}),
   });
@@ -91,6 +99,7 @@ export async function startClusterSim(options: ClusterSimOptions = {}): Promise<
     });
   });
   driver.start();
+  ready = true;
   const port = (api.server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   let closing: Promise<void> | undefined;
@@ -100,8 +109,10 @@ export async function startClusterSim(options: ClusterSimOptions = {}): Promise<
     store,
     driver,
     scenario,
+    metrics,
     close: () => {
       closing ??= new Promise<void>((resolve) => {
+        ready = false;
         driver.stop();
         api.endWatches();
         api.server.close(() => resolve());

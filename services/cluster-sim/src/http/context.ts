@@ -1,6 +1,7 @@
-// What every handler needs: the store, the clock and logger, and watch settings.
+// What every handler needs: the store, the clock, logger and metrics, and watch settings.
 import type { ServerResponse } from 'node:http';
 import type { Log } from '../log.ts';
+import type { SimMetrics } from '../metrics.ts';
 import type { ObjectStore } from '../store/object-store.ts';
 import type { Clock } from '../time/clock.ts';
 
@@ -14,4 +15,5 @@ export interface HandlerContext {
   readonly maxWatchSeconds: number;
   /** Open watch responses, ended on shutdown. */
   readonly openWatches: Set<ServerResponse>;
+  readonly metrics: SimMetrics;
 }

@@ -9,7 +9,8 @@ export type DocumentRoute =
   | { readonly type: 'group'; readonly group: string }
   | { readonly type: 'resourceList'; readonly group: string; readonly version: string }
   | { readonly type: 'version' }
-  | { readonly type: 'health' }
+  | { readonly type: 'health'; readonly check: 'healthz' | 'livez' | 'readyz' }
+  | { readonly type: 'metrics' }
   | { readonly type: 'openapiRoot' }
   | { readonly type: 'openapiGroupVersion'; readonly group: string; readonly version: string };
 
@@ -57,7 +58,8 @@ export function parseRoute(pathname: string): Route {
   const segs = pathname.split('/').filter((s) => s !== '').map((s) => decodeURIComponent(s));
   const [a, b, c, ...rest] = segs;
   if (a === 'version' && segs.length === 1) return { type: 'version' };
-  if ((a === 'healthz' || a === 'livez' || a === 'readyz') && segs.length === 1) return { type: 'health' };
+  if ((a === 'healthz' || a === 'livez' || a === 'readyz') && segs.length === 1) return { type: 'health', check: a };
+  if (a === 'metrics' && segs.length === 1) return { type: 'metrics' };
   if (a === 'openapi' && b === 'v3') {
     if (segs.length === 2) return { type: 'openapiRoot' };
     if (c === 'api' && rest.length === 1 && isServed('', rest[0]!)) return { type: 'openapiGroupVersion', group: '', version: rest[0]! };

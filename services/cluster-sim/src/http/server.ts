@@ -3,6 +3,8 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Log } from '../log.ts';
+import { createSimMetrics } from '../metrics.ts';
+import type { SimMetrics } from '../metrics.ts';
 import { ApiError } from '../store/api-error.ts';
 import type { ObjectStore } from '../store/object-store.ts';
 import type { Clock } from '../time/clock.ts';
@@ -24,10 +26,15 @@ export interface ApiServerOptions {
   readonly bookmarkIntervalMs?: number;
   /** Longest a watch stays open (0 = until the client leaves). Defaults to 0. */
   readonly maxWatchSeconds?: number;
+  /** Served at /metrics. Defaults to a fresh registry. */
+  readonly metrics?: SimMetrics;
+  /** /readyz answers 503 while this is false. Defaults to always ready. */
+  readonly ready?: () => boolean;
 }
 
 export interface ApiServer {
   readonly server: Server;
+  readonly metrics: SimMetrics;
   /** Ends every open watch stream (clients see a clean end and would re-watch). */
   endWatches(): void;
 }
@@ -38,7 +45,33 @@ function methodNotAllowed(method: string): ApiError {
   return new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method})`);
 }
 
-function serveDocument(route: Exclude<Route, ResourceRoute>, req: IncomingMessage, res: ServerResponse): void {
+// The verb as kube-apiserver's request metrics name it.
+function requestVerb(route: Route, method: string, query: URLSearchParams): string {
+  if (route.type !== 'resource') return method.toLowerCase();
+  const item = route.name !== undefined;
+  switch (method) {
+    case 'GET': return route.watchPrefix || isTrue(query.get('watch')) ? 'watch' : item ? 'get' : 'list';
+    case 'POST': return 'create';
+    case 'PUT': return 'update';
+    case 'PATCH': return 'patch';
+    case 'DELETE': return item ? 'delete' : 'deletecollection';
+    default: return method.toLowerCase();
+  }
+}
+
+function text(res: ServerResponse, code: number, body: string): void {
+  res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8' });
+  res.end(body);
+}
+
+async function serveMetrics(ctx: HandlerContext, res: ServerResponse): Promise<void> {
+  ctx.metrics.observe(ctx.store, ctx.openWatches.size);
+  const body = await ctx.metrics.registry.metrics();
+  res.writeHead(200, { 'Content-Type': ctx.metrics.registry.contentType });
+  res.end(body);
+}
+
+function serveDocument(ctx: HandlerContext, ready: () => boolean, route: Exclude<Route, ResourceRoute>, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
   if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed(req.method ?? '');
   switch (route.type) {
     case 'apiVersions': return sendJson(res, 200, apiVersions(req.socket.localAddress ?? '127.0.0.1'));
@@ -49,8 +82,9 @@ function serveDocument(route: Exclude<Route, ResourceRoute>, req: IncomingMessag
     case 'openapiRoot': return sendJson(res, 200, openapiRoot());
     case 'openapiGroupVersion': return sendJson(res, 200, openapiGroupVersion(route.group, route.version));
     case 'health':
-      res.writeHead(200, { 'Content-Type': 'text/plain' });
-      return void res.end('ok');
+      if (route.check === 'readyz' && !ready()) return text(res, 503, 'not ready: the scenario is not built yet or the server is shutting down');
+      return text(res, 200, 'ok');
+    case 'metrics': return serveMetrics(ctx, res);
     case 'notFound':
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
   }
@@ -97,11 +131,20 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000,
     maxWatchSeconds: options.maxWatchSeconds ?? 0,
     openWatches: new Set(),
+    metrics: options.metrics ?? createSimMetrics(),
   };
+  const ready = options.ready ?? (() => true);
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://cluster-sim');
     const started = Date.now();
+    let route: Route = { type: 'notFound' };
     res.on('finish', () => ctx.log('debug', 'request', { method: req.method, path: url.pathname, query: url.search, code: res.statusCode, ms: Date.now() - started }));
+    // 'close' also fires when the client leaves early (watches mostly end that way).
+    res.on('close', () => {
+      const resource = route.type === 'resource' ? route.info.resource + (route.subresource === 'status' ? '/status' : '') : '';
+      ctx.metrics.request(requestVerb(route, req.method ?? '', url.searchParams), resource, res.statusCode);
+      if (res.statusCode === 410) ctx.metrics.gone('response');
+    });
     const fail = (err: unknown): void => {
       const apiErr = err instanceof ApiError ? err : new ApiError(500, 'InternalError', `an error on the server has prevented the request from succeeding: ${(err as Error)?.message ?? String(err)}`);
       if (apiErr.code >= 500) ctx.log('error', 'request failed', { method: req.method, path: url.pathname, err: String((err as Error)?.stack ?? err) });
@@ -109,15 +152,16 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       sendError(res, apiErr);
     };
     try {
-      const route = parseRoute(url.pathname);
-      if (route.type === 'resource') serveResource(ctx, route, url.searchParams, req, res).catch(fail);
-      else serveDocument(route, req, res);
+      route = parseRoute(url.pathname);
+      const done = route.type === 'resource' ? serveResource(ctx, route, url.searchParams, req, res) : serveDocument(ctx, ready, route, req, res);
+      done?.catch(fail);
     } catch (err) {
       fail(err);
     }
   });
   return {
     server,
+    metrics: ctx.metrics,
     endWatches: () => {
       for (const res of [...ctx.openWatches]) res.end();
       ctx.openWatches.clear();

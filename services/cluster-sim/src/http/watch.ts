@@ -76,6 +76,7 @@ export function handleWatch(ctx: HandlerContext, route: ResourceRoute, query: UR
       ? JSON.stringify(toTable(info, [object], now(), { resourceVersion: object.metadata.resourceVersion }))
       : type === 'BOOKMARK' || type === 'ERROR' ? JSON.stringify(object) : jsonOf(object);
     res.write(`{"type":"${type}","object":${body}}\n`);
+    ctx.metrics.watchEvent(info.resource, type);
     if (res.writableLength > MAX_BUFFERED_BYTES) {
       ctx.log('warn', 'watch cut off: client not reading', { resource: info.resource });
       close();
@@ -88,6 +89,7 @@ export function handleWatch(ctx: HandlerContext, route: ResourceRoute, query: UR
   res.on('close', close);
 
   const onExpired = (err: ApiError): void => {
+    ctx.metrics.gone('watch');
     write('ERROR', statusOf(err) as unknown as KubeObj);
     close();
   };

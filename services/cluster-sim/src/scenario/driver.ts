@@ -31,6 +31,8 @@ export interface DriverOptions {
   readonly defaultReadinessDelayMs?: number;
   /** Batching delay of the Endpoints controller. Defaults to 0. */
   readonly endpointsDelayMs?: number;
+  /** Told of every timeline action as it is applied (e.g. to count them). */
+  readonly onAction?: (action: TimelineAction) => void;
 }
 
 export class ScenarioDriver {
@@ -42,6 +44,7 @@ export class ScenarioDriver {
   readonly #store: ObjectStore;
   readonly #clock: Clock;
   readonly #log: Log;
+  readonly #onAction: ((action: TimelineAction) => void) | undefined;
   readonly #random: Random;
   readonly #ipam: PodIPAM;
   readonly #timers = new Set<TimerHandle>();
@@ -59,6 +62,7 @@ export class ScenarioDriver {
     this.#store = store;
     this.#clock = clock;
     this.#log = options.log ?? silentLog;
+    this.#onAction = options.onAction;
     this.#random = createRandom(`${seed}/driver`);
     this.#ipam = new PodIPAM(scenario.cluster.podCIDR, scenario.cluster.nodeCIDRPrefix);
     this.index = new PodIndex(store);
@@ -121,6 +125,7 @@ export class ScenarioDriver {
   /** Performs one timeline action now. */
   apply(action: TimelineAction): void {
     this.#log('info', 'timeline action', { ...action, elapsedMs: this.elapsedMs() });
+    this.#onAction?.(action);
     const at = rfc3339(this.#clock.now());
     switch (action.action) {
       case 'scale': return this.replicas.scale(action.deployment, action.replicas);
