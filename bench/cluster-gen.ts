@@ -1,18 +1,7 @@
-// Deterministic synthetic clusters for the benchmarks (a seeded PRNG, no Math.random).
+// Deterministic synthetic clusters for the benchmarks.
 
 import type { Node, Pod, Service } from '@slicemesh/model';
 import { LABEL_ZONE } from '@slicemesh/model';
-
-export function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export const ZONES = ['zone-a', 'zone-b', 'zone-c'] as const;
 

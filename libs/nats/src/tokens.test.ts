@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TokenDecodeError, TokenEncodeError } from './errors.ts';
 import { decodeToken, encodeToken, isEncodedToken, MAX_NAME_BYTES, MAX_TOKEN_LENGTH } from './tokens.ts';
+import { prng } from '@slicemesh/testing';
 
 // Everything an encoded token may contain: legal in a subject token and in a KV key.
 const TOKEN_ALPHABET = /^[A-Za-z0-9_=-]+$/;
@@ -76,17 +77,6 @@ describe('decodeToken accepts only canonical encoder output', () => {
   }
 });
 
-/** mulberry32: a tiny seeded PRNG so the property test is reproducible. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A random well-formed string mixing safe ASCII, hostile ASCII, BMP and astral code points. */
 function randomName(rand: () => number): string {

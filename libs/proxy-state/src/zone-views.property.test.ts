@@ -3,23 +3,12 @@
 // hasAnyEndpoints from the richer model).
 
 import type { Endpoint, EndpointSlice, IPFamily, Node, Service, ServicePort } from '@slicemesh/model';
-import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing';
+import { deepFreeze, makeNode, makeService, makeSlice, prng } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
 import { deepEqual } from './deep-equal.ts';
 import { proxyModel } from './proxy-plan.ts';
 import { viewSlicesForNode, zoneViews } from './zone-views.ts';
 
-/** mulberry32: small, seeded, good enough to spread cases. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Gen {
   readonly rnd: () => number;
