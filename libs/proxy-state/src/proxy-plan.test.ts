@@ -26,13 +26,13 @@ const row = (endpoint: string, isLocal = false, ready = true, serving = true, te
 
 const cases: Case[] = [
   {
-    name: 'contract: one entry per service port with reachable endpoints, cluster and local sets',
+    name: 'contract: one entry per service port with the merged endpoints (unready included), cluster and local sets',
     services: [makeService('web', { spec: { type: 'NodePort', externalTrafficPolicy: 'Local' }, ports: [{ name: 'http', port: 80, nodePort: 30080 }] })],
     slices: [makeSlice('web-1', [ep('10.0.0.2', { node: 'node-2' }), ep('10.0.0.1', { node: 'node-1' }), ep('10.0.0.3', { ready: false })], { ports: http })],
     want: [
       {
         servicePort: 'default/web:http/TCP',
-        endpoints: [row('10.0.0.1:8080', true), row('10.0.0.2:8080')],
+        endpoints: [row('10.0.0.1:8080', true), row('10.0.0.2:8080'), row('10.0.0.3:8080', false, false)],
         clusterEndpoints: ['10.0.0.1:8080', '10.0.0.2:8080'],
         localEndpoints: ['10.0.0.1:8080'],
       },
@@ -51,13 +51,13 @@ const cases: Case[] = [
     name: 'contract: clusterEndpoints is [] when the port only uses Local policy',
     services: [makeService('web', { spec: { internalTrafficPolicy: 'Local' } })],
     slices: [makeSlice('web-1', [ep('10.0.0.1', { node: 'node-1' }), ep('10.0.0.2', { node: 'node-2' })], { ports: http })],
-    want: [{ servicePort: 'default/web:http/TCP', endpoints: [row('10.0.0.1:8080', true)], clusterEndpoints: [], localEndpoints: ['10.0.0.1:8080'] }],
+    want: [{ servicePort: 'default/web:http/TCP', endpoints: [row('10.0.0.1:8080', true), row('10.0.0.2:8080')], clusterEndpoints: [], localEndpoints: ['10.0.0.1:8080'] }],
   },
   {
-    name: 'D.3 zone hints narrow the plan on a zoned node',
+    name: 'D.3 zone hints narrow the cluster endpoints on a zoned node; the merged view keeps both',
     services: [makeService('web')],
     slices: [makeSlice('web-1', [ep('10.0.0.1', { forZones: ['zone-a'] }), ep('10.0.0.2', { forZones: ['zone-b'] })], { ports: http })],
-    want: [{ servicePort: 'default/web:http/TCP', endpoints: [row('10.0.0.1:8080')], clusterEndpoints: ['10.0.0.1:8080'], localEndpoints: null }],
+    want: [{ servicePort: 'default/web:http/TCP', endpoints: [row('10.0.0.1:8080'), row('10.0.0.2:8080')], clusterEndpoints: ['10.0.0.1:8080'], localEndpoints: null }],
   },
   {
     name: 'D.3 a node absent from the node list is treated as a node without labels',

@@ -23,6 +23,8 @@ export interface ProxyModelEntry extends CategorizedEndpoints {
   /** `<ns>/<svc>:<portName>/<proto>`. */
   readonly key: string;
   readonly servicePort: ServicePortInfo;
+  /** Every endpoint of the port from the node's slices: merged, de-duplicated (D.2), sorted. */
+  readonly merged: readonly EndpointInfo[];
 }
 
 export interface ProxyPlanEndpoint {
@@ -35,7 +37,11 @@ export interface ProxyPlanEndpoint {
 
 export interface ProxyPlanEntry {
   readonly servicePort: string;
-  /** Every endpoint this node may send to (merged, de-duplicated, sorted). */
+  /**
+   * The merged, de-duplicated view of the port's endpoints (all of them, reachable or not),
+   * sorted. From a zone view this is the zone's share; the selections below are the same as
+   * from all slices.
+   */
   readonly endpoints: readonly ProxyPlanEndpoint[];
   /** [] also when the port never uses Cluster policy (the contract has no null here). */
   readonly clusterEndpoints: readonly string[];
@@ -79,7 +85,7 @@ export function proxyModel(input: ProxyInput): ProxyModelEntry[] {
       for (const sp of ports) {
         const endpoints: readonly EndpointInfo[] = merged.get(portKey(sp.portName, sp.protocol)) ?? [];
         const cat = categorizeEndpoints(endpoints, sp, input.nodeName, nodeLabels, input);
-        out.push({ key: servicePortKey(sp), servicePort: sp, familyRank, ...cat });
+        out.push({ key: servicePortKey(sp), servicePort: sp, merged: endpoints, familyRank, ...cat });
       }
     });
   }
@@ -91,7 +97,7 @@ export function proxyModel(input: ProxyInput): ProxyModelEntry[] {
 export function planEntryOf(m: ProxyModelEntry): ProxyPlanEntry {
   return {
     servicePort: m.key,
-    endpoints: m.allReachableEndpoints.map((ep) => ({
+    endpoints: m.merged.map((ep) => ({
       endpoint: ep.endpoint,
       isLocal: ep.isLocal,
       ready: ep.ready,
