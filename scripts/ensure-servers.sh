@@ -23,8 +23,6 @@ if [ -z "${DATABASE_URL:-}" ]; then
     pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || true
     wait_port 5432 postgres
   fi
-  psql -h 127.0.0.1 -U postgres -d postgres -Atqc 'select 1' >/dev/null 2>&1 \
-    || su postgres -c "psql -Atqc \"select 1\"" >/dev/null
   echo "ensure-servers: postgres up on 127.0.0.1:5432"
 fi
 
