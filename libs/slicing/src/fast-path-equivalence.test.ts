@@ -2,53 +2,12 @@
 // reference Map version plans, including across syncs where memoised objects go stale.
 
 import { describe, expect, it } from 'vitest';
-import type { EndpointSlice, Node, Pod, Service } from '@slicemesh/model';
+import type { EndpointSlice, Node, Pod } from '@slicemesh/model';
 import { deepFreeze, makeNode, makePod, makeService } from '@slicemesh/testing';
-import { endpointIdentity } from './endpoint-identity.ts';
-import { finalizePlan } from './finalize.ts';
+import type { World } from './equivalence-harness.ts';
 import { planSlicesWith } from './plan-slices.ts';
-import type { PlanSlicesInput } from './plan-slices.ts';
+import { checkSync, rng } from './equivalence-harness.ts';
 import { ipv4 } from './test-fixtures.ts';
-
-/** Deterministic pseudo-random numbers (LCG) so failures reproduce. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
-interface World {
-  service: Service;
-  pods: Pod[];
-  nodes: Map<string, Node>;
-  slices: EndpointSlice[];
-  max: number;
-}
-
-let uid = 0;
-/** Applies a finalized plan the way an API server would: new uids and generations. */
-function apply(slices: readonly EndpointSlice[], input: PlanSlicesInput, result: ReturnType<typeof planSlicesWith>): EndpointSlice[] {
-  const plan = finalizePlan(result.plan, { service: input.service, existingSlices: slices });
-  const gone = new Set([...plan.delete, ...plan.update].map((s) => s.metadata.name));
-  const kept = slices.filter((s) => !gone.has(s.metadata.name));
-  const written = [...plan.update, ...plan.create].map((s) => deepFreeze({ ...s, metadata: { ...s.metadata, uid: s.metadata.uid ?? `u${++uid}`, generation: (s.metadata.generation ?? 0) + 1 } }));
-  return [...kept, ...written];
-}
-
-function check(w: World, label: string): void {
-  const input: PlanSlicesInput = { service: w.service, pods: w.pods, nodes: w.nodes, existingSlices: w.slices, maxEndpointsPerSlice: w.max };
-  const ref = planSlicesWith(input, 'reference');
-  const fast = planSlicesWith(input, 'stamped');
-  expect(fast, label).toEqual(ref);
-  // Endpoint identities are unique within a written slice.
-  for (const s of [...fast.plan.create, ...fast.plan.update]) {
-    const ids = s.endpoints.map(endpointIdentity);
-    expect(new Set(ids).size, label).toBe(ids.length);
-  }
-  w.slices = apply(w.slices, input, fast);
-}
 
 function pod(i: number, r: () => number, gen: number): Pod {
   return deepFreeze(
@@ -78,7 +37,7 @@ describe('stamped fast path == reference path', () => {
       };
       const history: Pod[][] = [];
       for (let step = 0; step < 25; step++) {
-        check(w, `seed ${seed} step ${step}`);
+        checkSync(w, `seed ${seed} step ${step}`);
         history.push(w.pods);
         const kind = r();
         const pods = [...w.pods];

@@ -7,18 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import type { EndpointSlice, Node, Pod, Service, ServicePort } from '@slicemesh/model';
 import { deepFreeze, makeNode, makePod, makeService } from '@slicemesh/testing';
-import { finalizePlan } from './finalize.ts';
-import { planSlicesWith } from './plan-slices.ts';
-import type { PlanSlicesInput } from './plan-slices.ts';
+import type { World } from './equivalence-harness.ts';
+import { checkSync, rng } from './equivalence-harness.ts';
 import { ipv4 } from './test-fixtures.ts';
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 // Two named target ports and a numeric one: pods fall into several port groups, and some
 // resolve a port only through a sidecar or not at all (A.5.1).
@@ -48,31 +39,6 @@ function pod(i: number, r: () => number, gen: number): Pod {
       ...(sidecar.length > 0 ? { initContainers: sidecar } : {}),
     }),
   );
-}
-
-interface World {
-  service: Service;
-  pods: Pod[];
-  nodes: Map<string, Node>;
-  slices: EndpointSlice[];
-  max: number;
-}
-
-let uid = 0;
-function apply(w: World, input: PlanSlicesInput, result: ReturnType<typeof planSlicesWith>): EndpointSlice[] {
-  const plan = finalizePlan(result.plan, { service: input.service, existingSlices: w.slices });
-  const gone = new Set([...plan.delete, ...plan.update].map((s) => s.metadata.name));
-  const kept = w.slices.filter((s) => !gone.has(s.metadata.name));
-  const written = [...plan.update, ...plan.create].map((s) => deepFreeze({ ...s, metadata: { ...s.metadata, uid: s.metadata.uid ?? `u${++uid}`, generation: (s.metadata.generation ?? 0) + 1 } }));
-  return [...kept, ...written];
-}
-
-function check(w: World, label: string): void {
-  const input: PlanSlicesInput = { service: w.service, pods: w.pods, nodes: w.nodes, existingSlices: w.slices, maxEndpointsPerSlice: w.max };
-  const ref = planSlicesWith(input, 'reference');
-  const fast = planSlicesWith(input, 'stamped');
-  expect(fast, label).toEqual(ref);
-  w.slices = apply(w, input, fast);
 }
 
 function service(spec: { ports: readonly ServicePort[]; dual: boolean; publishNotReady?: boolean; v?: number }): Service {
@@ -146,14 +112,14 @@ describe('fast path == reference path under every memo layer', () => {
       };
       const history: Pod[][] = [];
       const seen = new Set<string>();
-      check(w, `seed ${seed} start`);
+      checkSync(w, `seed ${seed} start`);
       for (let step = 0; step < 44; step++) {
         // Even steps go round every kind (so each seed covers them all), odd steps pick at random.
         const s = (step % 2 === 0 ? steps[(step / 2 + seed) % steps.length] : steps[Math.floor(r() * steps.length)]) as (typeof steps)[number];
         seen.add(s.name);
         if (s.name === 'back to an older pod list') w.pods = history[Math.floor(r() * history.length)] ?? w.pods;
         else s.run(w, r, step);
-        check(w, `seed ${seed} step ${step}: ${s.name}`);
+        checkSync(w, `seed ${seed} step ${step}: ${s.name}`);
         history.push(w.pods);
       }
       expect(seen.size).toBe(steps.length);
