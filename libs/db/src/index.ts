@@ -11,3 +11,4 @@ export * from './outbox.ts';
 export * from './outbox-relay.ts';
 export * from './reconcile-log.ts';
 export * from './hints-store.ts';
+export * from './slicer-store.ts';

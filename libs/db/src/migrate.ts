@@ -7,12 +7,14 @@ import type { Kysely } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import * as m0001 from './migrations/0001_init.ts';
+import * as m0002 from './migrations/0002_reconcile_settings.ts';
 import type { Database } from './schema.ts';
 import { assertSchemaName } from './schema-name.ts';
 
 /** Every migration, listed statically (no filesystem scan); names must sort in apply order. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_init': m0001,
+  '0002_reconcile_settings': m0002,
 });
 
 const migrationProvider: MigrationProvider = {

@@ -5,7 +5,11 @@
 
 import { sql } from 'kysely';
 import type { Endpoints, Node, Pod, Service } from '@slicemesh/model';
+import { isNewerResourceVersion, supersedes } from '@slicemesh/model';
 import { chunks } from './batches.ts';
+
+// The JS twins of the SQL guard below live in the model, so pure projections apply the same rule.
+export { isNewerResourceVersion, supersedes };
 import type { Db, StoredKind, Trx } from './schema.ts';
 
 export interface ObjectKey {
@@ -25,27 +29,6 @@ export interface KubeObjectRow extends ObjectKey {
   readonly kubeSeq: number;
 }
 
-
-const INTEGER = /^[0-9]+$/;
-
-/**
- * true when `incoming` is a newer resourceVersion than `stored`: numerically when both are
- * integers, otherwise any different value counts as newer (opaque versions cannot be ordered).
- */
-export function isNewerResourceVersion(incoming: string, stored: string): boolean {
-  if (INTEGER.test(incoming) && INTEGER.test(stored)) return BigInt(incoming) > BigInt(stored);
-  return incoming !== stored;
-}
-
-/**
- * Whether `incoming` replaces `stored`: a newer version, or a delete at the same version as the
- * live row (a delete synthesized from a relist carries the last version seen).
- * Mirrors the SQL guard in buildUpsertObjects.
- */
-export function supersedes(incoming: Pick<KubeObjectRow, 'resourceVersion' | 'deleted'>, stored: Pick<KubeObjectRow, 'resourceVersion' | 'deleted'>): boolean {
-  return isNewerResourceVersion(incoming.resourceVersion, stored.resourceVersion) ||
-    (incoming.resourceVersion === stored.resourceVersion && incoming.deleted && !stored.deleted);
-}
 
 function keyOf(r: ObjectKey): string {
   return JSON.stringify([r.cluster, r.kind, r.namespace, r.name]);

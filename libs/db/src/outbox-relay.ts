@@ -78,6 +78,37 @@ export interface OutboxRelayOptions {
   readonly batchSize?: number;
   /** Reports read, publish and save failures; the loop retries after pollMs. Defaults to ignoring them. */
   readonly onError?: (err: unknown) => void;
+  /** Ends a caught-up pause early when the writer says it committed rows (saves up to pollMs). */
+  readonly waker?: RelayWaker;
+}
+
+/** Lets a writer wake the relay right after it commits outbox rows. */
+export class RelayWaker {
+  #pending = false;
+  #resolve: (() => void) | undefined;
+
+  /** Wakes a waiting relay, or makes its next wait return at once. */
+  wake(): void {
+    this.#pending = true;
+    this.#resolve?.();
+  }
+
+  /** Waits up to `ms`, less if woken (or already woken since the last wait). */
+  async wait(ms: number, signal: AbortSignal): Promise<void> {
+    if (this.#pending) {
+      this.#pending = false;
+      return;
+    }
+    const woken = new Promise<void>((resolve) => {
+      this.#resolve = resolve;
+    });
+    try {
+      await Promise.race([pause(ms, signal), woken]);
+    } finally {
+      this.#resolve = undefined;
+      this.#pending = false;
+    }
+  }
 }
 
 /**
@@ -97,9 +128,15 @@ export async function runOutboxRelay(opts: OutboxRelayOptions): Promise<void> {
       full = batch.length === batchSize;
       let done: RelayPosition | null = pos;
       try {
-        for (const row of batch) {
-          if (signal.aborted) break;
-          await publish(row);
+        // Published concurrently (one connection keeps their order on the stream); the position
+        // moves past the longest prefix that succeeded, and a failure retries from there.
+        const results = signal.aborted ? [] : await Promise.allSettled(batch.map((row) => publish(row)));
+        for (const [i, r] of results.entries()) {
+          const row = batch[i];
+          if (r.status === 'rejected' || row === undefined) {
+            if (r.status === 'rejected') throw r.reason;
+            break;
+          }
           done = { txid: row.txid, id: row.id };
         }
       } finally {
@@ -112,7 +149,7 @@ export async function runOutboxRelay(opts: OutboxRelayOptions): Promise<void> {
       full = false;
       opts.onError?.(err);
     }
-    if (!full) await pause(pollMs, signal);
+    if (!full) await (opts.waker ? opts.waker.wait(pollMs, signal) : pause(pollMs, signal));
   }
 }
 
@@ -122,4 +159,18 @@ async function pause(ms: number, signal: AbortSignal): Promise<void> {
   } catch (err) {
     if (!signal.aborted) throw err;
   }
+}
+
+/**
+ * Outbox rows not yet published by relay `name` (by id past its position; a row of a
+ * late-committing transaction may be counted once more). For the outbox lag gauge.
+ */
+export async function outboxBacklog(db: Db, name: string): Promise<number> {
+  const pos = await loadRelayPosition(db, name);
+  const row = await db
+    .selectFrom('outbox')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('id', '>', String(pos?.id ?? 0))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }

@@ -2,7 +2,7 @@
 // (outbox-relay.ts) publishes them after commit; a message exists if and only if its state does.
 
 import { sql } from 'kysely';
-import type { Trx } from './schema.ts';
+import type { Db, Trx } from './schema.ts';
 
 export interface OutboxMessage {
   readonly subject: string;
@@ -39,4 +39,10 @@ export async function appendOutbox(trx: Trx, rows: readonly OutboxMessage[]): Pr
 async function reserveOutboxIds(trx: Trx, count: number): Promise<number[]> {
   const res = await sql<{ id: string }>`select nextval(pg_get_serial_sequence('outbox', 'id')) as id from generate_series(1, ${count}::int)`.execute(trx);
   return res.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+}
+
+/** The payloads queued on `subject`, oldest first (the replay compares them with its own). */
+export async function loadOutboxPayloads(db: Db, subject: string): Promise<unknown[]> {
+  const rows = await db.selectFrom('outbox').select('payload').where('subject', '=', subject).orderBy('id').execute();
+  return rows.map((r) => r.payload);
 }

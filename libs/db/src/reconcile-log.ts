@@ -1,6 +1,7 @@
 // The replay record: which KUBE sequence range each reconcile consumed and what it changed.
 // Replaying the log must reproduce the same rows (the reconcile id aside, if it is random).
 
+import { chunks } from './batches.ts';
 import type { Db, Trx } from './schema.ts';
 
 export interface ReconcileRecord {
@@ -15,28 +16,47 @@ export interface ReconcileRecord {
   readonly deleted: number;
   /** Defaults to the transaction's now(). */
   readonly at?: Date;
+  /** The settings the reconcile ran with (JSON); absent on records made before they were kept. */
+  readonly settings?: unknown;
 }
 
-export interface StoredReconcile extends Required<ReconcileRecord> {
+export interface StoredReconcile extends Required<Omit<ReconcileRecord, 'settings'>> {
   readonly id: number;
+  /** null for records made before settings were kept. */
+  readonly settings: unknown;
+}
+
+function recordRow(rec: ReconcileRecord) {
+  return {
+    cluster: rec.cluster,
+    namespace: rec.namespace,
+    service: rec.service,
+    kube_seq_from: rec.kubeSeqFrom,
+    kube_seq_to: rec.kubeSeqTo,
+    reconcile_id: rec.reconcileId,
+    created: rec.created,
+    updated: rec.updated,
+    deleted: rec.deleted,
+    ...(rec.at !== undefined ? { at: rec.at } : {}),
+    ...(rec.settings !== undefined ? { settings: JSON.stringify(rec.settings) } : {}),
+  };
+}
+
+/** Appends many records in one statement per chunk, in input order; [] for []. */
+export async function recordReconciles(trx: Trx, recs: readonly ReconcileRecord[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (const part of chunks(recs)) {
+    const rows = await trx.insertInto('reconciles').values(part.map(recordRow)).returning('id').execute();
+    ids.push(...rows.map((r) => Number(r.id)));
+  }
+  return ids;
 }
 
 /** Appends one record in the caller's transaction; returns its id. */
 export async function recordReconcile(trx: Trx, rec: ReconcileRecord): Promise<number> {
   const row = await trx
     .insertInto('reconciles')
-    .values({
-      cluster: rec.cluster,
-      namespace: rec.namespace,
-      service: rec.service,
-      kube_seq_from: rec.kubeSeqFrom,
-      kube_seq_to: rec.kubeSeqTo,
-      reconcile_id: rec.reconcileId,
-      created: rec.created,
-      updated: rec.updated,
-      deleted: rec.deleted,
-      ...(rec.at !== undefined ? { at: rec.at } : {}),
-    })
+    .values(recordRow(rec))
     .returning('id')
     .executeTakeFirstOrThrow();
   return Number(row.id);
@@ -64,5 +84,6 @@ export async function loadReconciles(db: Db, cluster: string, namespace: string,
     updated: r.updated,
     deleted: r.deleted,
     at: r.at,
+    settings: r.settings ?? null,
   }));
 }

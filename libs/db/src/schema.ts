@@ -74,6 +74,8 @@ export interface ReconcilesTable {
   updated: number;
   deleted: number;
   at: Timestamp;
+  /** The settings the reconcile used (ReconcileSettings); null for records older than 0002. */
+  settings: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface OutboxTable {

@@ -3,9 +3,8 @@
 // column and in body.metadata.generation, so readers (and the hints service, via the outbox)
 // can recognise the slicer's own writes.
 
-import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '@slicemesh/model';
+import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, deterministicSliceUid } from '@slicemesh/model';
 import type { EndpointSlice } from '@slicemesh/model';
 import type { Db, Trx } from './schema.ts';
 
@@ -37,16 +36,7 @@ export async function loadSlices(db: Db, cluster: string, namespace: string, ser
   return rows.map((r) => r.body);
 }
 
-/**
- * A stable UUID-shaped uid for a slice that arrives without one: derived from cluster, namespace
- * and name only, so replaying the log reproduces it.
- */
-export function deterministicSliceUid(cluster: string, namespace: string, name: string): string {
-  const h = createHash('sha256').update(JSON.stringify(['EndpointSlice', cluster, namespace, name])).digest('hex');
-  // Shape as an RFC 4122 name-based UUID: version nibble 5, variant bits 10.
-  const variant = ((parseInt(h.slice(16, 17), 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
+export { deterministicSliceUid };
 
 interface SliceRow {
   readonly namespace: string;

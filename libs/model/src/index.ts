@@ -5,3 +5,5 @@ export * from './errors.ts';
 export * from './slice-plan.ts';
 export * from './validate/index.ts';
 export * from './parse-input.ts';
+export * from './resource-version.ts';
+export * from './slice-uid.ts';

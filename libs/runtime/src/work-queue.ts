@@ -110,6 +110,19 @@ export class WorkQueue<K = string> {
     return new Promise((resolve) => this.#getters.push(resolve));
   }
 
+  /**
+   * Like get(), then also takes up to `max - 1` further keys that are ready right now (each then
+   * processing until `done`), for a consumer that handles a batch in one write. Resolves []
+   * after shutDown once the queue is empty.
+   */
+  async getBatch(max: number): Promise<K[]> {
+    const first = await this.get();
+    if (first === undefined) return [];
+    const out: K[] = [first];
+    while (out.length < max && this.#queue.length > 0) out.push(this.#startProcessing(this.#queue.shift() as K));
+    return out;
+  }
+
   /** Ends processing of `key`; if it was added meanwhile, queues it again. */
   done(key: K): void {
     this.#processing.delete(key);

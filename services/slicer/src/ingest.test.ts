@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { deepFreeze, makeEndpoints, makeNode, makePod, makeService } from '@slicemesh/testing';
+import { ClusterState } from '@slicemesh/core';
 import { partitionOf } from '@slicemesh/nats';
 import type { IngestDeps, IngestMessage, IngestOutcome } from './ingest.ts';
-import { ingestBatch, ingestMessage } from './ingest.ts';
+import { ingestBatch } from './ingest.ts';
+import { DirtyMarks } from './dirty-marks.ts';
 import type { RejectedMessage } from './ports.ts';
 import { MemoryStore } from './testing/memory-store.ts';
 import { atVersion, kubeMessage, rawMessage, subjectOf } from './testing/kube-events.ts';
@@ -13,8 +15,14 @@ const PARTITIONS = 1;
 function setup(o: { batchPeriodMs?: number; partitions?: number; owned?: (p: number) => boolean; failDeadLetters?: boolean } = {}) {
   const store = new MemoryStore();
   const letters: RejectedMessage[] = [];
-  const deps: IngestDeps = {
-    store: store.ingest,
+  const partitions = o.partitions ?? PARTITIONS;
+  const owned = o.owned ?? (() => true);
+  const dirty = new DirtyMarks();
+  const deps: IngestDeps & { readonly dirty: DirtyMarks } = {
+    state: new ClusterState({ ownsNamespace: (ns) => owned(partitionOf(ns, partitions)) }),
+    offsets: new Map(),
+    dirty,
+    store,
     deadLetters: {
       publish: async (l) => {
         if (o.failDeadLetters) throw new Error('DLQ unavailable');
@@ -22,12 +30,19 @@ function setup(o: { batchPeriodMs?: number; partitions?: number; owned?: (p: num
       },
     },
     cluster: 'c1',
-    partitions: o.partitions ?? PARTITIONS,
+    partitions,
     prefix: '',
-    ownsPartition: o.owned ?? (() => true),
     batchPeriodMs: o.batchPeriodMs ?? 0,
   };
-  return { store, letters, deps };
+  return { store, letters, deps, dirty };
+}
+
+/** One message through ingest, marking its Services as the slicer's handler does. */
+async function ingestMessage(consumer: string, msg: IngestMessage, deps: IngestDeps & { readonly dirty: DirtyMarks }): Promise<IngestOutcome> {
+  const [out] = await ingestBatch(consumer, [msg], deps);
+  if (out === undefined) throw new Error('no outcome');
+  for (const k of out.keys) deps.dirty.mark(k, msg.seq);
+  return out;
 }
 
 const web = atVersion(makeService('web', { selector: { app: 'web' } }), 10);
@@ -132,20 +147,20 @@ const cases: readonly Case[] = [
   },
 ];
 
-describe('ingestMessage', () => {
+describe('ingestBatch', () => {
   for (const tc of cases) {
     it(tc.name, async () => {
-      const { store, letters, deps } = setup({ ...(tc.batchPeriodMs !== undefined ? { batchPeriodMs: tc.batchPeriodMs } : {}) });
+      const { store, letters, deps, dirty } = setup({ ...(tc.batchPeriodMs !== undefined ? { batchPeriodMs: tc.batchPeriodMs } : {}) });
       for (const m of tc.before) await ingestMessage(C, m, deps);
-      const dirtyBefore = store.dirty;
+      const dirtyBefore = dirty.list();
       // Typed arrays cannot be frozen; the parsed body can.
       const out = await ingestMessage(C, { ...tc.msg, data: deepFreeze(tc.msg.data) }, deps);
       const { keys, ...rest } = tc.want;
       expect(out).toMatchObject(rest);
-      expect(out.keys.map((k) => `${k.namespace}/${k.name}`)).toEqual(keys);
-      // The marks are stored with the message's sequence (the key survives in dirty_services).
-      for (const k of out.keys) expect(store.dirty.find((d) => d.name === k.name)?.lastSeq).toBe(tc.msg.seq);
-      if (out.result === 'duplicate') expect(store.dirty).toEqual(dirtyBefore);
+      expect(out.keys).toEqual(keys);
+      // The marks carry the message's sequence.
+      for (const k of out.keys) expect(dirty.list().find((d) => d.key === k)?.lastSeq).toBe(tc.msg.seq);
+      if (out.result === 'duplicate') expect(dirty.list()).toEqual(dirtyBefore);
       expect(store.offsets.get(C)).toBe(Math.max(tc.msg.seq, tc.before.length));
       expect(letters.map((l) => l.field)).toEqual(tc.want.result === 'dead-lettered' ? [tc.deadLetterField] : []);
     });
@@ -169,11 +184,12 @@ describe('ingestMessage', () => {
   });
 
   it('a store failure rejects and applies nothing (one transaction)', async () => {
-    const { store, deps } = setup();
+    const { store, deps, dirty } = setup();
     store.failNext = 1;
     await expect(ingestMessage(C, kubeMessage(1, web), deps)).rejects.toThrow(/injected/);
     expect(store.objects).toEqual([]);
-    expect(store.dirty).toEqual([]);
+    expect(dirty.list()).toEqual([]);
+    expect(deps.state.service('default', 'web')).toBeUndefined();
     expect((await ingestMessage(C, kubeMessage(1, web), deps)).result).toBe('applied');
   });
 
@@ -188,14 +204,14 @@ describe('ingestMessage', () => {
     let seq = 0;
     for (const obj of [a, b, pa, pb]) await ingestMessage(C, kubeMessage(++seq, obj, { partitions }), deps);
     const out = await ingestMessage(C, kubeMessage(++seq, atVersion(makeNode('node-1'), 5), { partitions }), deps);
-    expect(out.keys).toEqual([{ cluster: 'c1', namespace: 'ns-a', name: 'web' }]);
+    expect(out.keys).toEqual(['ns-a/web']);
   });
 
   it('marks keep the first and last sequence across events until cleared', async () => {
-    const { store, deps } = setup();
+    const { deps, dirty } = setup();
     await ingestMessage(C, kubeMessage(5, web), deps);
     await ingestMessage(C, kubeMessage(9, atVersion(web, 11)), deps);
-    expect(store.dirty).toEqual([{ cluster: 'c1', namespace: 'default', name: 'web', sinceSeq: 5, lastSeq: 9 }]);
+    expect(dirty.list()).toEqual([{ key: 'default/web', sinceSeq: 5, lastSeq: 9 }]);
   });
 
   it('a batch commits every message and one offset in one transaction, skipping what was applied', async () => {
@@ -204,8 +220,10 @@ describe('ingestMessage', () => {
     const outs = await ingestBatch(C, [kubeMessage(2, web), kubeMessage(3, p1), rawMessage(4, subjectOf(web), 'not json'), kubeMessage(5, api)], deps);
     expect(outs.map((o) => o.result)).toEqual(['duplicate', 'applied', 'dead-lettered', 'applied']);
     expect(store.offsets.get(C)).toBe(5);
+    expect(store.commits.ingest).toBe(2);
+    expect(deps.offsets.get(C)).toBe(5);
     expect(letters.map((l) => l.seq)).toEqual([4]);
-    expect(store.dirty.map((d) => d.name).sort()).toEqual(['api', 'web']);
+    expect(outs.flatMap((o) => o.keys).sort()).toEqual(['default/api', 'default/web']);
   });
 
   it('a failing batch applies none of its messages, and its retry applies all of them once', async () => {
@@ -215,9 +233,13 @@ describe('ingestMessage', () => {
     await expect(ingestBatch(C, batch, deps)).rejects.toThrow(/injected/);
     expect(store.objects).toEqual([]);
     expect(store.offsets.get(C)).toBeUndefined();
+    expect(deps.offsets.get(C)).toBeUndefined();
+    expect(deps.state.counts().pods).toBe(0);
     const outs = await ingestBatch(C, batch, deps);
     expect(outs.map((o) => o.result)).toEqual(['applied', 'dead-lettered', 'applied']);
     expect(store.offsets.get(C)).toBe(3);
-    expect(letters.map((l) => l.seq)).toEqual([2]);
+    // Published before the failed commit and again by the retry: the DLQ stream stores it once,
+    // its msgID being the KUBE sequence.
+    expect([...new Set(letters.map((l) => l.seq))]).toEqual([2]);
   });
 });

@@ -24,10 +24,12 @@ export interface SlicerMetrics {
   readonly outboxLag: Gauge;
   /** 1 once the initial backlog was consumed. */
   readonly ready: Gauge;
+  /** Services marked dirty or being reconciled (read at scrape time). */
+  readonly dirty: Gauge;
 }
 
 /** Registers the series on `metrics`; `backlog` answers the outbox lag at scrape time. */
-export function createSlicerMetrics(metrics: Metrics, backlog: () => Promise<number>): SlicerMetrics {
+export function createSlicerMetrics(metrics: Metrics, backlog: () => Promise<number>, dirty: () => number = () => 0): SlicerMetrics {
   return {
     registry: metrics.registry,
     eventsIngested: metrics.counter({ name: 'slicer_events_ingested_total', help: 'KUBE messages handled, by kind and result.', labelNames: ['kind', 'result'] }),
@@ -52,5 +54,12 @@ export function createSlicerMetrics(metrics: Metrics, backlog: () => Promise<num
       },
     }),
     ready: metrics.gauge({ name: 'slicer_ready', help: '1 once the consumers caught up with the initial backlog.' }),
+    dirty: metrics.gauge({
+      name: 'slicer_dirty_services',
+      help: 'Services waiting for a reconcile or being reconciled.',
+      collect() {
+        this.set(dirty());
+      },
+    }),
   };
 }

@@ -16,7 +16,8 @@ interface Case {
   /** Run before the reconcile under test (each step: put objects, then reconcile if `sync`). */
   readonly script: (h: Harness) => Promise<void>;
   readonly key?: string;
-  readonly want: Partial<Pick<ReconcileOutcome, 'result' | 'created' | 'updated' | 'deleted' | 'cleared'>> & { readonly errors?: number };
+  /** `cleared`: whether the mark is gone after the reconcile. */
+  readonly want: Partial<Pick<ReconcileOutcome, 'result' | 'created' | 'updated' | 'deleted'>> & { readonly errors?: number; readonly cleared?: boolean };
   /** Checks on the stored slices after the reconcile. */
   readonly slices?: (slices: readonly EndpointSlice[]) => void;
 }
@@ -90,7 +91,7 @@ const cases: readonly Case[] = [
       await h.put(pod('a', '10.0.0.1'));
       await h.reconcile('web');
       await h.put(makeNode('node-1', { cpu: '8' })); // irrelevant for slices, but we mark by hand below
-      await h.store.ingest.transaction((tx) => tx.markDirty([{ cluster: 'c1', namespace: 'default', name: 'web' }], h.seq));
+      h.dirty.mark('default/web', h.seq);
     },
     want: { result: 'unchanged', created: 0, updated: 0, deleted: 0, cleared: true },
   },
@@ -140,7 +141,7 @@ const cases: readonly Case[] = [
     name: 'B.1 Endpoints without a Service are not mirrored',
     script: async (h) => {
       await h.put(makeEndpoints('legacy', { subsets: [makeSubset([{ port: 80 }], ['10.1.0.1'])] }));
-      await h.store.ingest.transaction((tx) => tx.markDirty([{ cluster: 'c1', namespace: 'default', name: 'legacy' }], h.seq));
+      h.dirty.mark('default/legacy', h.seq);
     },
     key: 'legacy',
     want: { result: 'unchanged', created: 0 },
@@ -148,14 +149,15 @@ const cases: readonly Case[] = [
   },
 ];
 
-describe('reconcileService', () => {
+describe('reconcileBatch', () => {
   for (const tc of cases) {
     it(tc.name, async () => {
       const h = new Harness(tc.max !== undefined ? { max: tc.max } : {});
       await tc.script(h);
       const out = await h.reconcile(tc.key ?? 'web');
-      const { errors, ...rest } = tc.want;
+      const { errors, cleared, ...rest } = tc.want;
       expect(out).toMatchObject(rest);
+      if (cleared !== undefined) expect(h.dirty.has(`default/${tc.key ?? 'web'}`)).toBe(!cleared);
       if (errors !== undefined) expect(out.errors).toHaveLength(errors);
       tc.slices?.(deepFreeze(h.slices()));
     });
@@ -177,9 +179,9 @@ describe('reconcileService', () => {
     // from: the first mark (the Service at seq 2); to: the partition offset; nodesTo: the node offset.
     expect(payload.kubeSeq).toEqual({ from: 2, to: 3, nodesTo: 1 });
     expect(h.store.reconciles).toMatchObject([{ service: 'web', kubeSeqFrom: 2, kubeSeqTo: 3, reconcileId: 'p3n1-1', created: 1, updated: 0, deleted: 0 }]);
-    expect(h.store.dirty).toEqual([]);
+    expect(h.dirty.list()).toEqual([]);
 
-    await h.store.ingest.transaction((tx) => tx.markDirty([{ cluster: 'c1', namespace: 'default', name: 'web' }], 3));
+    h.dirty.mark('default/web', 3);
     expect((await h.reconcile('web')).result).toBe('unchanged');
     expect(h.store.outbox).toHaveLength(1); // nothing changed, nothing announced
     expect(h.store.reconciles).toHaveLength(2); // but the reconcile is on record
@@ -191,7 +193,8 @@ describe('reconcileService', () => {
     h.store.failNext = 1;
     await expect(h.reconcile('web')).rejects.toThrow(/injected/);
     expect(h.slices()).toEqual([]);
-    expect(h.store.dirty).toHaveLength(1);
+    expect(h.dirty.list()).toHaveLength(1);
+    expect(h.state.slicesOf('default', 'web')).toEqual([]); // memory put back
   });
 
   it('A.10.1 the first sync annotates the Service creationTimestamp as trigger time', async () => {

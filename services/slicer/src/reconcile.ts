@@ -1,16 +1,19 @@
-// One reconcile of one Service key, level-based (habit 3): read the whole stored view in one
-// snapshot, plan with the pure core, and write slices, the SLICES outbox message, the replay
-// record and the cleared mark in one transaction (`finalize` below is the only writer).
+// Reconciles, level-based (habit 3), in batches: each dirty key of the batch is planned by the
+// one composition of the core (planService) against the in-memory projection and its result
+// applied to memory at once, so the next key of the batch sees it (new slice names included);
+// then the whole batch — slices, SLICES outbox messages, replay records — is written in ONE
+// transaction. If that fails, memory is put back and the marks restored, so memory never runs
+// ahead of Postgres for longer than one commit.
 
-import type { EndpointSlice, Endpoints, KubeEvent, Service } from '@slicemesh/model';
-import type { AppliedSliceChanges, DirtyService, ServiceKey } from '@slicemesh/db';
+import type { ClusterState, ReconcileSettings, ServicePlan } from '@slicemesh/core';
+import { applySlicePlan, isEmptyPlan, planService, serviceView } from '@slicemesh/core';
+import type { OutboxMessage, ReconcileRecord } from '@slicemesh/db';
+import type { EndpointSlice, KubeEvent } from '@slicemesh/model';
 import { partitionOf, slicesSubject } from '@slicemesh/nats';
 import type { TriggerTimeTracker } from '@slicemesh/slicing';
-import { isSelectorless } from '@slicemesh/slicing';
 import { newReconcileID } from '@slicemesh/runtime';
-import type { ServicePlan, ServiceView } from './plan.ts';
-import { isEmptyPlan, planService } from './plan.ts';
-import type { ReconcileStore, ReconcileTx } from './ports.ts';
+import type { DirtyMark, DirtyMarks } from './dirty-marks.ts';
+import type { SlicerStore } from './ports.ts';
 
 export const SLICE_CHANGED = 'SliceChanged.v1';
 
@@ -52,14 +55,23 @@ export function parseReconcileID(id: string): { readonly to: number; readonly no
   return m === null ? undefined : { to: Number(m[1]), nodesTo: Number(m[2]) };
 }
 
+/** `<namespace>/<name>` → its parts (namespaces are DNS labels: the first '/' separates). */
+export function splitServiceKey(key: string): { readonly namespace: string; readonly name: string } {
+  const i = key.indexOf('/');
+  return i < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
 export interface ReconcileDeps {
-  readonly store: ReconcileStore;
+  readonly state: ClusterState;
+  /** Committed offsets by consumer name (ingest keeps them). */
+  readonly offsets: ReadonlyMap<string, number>;
+  readonly dirty: DirtyMarks;
+  readonly store: Pick<SlicerStore, 'commitSlices'>;
   readonly cluster: string;
   readonly partitions: number;
   /** Stream subject prefix (for the SLICES subject). */
   readonly prefix: string;
-  readonly managedBy: string;
-  readonly maxEndpointsPerSlice: number;
+  readonly settings: ReconcileSettings;
   /** Offset name of the consumer feeding `partition`. */
   readonly partitionConsumer: (partition: number) => string;
   readonly nodesConsumer: string;
@@ -70,7 +82,7 @@ export interface ReconcileDeps {
 }
 
 export type ReconcileResult =
-  /** Not marked dirty (another reconcile got there first): nothing read or written. */
+  /** Not marked dirty (an earlier reconcile got there first): nothing read or written. */
   | 'clean'
   /** Reconciled; nothing to write. */
   | 'unchanged'
@@ -78,6 +90,7 @@ export type ReconcileResult =
   | 'changed';
 
 export interface ReconcileOutcome {
+  readonly key: string;
   readonly result: ReconcileResult;
   readonly reconcileID?: string;
   readonly kubeSeq?: KubeSeqRange;
@@ -87,102 +100,101 @@ export interface ReconcileOutcome {
   /** A.3.4 problems: the plan was written, the mark kept; retry with backoff. */
   readonly errors: readonly string[];
   readonly events: readonly KubeEvent[];
-  /** False when a newer mark arrived meanwhile (or errors kept it): reconcile again. */
-  readonly cleared: boolean;
+  /** Time spent planning this key and applying it to memory, ms (the write is shared). */
+  readonly planMs: number;
 }
 
-const CLEAN: ReconcileOutcome = { result: 'clean', created: 0, updated: 0, deleted: 0, errors: [], events: [], cleared: true };
+interface Planned {
+  readonly outcome: ReconcileOutcome;
+  readonly mark: DirtyMark;
+  readonly undo: () => void;
+}
 
-/** Reconciles `namespace/name` of `deps.cluster`. Store errors reject (retry with backoff). */
-export async function reconcileService(key: { readonly namespace: string; readonly name: string }, deps: ReconcileDeps): Promise<ReconcileOutcome> {
-  const skey: ServiceKey = { cluster: deps.cluster, namespace: key.namespace, name: key.name };
-  return deps.store.snapshot(async (tx) => {
-    const dirty = await tx.loadDirty(skey);
-    if (dirty === undefined) return CLEAN;
-    const to = await tx.getOffset(deps.partitionConsumer(partitionOf(key.namespace, deps.partitions)));
-    const nodesTo = await tx.getOffset(deps.nodesConsumer);
-    const view = await loadView(tx, skey);
-    const planned = planService(view, {
-      managedBy: deps.managedBy,
-      maxEndpointsPerSlice: deps.maxEndpointsPerSlice,
-      triggerTime: (service, pods) => deps.triggerTimes.computeTriggerTime(service, pods),
-    });
-    if (planned.mode === 'absent') deps.triggerTimes.deleteService(key.namespace, key.name);
-    const kubeSeq: KubeSeqRange = { from: dirty.sinceSeq, to, nodesTo };
-    const reconcileID = makeReconcileID(to, nodesTo, (deps.randomId ?? (() => newReconcileID().slice(0, 8)))());
-    return finalize(tx, deps, dirty, planned, kubeSeq, reconcileID);
+/**
+ * Reconciles `keys` of `deps.cluster` as one batch (see the file comment). Resolves with one
+ * outcome per key once the batch is committed; rejects with the store's error after restoring
+ * memory and marks (retry the keys with backoff). `now` times the planning of each key.
+ */
+export async function reconcileBatch(keys: readonly string[], deps: ReconcileDeps, now: () => number = () => 0): Promise<ReconcileOutcome[]> {
+  const planned: Planned[] = [];
+  const outcomes: ReconcileOutcome[] = [];
+  const writes = { upserts: new Map<string, EndpointSlice>(), deletes: new Map<string, { namespace: string; name: string }>(), outbox: [] as OutboxMessage[], records: [] as ReconcileRecord[] };
+  try {
+    for (const key of keys) {
+      const t0 = now();
+      const mark = deps.dirty.take(key);
+      if (mark === undefined) {
+        outcomes.push({ key, result: 'clean', created: 0, updated: 0, deleted: 0, errors: [], events: [], planMs: 0 });
+        continue;
+      }
+      const p = planOne(key, mark, deps, writes);
+      planned.push({ ...p, outcome: { ...p.outcome, planMs: now() - t0 } });
+      outcomes.push(planned[planned.length - 1]?.outcome as ReconcileOutcome);
+    }
+    if (planned.length > 0) {
+      await deps.store.commitSlices({ cluster: deps.cluster, upserts: [...writes.upserts.values()], deletes: [...writes.deletes.values()], outbox: writes.outbox, records: writes.records });
+    }
+  } catch (err) {
+    for (let i = planned.length - 1; i >= 0; i--) {
+      const p = planned[i] as Planned;
+      p.undo();
+      deps.dirty.restore(p.outcome.key, p.mark);
+    }
+    throw err;
+  }
+  // A.3.4: with errors the mark stays, so the retry finds work to do.
+  for (const p of planned) if (p.outcome.errors.length > 0) deps.dirty.restore(p.outcome.key, p.mark);
+  return outcomes;
+}
+
+function planOne(key: string, mark: DirtyMark, deps: ReconcileDeps, writes: { upserts: Map<string, EndpointSlice>; deletes: Map<string, { namespace: string; name: string }>; outbox: OutboxMessage[]; records: ReconcileRecord[] }): Omit<Planned, 'outcome'> & { outcome: ReconcileOutcome } {
+  const { namespace, name } = splitServiceKey(key);
+  const to = deps.offsets.get(deps.partitionConsumer(partitionOf(namespace, deps.partitions))) ?? 0;
+  const nodesTo = deps.offsets.get(deps.nodesConsumer) ?? 0;
+  const planned: ServicePlan = planService(serviceView(deps.state, namespace, name), {
+    ...deps.settings,
+    triggerTime: (service, pods) => deps.triggerTimes.computeTriggerTime(service, pods),
   });
-}
-
-async function loadView(tx: ReconcileTx, key: ServiceKey): Promise<ServiceView> {
-  const live = async <T>(kind: 'Service' | 'Endpoints'): Promise<T | undefined> => {
-    const row = await tx.loadObject({ cluster: key.cluster, kind, namespace: key.namespace, name: key.name });
-    return row === undefined || row.deleted ? undefined : (row.body as T);
-  };
-  const service = await live<Service>('Service');
-  const endpoints = await live<Endpoints>('Endpoints');
-  // Only the Service's own pods: the same set selectPods keeps (A.1.1), filtered by the store.
-  const wantsPods = service !== undefined && service.spec.type !== 'ExternalName' && !isSelectorless(service);
-  const pods = wantsPods ? await tx.selectPods(key.cluster, key.namespace, service.spec.selector ?? {}) : [];
-  const nodes = await tx.loadNodes(key.cluster);
-  const slices = await tx.loadSlices(key.cluster, key.namespace, key.name);
-  const own = new Set(slices.map((s) => s.metadata.name));
-  const takenNames = (await tx.sliceNamesInNamespace(key.cluster, key.namespace)).filter((n) => !own.has(n));
-  return {
-    namespace: key.namespace,
-    name: key.name,
-    service,
-    endpoints,
-    pods,
-    nodes: new Map(nodes.map((n) => [n.metadata.name, n])),
-    slices,
-    takenNames,
-  };
-}
-
-/** The only writer: slices, outbox, replay record and mark, all in the caller's transaction. */
-async function finalize(
-  tx: ReconcileTx,
-  deps: ReconcileDeps,
-  dirty: DirtyService,
-  planned: ServicePlan,
-  kubeSeq: KubeSeqRange,
-  reconcileID: string,
-): Promise<ReconcileOutcome> {
-  const { plan } = planned;
-  let applied: AppliedSliceChanges = { created: [], updated: [], deleted: [] };
-  if (!isEmptyPlan(plan)) {
-    applied = await tx.applySliceChanges({ cluster: deps.cluster, create: plan.create, update: plan.update, delete: plan.delete });
+  if (planned.mode === 'absent') deps.triggerTimes.deleteService(namespace, name);
+  const kubeSeq: KubeSeqRange = { from: mark.sinceSeq, to, nodesTo };
+  const reconcileID = makeReconcileID(to, nodesTo, (deps.randomId ?? (() => newReconcileID().slice(0, 8)))());
+  let counts = { created: 0, updated: 0, deleted: 0 };
+  let undo = (): void => {};
+  if (!isEmptyPlan(planned.plan)) {
+    const applied = applySlicePlan(deps.state, deps.cluster, planned.plan);
+    undo = applied.undo;
+    counts = { created: applied.created.length, updated: applied.updated.length, deleted: applied.deleted.length };
+    for (const s of applied.deleted) {
+      const k = `${namespace}/${s.metadata.name}`;
+      writes.upserts.delete(k);
+      writes.deletes.set(k, { namespace, name: s.metadata.name });
+    }
+    for (const s of [...applied.created, ...applied.updated]) {
+      const k = `${namespace}/${s.metadata.name}`;
+      writes.deletes.delete(k);
+      writes.upserts.set(k, s);
+    }
     const message: SliceChangedMessage = {
       type: SLICE_CHANGED,
       cluster: deps.cluster,
-      namespace: dirty.namespace,
-      service: dirty.name,
+      namespace,
+      service: name,
       upserts: [...applied.created, ...applied.updated].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0)),
       deletes: applied.deleted.map((s) => s.metadata.name).sort(),
       kubeSeq,
       reconcileID,
     };
-    await tx.appendOutbox([
-      {
-        subject: slicesSubject({ cluster: deps.cluster, namespace: dirty.namespace, service: dirty.name }, { prefix: deps.prefix }),
-        msgId: (id) => `${deps.cluster}/outbox/${id}`,
-        payload: message,
-      },
-    ]);
+    writes.outbox.push({
+      subject: slicesSubject({ cluster: deps.cluster, namespace, service: name }, { prefix: deps.prefix }),
+      msgId: (id) => `${deps.cluster}/outbox/${id}`,
+      payload: message,
+    });
   }
-  const counts = { created: applied.created.length, updated: applied.updated.length, deleted: applied.deleted.length };
-  await tx.recordReconcile({
-    cluster: deps.cluster,
-    namespace: dirty.namespace,
-    service: dirty.name,
-    kubeSeqFrom: kubeSeq.from,
-    kubeSeqTo: kubeSeq.to,
-    reconcileId: reconcileID,
-    ...counts,
-  });
-  // With errors the mark stays, so the retry finds work to do (A.3.4: requeue with backoff).
-  const cleared = planned.errors.length === 0 ? await tx.clearDirty(dirty, dirty.lastSeq) : false;
+  writes.records.push({ cluster: deps.cluster, namespace, service: name, kubeSeqFrom: kubeSeq.from, kubeSeqTo: kubeSeq.to, reconcileId: reconcileID, ...counts, settings: deps.settings });
   const changed = counts.created + counts.updated + counts.deleted > 0;
-  return { result: changed ? 'changed' : 'unchanged', reconcileID, kubeSeq, ...counts, errors: planned.errors, events: planned.events, cleared };
+  return {
+    mark,
+    undo,
+    outcome: { key, result: changed ? 'changed' : 'unchanged', reconcileID, kubeSeq, ...counts, errors: planned.errors, events: planned.events, planMs: 0 },
+  };
 }

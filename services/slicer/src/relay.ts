@@ -2,9 +2,8 @@
 // and never skips a late-committing transaction; each row goes out with its own msgId, so a
 // row re-published after a crash is dropped by the stream's duplicate window.
 
-import type { Db } from '@slicemesh/db';
-import { loadRelayPosition, runOutboxRelay } from '@slicemesh/db';
-import type { OutboxRecord } from '@slicemesh/db';
+import type { Db, OutboxRecord, RelayWaker } from '@slicemesh/db';
+import { runOutboxRelay } from '@slicemesh/db';
 import type { JetStreamClient } from '@slicemesh/nats';
 import { publishAcked } from '@slicemesh/nats';
 
@@ -19,6 +18,8 @@ export interface RelayOptions {
   /** Called after each row is stored by the stream (duplicate: it was already there). */
   readonly onPublished?: (row: OutboxRecord, duplicate: boolean) => void;
   readonly onError?: (err: unknown) => void;
+  /** Woken by the reconcile loop after each commit that wrote outbox rows. */
+  readonly waker?: RelayWaker;
 }
 
 /** Runs until `signal` aborts; resolves then. */
@@ -29,23 +30,11 @@ export async function runSlicesRelay(opts: RelayOptions): Promise<void> {
     signal: opts.signal,
     pollMs: opts.pollMs ?? 100,
     ...(opts.onError ? { onError: opts.onError } : {}),
+    ...(opts.waker ? { waker: opts.waker } : {}),
     publish: async (row) => {
       const ack = await publishAcked(opts.js, row.subject, row.payload, { msgID: row.msgId });
       opts.onPublished?.(row, ack.duplicate);
     },
   });
 }
-
-/**
- * Outbox rows not yet published by relay `name` (by id past its position; a row of a
- * late-committing transaction may be counted once more). For the outbox lag gauge.
- */
-export async function outboxBacklog(db: Db, name: string): Promise<number> {
-  const pos = await loadRelayPosition(db, name);
-  const row = await db
-    .selectFrom('outbox')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('id', '>', String(pos?.id ?? 0))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
+export { outboxBacklog } from '@slicemesh/db';

@@ -20,7 +20,7 @@ function inputOf(h: Harness, service = 'web'): ReplayInput {
     partitions: 1,
     prefix: '',
     managedBy: MANAGED_BY_CONTROLLER,
-    maxEndpointsPerSlice: h.deps.maxEndpointsPerSlice,
+    maxEndpointsPerSlice: h.deps.settings.maxEndpointsPerSlice,
     records: h.store.reconciles.filter((r) => r.service === service),
     namespaceLog: h.log.filter((m) => !nodes.includes(m)).map(({ seq, subject, data }) => ({ seq, subject, data })),
     nodeLog: nodes.map(({ seq, subject, data }) => ({ seq, subject, data })),
@@ -92,7 +92,7 @@ const cases: readonly Case[] = [
     name: 'the trigger-time annotation is not compared (its state is per process, A.10)',
     script: async (h) => {
       await busyService(h);
-      h.restart();
+      await h.restart();
       await h.put(pod('p7', '10.0.0.7', { readyTransition: '2026-01-01T00:09:00Z' }));
       await h.reconcile('web');
     },

@@ -1,7 +1,7 @@
 // The replay check: rebuild a Service's slices from the KUBE log alone and compare them with
 // what the slicer recorded. For every `reconciles` row (in order) the projection is rebuilt
 // from the log up to the view that reconcile read (partition messages ≤ kube_seq_to, node
-// messages ≤ the bound in its reconcile ID), the same pure core (plan.ts) runs, and its writes
+// messages ≤ the bound in its reconcile ID), the same composition of the core (planService over a ClusterState) runs, and its writes
 // must match the row's counts and its SLICES message; at the end the replayed slices must
 // equal the stored ones, names included.
 //
@@ -11,20 +11,21 @@
 // Also assumed: a reconcile's new names did not collide with another Service's slices (the
 // live reconcile avoids every name in the namespace; the replay only knows this Service's).
 
-import type { EndpointSlice, Endpoints, Node, Pod, Service } from '@slicemesh/model';
-import { ANNOTATION_TRIGGER_TIME, LABEL_SERVICE_NAME } from '@slicemesh/model';
-import type { Db, KubeObjectRow, StoredReconcile } from '@slicemesh/db';
-import { loadReconciles, loadSlices, supersedes } from '@slicemesh/db';
+import type { ReconcileSettings } from '@slicemesh/core';
+import { ClusterState, applySlicePlan, isEmptyPlan, planService, serviceView } from '@slicemesh/core';
+import type { EndpointSlice } from '@slicemesh/model';
+import { ANNOTATION_TRIGGER_TIME } from '@slicemesh/model';
+import type { Db, StoredReconcile } from '@slicemesh/db';
+import { loadOutboxPayloads, loadReconciles, loadSlices } from '@slicemesh/db';
 import type { JetStreamClient, StreamNames } from '@slicemesh/nats';
 import { kubeNodesFilter, partitionOf, slicesSubject } from '@slicemesh/nats';
 import { TriggerTimeTracker } from '@slicemesh/slicing';
-import { DELETED, decodeKubeMessage } from './envelope.ts';
+import { decodeKubeMessage } from './envelope.ts';
+import { objectChangeOf } from './ingest.ts';
 import type { LogMessage } from './kube-log.ts';
 import { kubeNamespaceFilter, readKubeLog } from './kube-log.ts';
-import { isEmptyPlan, planService } from './plan.ts';
 import type { SliceChangedMessage } from './reconcile.ts';
 import { SLICE_CHANGED, parseReconcileID } from './reconcile.ts';
-import { applySliceChangesInMemory } from './slice-memory.ts';
 
 export interface ReplayInput {
   readonly cluster: string;
@@ -36,7 +37,7 @@ export interface ReplayInput {
   readonly managedBy: string;
   readonly maxEndpointsPerSlice: number;
   /** The Service's replay records, in id order. */
-  readonly records: readonly Pick<StoredReconcile, 'id' | 'kubeSeqTo' | 'reconcileId' | 'created' | 'updated' | 'deleted'>[];
+  readonly records: readonly (Pick<StoredReconcile, 'id' | 'kubeSeqTo' | 'reconcileId' | 'created' | 'updated' | 'deleted'> & { readonly settings?: unknown })[];
   /** KUBE messages of the Service's namespace (its partition's subjects), any order. */
   readonly namespaceLog: readonly LogMessage[];
   /** KUBE node messages, any order. */
@@ -67,28 +68,26 @@ export interface ReplayReport {
   readonly slices: readonly EndpointSlice[];
 }
 
-const objKey = (r: Pick<KubeObjectRow, 'kind' | 'namespace' | 'name'>): string => `${r.kind}/${r.namespace}/${r.name}`;
+/** A projection fed in sequence order: the live slicer's ClusterState and decoder. */
+function newProjection(input: ReplayInput): { readonly state: ClusterState; readonly apply: (m: LogMessage) => void } {
+  const state = new ClusterState();
+  const ctx = { cluster: input.cluster, partitions: input.partitions, prefix: input.prefix };
+  return {
+    state,
+    apply: (m) => {
+      const d = decodeKubeMessage(m, ctx);
+      if (d.ok) state.restore(objectChangeOf(d.change)); // else the live slicer dead-lettered it
+    },
+  };
+}
 
-/** A projection fed in sequence order, the newer-resourceVersion guard included. */
-class Projection {
-  readonly rows = new Map<string, KubeObjectRow>();
-  constructor(private readonly input: ReplayInput) {}
-
-  apply(m: LogMessage): void {
-    const d = decodeKubeMessage(m, { cluster: this.input.cluster, partitions: this.input.partitions, prefix: this.input.prefix });
-    if (!d.ok) return; // the live slicer dead-lettered it
-    const c = d.change;
-    const row: KubeObjectRow = { ...c, deleted: c.type === DELETED, body: c.object, kubeSeq: m.seq };
-    const stored = this.rows.get(objKey(row));
-    if (stored === undefined || supersedes(row, stored)) this.rows.set(objKey(row), row);
-  }
-
-  live<T>(kind: string, namespace?: string): T[] {
-    return [...this.rows.values()]
-      .filter((r) => r.kind === kind && !r.deleted && (namespace === undefined || r.namespace === namespace))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-      .map((r) => r.body as T);
-  }
+/** The settings a record says it ran with, else the input's (records made before they were kept). */
+function settingsOf(rec: ReplayInput['records'][number], input: ReplayInput): ReconcileSettings {
+  const s = rec.settings as Partial<ReconcileSettings> | null | undefined;
+  return {
+    managedBy: typeof s?.managedBy === 'string' ? s.managedBy : input.managedBy,
+    maxEndpointsPerSlice: typeof s?.maxEndpointsPerSlice === 'number' ? s.maxEndpointsPerSlice : input.maxEndpointsPerSlice,
+  };
 }
 
 /** Cursor over one log: applies messages up to a bound; rewinds (rebuild) if a bound goes back. */
@@ -137,8 +136,6 @@ function compareSets(what: string, replayed: readonly EndpointSlice[], recorded:
   return problems;
 }
 
-const byName = (a: EndpointSlice, b: EndpointSlice): number => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0);
-
 /**
  * Replays one Service (see the file comment). With no records and no stored slices the report
  * is ok with no steps. Never throws for mismatches; they are listed in `problems`.
@@ -146,10 +143,9 @@ const byName = (a: EndpointSlice, b: EndpointSlice): number => (a.metadata.name 
 export function replayService(input: ReplayInput): ReplayReport {
   const nsLog = [...input.namespaceLog].sort((a, b) => a.seq - b.seq);
   const nodeLog = [...input.nodeLog].sort((a, b) => a.seq - b.seq);
-  let projection = new Projection(input);
+  let projection = newProjection(input);
   let nsCursor = new Cursor(nsLog);
   let nodeCursor = new Cursor(nodeLog);
-  const slices = new Map<string, EndpointSlice>();
   const tracker = new TriggerTimeTracker();
   const published = new Map<string, SliceChangedMessage>();
   for (const p of input.published) published.set(p.reconcileID, p);
@@ -159,32 +155,21 @@ export function replayService(input: ReplayInput): ReplayReport {
     const to = rec.kubeSeqTo;
     const nodesTo = parseReconcileID(rec.reconcileId)?.nodesTo ?? to;
     // The two logs touch disjoint objects, so each is applied in its own order; a bound that
-    // moved back (records out of view order) means a rebuild from the start.
-    const apply = (m: LogMessage): void => projection.apply(m);
-    if (!nsCursor.advance(to, apply) || !nodeCursor.advance(nodesTo, apply)) {
-      projection = new Projection(input);
+    // moved back (records out of view order) means a rebuild from the start (slices kept).
+    if (!nsCursor.advance(to, projection.apply) || !nodeCursor.advance(nodesTo, projection.apply)) {
+      const slices = projection.state.slicesOf(input.namespace, input.service);
+      projection = newProjection(input);
+      for (const s of slices) projection.state.putSlice(s);
       nsCursor = new Cursor(nsLog);
       nodeCursor = new Cursor(nodeLog);
-      nsCursor.advance(to, apply);
-      nodeCursor.advance(nodesTo, apply);
+      nsCursor.advance(to, projection.apply);
+      nodeCursor.advance(nodesTo, projection.apply);
     }
-    const own = [...slices.values()].filter((s) => s.metadata.labels?.[LABEL_SERVICE_NAME] === input.service).sort(byName);
-    const planned = planService(
-      {
-        namespace: input.namespace,
-        name: input.service,
-        service: projection.live<Service>('Service', input.namespace).find((s) => s.metadata.name === input.service),
-        endpoints: projection.live<Endpoints>('Endpoints', input.namespace).find((e) => e.metadata.name === input.service),
-        pods: projection.live<Pod>('Pod', input.namespace),
-        nodes: new Map(projection.live<Node>('Node').map((n) => [n.metadata.name, n])),
-        slices: own,
-        takenNames: [],
-      },
-      { managedBy: input.managedBy, maxEndpointsPerSlice: input.maxEndpointsPerSlice, triggerTime: (svc, pods) => tracker.computeTriggerTime(svc, pods) },
-    );
-    const applied = isEmptyPlan(planned.plan)
-      ? { created: [], updated: [], deleted: [] }
-      : applySliceChangesInMemory(slices, { cluster: input.cluster, create: planned.plan.create, update: planned.plan.update, delete: planned.plan.delete });
+    const planned = planService(serviceView(projection.state, input.namespace, input.service), {
+      ...settingsOf(rec, input),
+      triggerTime: (svc, pods) => tracker.computeTriggerTime(svc, pods),
+    });
+    const applied = isEmptyPlan(planned.plan) ? { created: [], updated: [], deleted: [] } : applySlicePlan(projection.state, input.cluster, planned.plan);
     const counts = { created: applied.created.length, updated: applied.updated.length, deleted: applied.deleted.length };
     const problems: string[] = [];
     for (const k of ['created', 'updated', 'deleted'] as const) {
@@ -202,7 +187,7 @@ export function replayService(input: ReplayInput): ReplayReport {
     steps.push({ id: rec.id, reconcileID: rec.reconcileId, ...counts, problems });
   }
 
-  const finalSlices = [...slices.values()].filter((s) => s.metadata.labels?.[LABEL_SERVICE_NAME] === input.service).sort(byName);
+  const finalSlices = projection.state.slicesOf(input.namespace, input.service);
   const problems = [...steps.flatMap((s) => s.problems.map((p) => `reconcile ${s.id} (${s.reconcileID}): ${p}`)), ...compareSets('final state', finalSlices, input.stored)];
   return { ok: problems.length === 0, steps, problems, slices: finalSlices };
 }
@@ -231,8 +216,7 @@ export async function replayServiceLog(deps: ReplayLogDeps, key: { readonly name
   const namespaceLog = await readKubeLog(deps.js, names.kube, kubeNamespaceFilter(cluster, partition, key.namespace, names), to);
   const nodeLog = await readKubeLog(deps.js, names.kube, kubeNodesFilter(cluster, names), nodesTo);
   const subject = slicesSubject({ cluster, namespace: key.namespace, service: key.name }, names);
-  const rows = await db.selectFrom('outbox').select('payload').where('subject', '=', subject).orderBy('id').execute();
-  const published = rows.map((r) => r.payload as SliceChangedMessage).filter((p) => p.type === SLICE_CHANGED);
+  const published = (await loadOutboxPayloads(db, subject)).map((p) => p as SliceChangedMessage).filter((p) => p.type === SLICE_CHANGED);
   const stored = await loadSlices(db, cluster, key.namespace, key.name);
   return replayService({
     cluster,

@@ -7,8 +7,9 @@ import { withTestDb } from '@slicemesh/db/testing';
 import { kubeObjectSubject, partitionOf } from '@slicemesh/nats';
 import type { DeadLetterBody } from '@slicemesh/nats';
 import { nodesDurable, offsetName, partitionDurable } from './config.ts';
-import { ingestMessage } from './ingest.ts';
-import { pgStores } from './pg-store.ts';
+import { ClusterState } from '@slicemesh/core';
+import { ingestBatch } from './ingest.ts';
+import { restoreProjection, slicerStore } from './store.ts';
 import type { SliceChangedMessage } from './reconcile.ts';
 import { comparableSlice, replayServiceLog } from './replay.ts';
 import type { Slicer } from './slicer.ts';
@@ -50,7 +51,7 @@ describe('slicer against NATS and Postgres', () => {
     await s.publish(pod('p1', '10.0.0.1'), 3);
     await s.publish(pod('p2', '10.0.0.2'), 4);
     const config = s.config();
-    await s.settled(config);
+    await s.settled(config, ...running);
 
     const stored = await s.slices('web');
     expect(ips(stored)).toEqual(['10.0.0.1', '10.0.0.2']);
@@ -81,7 +82,7 @@ describe('slicer against NATS and Postgres', () => {
     await s.publish(pod('p1', '10.0.0.1'), 3);
     await s.publish(makeNode('node-1'), 4);
     const config = s.config();
-    await s.settled(config);
+    await s.settled(config, ...running);
     const snapshot = async () => ({
       objects: await s.db.db.selectFrom('kube_objects').selectAll().orderBy('name').execute(),
       slices: await s.slices('web'),
@@ -93,20 +94,25 @@ describe('slicer against NATS and Postgres', () => {
     // 1. A true redelivery: the same stream sequence again is skipped by the stored offset.
     const offset = offsetName(config.kubeStream, partitionDurable(config.durablePrefix as string, 0));
     const again = kubeMessage(seqWeb, { ...web, metadata: { ...web.metadata, resourceVersion: '2' } }, { cluster: 'c1', prefix: s.js.names.prefix });
-    const out = await ingestMessage(offset, again, {
-      store: pgStores(s.db.db).ingest,
+    const store = slicerStore(s.db.db, 'c1');
+    const snap = await store.loadSnapshot([offset]);
+    const state = new ClusterState();
+    restoreProjection(state, snap);
+    const [out] = await ingestBatch(offset, [again], {
+      state,
+      offsets: new Map(snap.offsets),
+      store,
       deadLetters: { publish: () => Promise.reject(new Error('unexpected dead letter')) },
       cluster: 'c1',
       partitions: 1,
       prefix: s.js.names.prefix,
-      ownsPartition: () => true,
       batchPeriodMs: 0,
     });
-    expect(out.result).toBe('duplicate');
+    expect(out?.result).toBe('duplicate');
     // 2. The same msgID again: the stream drops it. 3. The same version under a new msgID (a second watcher): stale.
     await s.publish(pod('p1', '10.0.0.1'), 3);
     await s.publish(pod('p1', '10.0.0.1'), 3, { msgID: 'watcher-2/p1/3' });
-    await s.settled(config);
+    await s.settled(config, ...running);
     expect(await snapshot()).toEqual(before);
   });
 
@@ -124,7 +130,7 @@ describe('slicer against NATS and Postgres', () => {
       { msgID: 'hostile' },
     );
     await s.publish(web, 7);
-    await s.settled(s.config());
+    await s.settled(s.config(), ...running);
 
     const letters = (await s.read(s.js.names.dlq, `${prefix}dlq.>`)).map((m) => m.data as DeadLetterBody);
     expect(letters.map((l) => l.field ?? null)).toEqual([null, 'object.spec.ports[0].port', 'object.metadata.name']);
@@ -158,7 +164,7 @@ describe('slicer against NATS and Postgres', () => {
     for (let i = 1201; i <= 1205; i++) await s.publish(pod(`p${i}`, ip(i)), 10 + i);
     await s.publish(pod('p2', ip(2)), 2000, { type: 'Deleted.v1' });
     await start(s);
-    await s.settled(s.config());
+    await s.settled(s.config(), ...running);
     const restarted = await s.slices('web');
     const want = Array.from({ length: 1205 }, (_, i) => ip(i + 1)).filter((a) => a !== ip(2)).sort();
     expect(ips(restarted)).toEqual(want);
@@ -205,10 +211,10 @@ describe('slicer against NATS and Postgres', () => {
     const syncs = async () => (await slicer.metrics.reconciles.get()).values.reduce((n, v) => n + v.value, 0);
     await s.publish(makeNode('node-1'), 1);
     await s.publish(web, 2);
-    await s.settled(config);
+    await s.settled(config, ...running);
     const before = await syncs();
     for (let i = 1; i <= 3; i++) await s.publish(pod(`p${i}`, `10.0.0.${i}`), 10 + i);
-    await s.settled(config);
+    await s.settled(config, ...running);
     // Every reconcile attempt counts, "clean" ones included: one window, one sync.
     expect((await syncs()) - before).toBe(1);
     expect(ips(await s.slices('web'))).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3']);
@@ -219,7 +225,7 @@ describe('slicer against NATS and Postgres', () => {
     await start(s);
     await s.publish(makeService('legacy', { selector: null }), 1);
     await s.publish(makeEndpoints('legacy', { subsets: [makeSubset([{ name: 'http', port: 80, protocol: 'TCP' }], ['10.1.0.1', '10.1.0.2'], ['10.1.0.3'])] }), 2);
-    await s.settled(s.config());
+    await s.settled(s.config(), ...running);
     const stored = await s.slices('legacy');
     expect(stored.map((x) => x.metadata.labels?.[LABEL_MANAGED_BY])).toEqual([MANAGED_BY_MIRRORING]);
     expect(stored[0]?.endpoints.map((e) => [e.addresses[0], e.conditions.ready])).toEqual([
@@ -235,11 +241,11 @@ describe('slicer against NATS and Postgres', () => {
     await s.publish(makeNode('node-1', { zone: 'a' }), 1);
     await s.publish(web, 2);
     for (let i = 1; i <= 4; i++) await s.publish(pod(`p${i}`, `10.0.0.${i}`), 10 + i);
-    await s.settled(s.config());
+    await s.settled(s.config(), ...running);
     await s.publish(makeNode('node-1', { zone: 'b' }), 20);
     await s.publish(pod('p1', '10.0.0.1'), 21, { type: 'Deleted.v1' });
     await s.publish(pod('p5', '10.0.0.5', { ready: false }), 22);
-    await s.settled(s.config());
+    await s.settled(s.config(), ...running);
 
     const deps = { db: s.db.db, js: s.js.js, names: s.js.names, cluster: 'c1', partitions: 1, managedBy: s.config().managedBy, maxEndpointsPerSlice: 2 };
     const report = await replayServiceLog(deps, { namespace: 'default', name: 'web' });

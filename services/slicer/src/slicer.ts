@@ -1,12 +1,18 @@
-// Wiring: durable consumers on KUBE feed ingest (which only marks Services dirty and queues
-// their keys), workers reconcile keys from the queue, the relay publishes the outbox, and the
-// health server reports readiness once the initial backlog is consumed.
+// Wiring: the slicer keeps its partitions' cluster state in memory (a ClusterState, restored
+// from the Postgres snapshot at start, then fed by the log). Durable consumers on KUBE feed
+// ingest (commit, then apply to memory and mark Services dirty); one reconcile loop takes the
+// ready keys in batches, plans them against memory and writes each batch in one transaction;
+// the relay publishes the outbox; the health server reports readiness once the backlog is
+// consumed and every known Service was reconciled once.
 
+import { performance } from 'node:perf_hooks';
+import { ClusterState } from '@slicemesh/core';
 import type { Db, DbHandle } from '@slicemesh/db';
-import { createDb, getOffset, listDirty, migrateToLatest } from '@slicemesh/db';
+import { RelayWaker, createDb, migrateToLatest } from '@slicemesh/db';
 import type { ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
 import {
   connectNats,
+  consumeBatchesInOrder,
   restartDurableAt,
   ensureStreams,
   jetstream,
@@ -16,28 +22,28 @@ import {
   partitionOf,
   pendingCount,
 } from '@slicemesh/nats';
-import type { Clock, HealthServer, Logger, Metrics, ReconcileErrorReport } from '@slicemesh/runtime';
-import { WorkQueue, createLogger, createMetrics, realClock, runWorkers, startHealthServer } from '@slicemesh/runtime';
+import type { Clock, HealthServer, Logger, Metrics } from '@slicemesh/runtime';
+import { WorkQueue, createLogger, createMetrics, realClock, startHealthServer } from '@slicemesh/runtime';
 import { TriggerTimeTracker } from '@slicemesh/slicing';
-import { parseServiceKeyString, serviceKeyString } from './affected.ts';
 import type { SlicerConfig } from './config.ts';
 import { nodesDurable, offsetName, partitionDurable, resolveSlicerSettings } from './config.ts';
+import { DirtyMarks } from './dirty-marks.ts';
 import type { IngestDeps } from './ingest.ts';
 import { ingestBatch } from './ingest.ts';
 import type { SlicerMetrics } from './metrics.ts';
 import { createSlicerMetrics } from './metrics.ts';
-import { consumeBatchesInOrder } from './consume.ts';
 import { natsDeadLetters } from './dead-letters.ts';
-import { pgStores } from './pg-store.ts';
-import type { ReconcileDeps } from './reconcile.ts';
-import { reconcileService } from './reconcile.ts';
+import { restoreProjection, slicerStore } from './store.ts';
+import type { ReconcileDeps, ReconcileOutcome } from './reconcile.ts';
+import { reconcileBatch } from './reconcile.ts';
 import { outboxBacklog, runSlicesRelay } from './relay.ts';
 
 /** Name of the slicer's position in relay_positions. */
 export const RELAY_NAME = 'slicer';
-/** How often readiness re-checks the consumers' backlog. */
 /** Most KUBE messages applied in one ingest transaction. */
 const INGEST_BATCH = 500;
+/** Most Services reconciled and written in one transaction. */
+const RECONCILE_BATCH = 256;
 const DRAIN_POLL_MS = 200;
 /** Pause before a consume loop that failed (e.g. NATS down) starts again. */
 const CONSUME_RESTART_MS = 1000;
@@ -64,19 +70,10 @@ export interface Slicer {
   /** The health server's port once it listens. */
   healthPort(): number | undefined;
   isReady(): boolean;
+  /** Services marked dirty or being reconciled now (0 when idle or closed). */
+  pending(): number;
   /** Stops consuming, drains the workers, stops the relay, closes what it opened. Idempotent. */
   close(): Promise<void>;
-}
-
-/** A reconcile that wrote its plan but skipped pods (A.3.4): retried with backoff. */
-export class PartialReconcileError extends Error {
-  override readonly name = 'PartialReconcileError';
-  constructor(
-    readonly service: string,
-    readonly problems: readonly string[],
-  ) {
-    super(`Service ${service}: ${problems.join('; ')}`);
-  }
 }
 
 /** `ready` rejects with this when close() was called before startup finished. */
@@ -115,57 +112,85 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
   const log = deps.logger ?? createLogger({ service: 'slicer', level: config.logLevel });
   const clock = deps.clock ?? realClock;
   let db: Db | undefined = deps.db;
-  const metrics = createSlicerMetrics(deps.metrics ?? createMetrics('slicer'), () => (db ? outboxBacklog(db, RELAY_NAME) : Promise.resolve(0)));
+  let inFlight = 0;
+  const dirty = new DirtyMarks();
+  const metrics = createSlicerMetrics(deps.metrics ?? createMetrics('slicer'), () => (db ? outboxBacklog(db, RELAY_NAME) : Promise.resolve(0)), () => dirty.size + inFlight);
   const stopConsuming = new AbortController();
   const stopRelay = new AbortController();
   const queue = new WorkQueue<string>({ clock });
   const owned = new Set(settings.partitions);
+  const state = new ClusterState({ ownsNamespace: (ns) => owned.has(partitionOf(ns, config.partitions)) });
+  const offsets = new Map<string, number>();
+  const waker = new RelayWaker();
   const durables = [...settings.partitions.map((p) => partitionDurable(settings.durablePrefix, p)), nodesDurable(settings.durablePrefix)];
   let ready = false;
   let notReady = 'starting';
   let health: HealthServer | undefined;
   let dbHandle: DbHandle | undefined;
   let nc: NatsConnection | undefined = deps.nc;
-  let workers: Promise<void> | undefined;
+  let reconciling: Promise<void> | undefined;
   let relay: Promise<void> | undefined;
   const loops: Promise<void>[] = [];
+  // Keys of the startup pass; ready once each was reconciled (or failed) once.
+  const initial = new Set<string>();
+  let initialDone: () => void = () => {};
 
   const step = (reason: string): void => {
     if (stopConsuming.signal.aborted) throw new ClosedError('slicer closed during startup');
     notReady = reason;
   };
 
-  async function reconcileKey(key: string): Promise<void> {
-    const end = metrics.reconcileDuration.startTimer();
-    try {
-      const out = await reconcileService(parseServiceKeyString(key), reconcileDeps);
-      metrics.reconciles.inc({ result: out.errors.length > 0 ? 'partial' : out.result });
-      if (out.created > 0) metrics.sliceWrites.inc({ op: 'create' }, out.created);
-      if (out.updated > 0) metrics.sliceWrites.inc({ op: 'update' }, out.updated);
-      if (out.deleted > 0) metrics.sliceWrites.inc({ op: 'delete' }, out.deleted);
-      const l = log.child({ service: key, ...(out.reconcileID ? { reconcileID: out.reconcileID } : {}) });
-      const facts = { created: out.created, updated: out.updated, deleted: out.deleted, seq: out.kubeSeq?.to };
-      if (out.result === 'changed') l.info(facts, 'reconciled');
-      else l.debug(facts, out.result === 'clean' ? 'already reconciled' : 'reconciled, nothing to write');
-      for (const ev of out.events) l.warn({ reason: ev.reason }, ev.message);
-      if (out.errors.length > 0) throw new PartialReconcileError(key, out.errors);
-      if (!out.cleared) queue.add(key); // a newer mark survived the clear
-    } finally {
-      end();
-    }
-  }
-
-  function onReconcileError(r: ReconcileErrorReport<string>): void {
-    if (r.error instanceof PartialReconcileError) {
-      log.warn({ service: r.key, retries: r.retries, outcome: r.outcome, problems: r.error.problems }, 'reconcile skipped pods; retrying with backoff');
-      return;
-    }
-    metrics.reconciles.inc({ result: r.outcome === 'requeued' ? 'error' : r.outcome });
-    log.error({ service: r.key, err: r.error, retries: r.retries, outcome: r.outcome }, 'reconcile failed');
-  }
-
   let reconcileDeps: ReconcileDeps;
   let ingestDeps: IngestDeps;
+
+  function report(out: ReconcileOutcome, commitMs: number): void {
+    metrics.reconciles.inc({ result: out.errors.length > 0 ? 'partial' : out.result });
+    if (out.result !== 'clean') metrics.reconcileDuration.observe((out.planMs + commitMs) / 1000);
+    if (out.created > 0) metrics.sliceWrites.inc({ op: 'create' }, out.created);
+    if (out.updated > 0) metrics.sliceWrites.inc({ op: 'update' }, out.updated);
+    if (out.deleted > 0) metrics.sliceWrites.inc({ op: 'delete' }, out.deleted);
+    const l = log.child({ service: out.key, ...(out.reconcileID ? { reconcileID: out.reconcileID } : {}) });
+    const facts = { created: out.created, updated: out.updated, deleted: out.deleted, seq: out.kubeSeq?.to, planMs: Math.round(out.planMs * 100) / 100 };
+    if (out.result === 'changed') l.info(facts, 'reconciled');
+    else if (out.result !== 'clean') l.debug(facts, 'reconciled, nothing to write');
+    for (const ev of out.events) l.warn({ reason: ev.reason }, ev.message);
+    if (out.errors.length > 0) l.warn({ problems: out.errors, retries: queue.numRequeues(out.key) }, 'reconcile skipped pods; retrying with backoff');
+  }
+
+  // The one reconcile loop: batches of ready keys, each batch one transaction.
+  async function reconcileLoop(): Promise<void> {
+    for (;;) {
+      const keys = await queue.getBatch(RECONCILE_BATCH);
+      if (keys.length === 0) return;
+      inFlight = keys.length;
+      try {
+        const t0 = performance.now();
+        const outcomes = await reconcileBatch(keys, reconcileDeps, () => performance.now());
+        const total = performance.now() - t0;
+        const commitMs = Math.max(0, total - outcomes.reduce((n, o) => n + o.planMs, 0));
+        let wrote = false;
+        for (const out of outcomes) {
+          report(out, commitMs);
+          if (out.result === 'changed') wrote = true;
+          if (out.errors.length > 0) queue.addRateLimited(out.key);
+          else queue.forget(out.key);
+        }
+        if (wrote) waker.wake();
+      } catch (err) {
+        for (const k of keys) {
+          metrics.reconciles.inc({ result: 'error' });
+          queue.addRateLimited(k);
+        }
+        log.error({ err, services: keys.length, first: keys[0] }, 'writing a reconcile batch failed; memory restored, retrying with backoff');
+      } finally {
+        inFlight = 0;
+        for (const k of keys) {
+          queue.done(k);
+          if (initial.delete(k) && initial.size === 0) initialDone();
+        }
+      }
+    }
+  }
 
   function handler(offset: string): (msgs: ConsumedMessage[]) => Promise<HandlerOutcome> {
     return async (msgs) => {
@@ -177,19 +202,20 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
           metrics.deadLetters.inc();
           log.warn({ seq: msg?.seq, subject: msg?.subject, reason: out.reason }, 'dead-lettered a KUBE message');
         }
-        for (const k of out.keys) queue.addAfter(serviceKeyString(k.namespace, k.name), out.delayMs);
+        for (const k of out.keys) {
+          dirty.mark(k, msg?.seq ?? 0);
+          queue.addAfter(k, out.delayMs);
+        }
       }
       return 'ack';
     };
   }
 
-  // Positions the durable at the partition's stored offset + 1: the offset (written with the
-  // effects) is the truth, so whatever the server still holds as pending is dropped and
-  // redelivered in order (see consume.ts).
+  // Positions the durable at the consumer's committed offset + 1: the offset (written with the
+  // objects) is the truth, so whatever the server still holds as pending is dropped and
+  // redelivered in order.
   async function positionDurable(jsm: JetStreamManager, spec: DurableOptions): Promise<void> {
-    if (db === undefined) throw new Error('slicer: database not connected');
-    const applied = await getOffset(db, offsetName(names.kube, spec.durable));
-    await restartDurableAt(jsm, names.kube, spec, applied + 1);
+    await restartDurableAt(jsm, names.kube, spec, (offsets.get(offsetName(names.kube, spec.durable)) ?? 0) + 1);
   }
 
   async function superviseLoop(js: JetStreamClient, jsm: JetStreamManager, spec: DurableOptions): Promise<void> {
@@ -210,7 +236,7 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
       } catch (err) {
         failures++;
         metrics.eventsIngested.inc({ kind: 'unknown', result: 'error' });
-        log.error({ err, consumer: durable, failures }, 'ingest failed; restarting from the stored offset');
+        log.error({ err, consumer: durable, failures }, 'ingest failed; restarting from the committed offset');
         await sleep(clock, Math.min(CONSUME_RESTART_MS * 2 ** Math.min(failures - 1, 5), 30_000), signal);
       }
     }
@@ -243,6 +269,15 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     step('migrating');
     const applied = await migrateToLatest(db, config.dbSchema);
     if (applied.length > 0) log.info({ migrations: applied, schema: config.dbSchema }, 'migrated');
+    const store = slicerStore(db, config.cluster);
+
+    step('loading the snapshot');
+    const t0 = performance.now();
+    const consumers = durables.map((d) => offsetName(names.kube, d));
+    const restored = restoreProjection(state, await store.loadSnapshot(consumers));
+    for (const c of consumers) offsets.set(c, restored.offsets.get(c) ?? 0);
+    log.info({ ...state.counts(), ms: Math.round(performance.now() - t0), offsets: Object.fromEntries(offsets) }, 'projection restored from Postgres');
+
     step('connecting to NATS');
     nc ??= await connectNats({ url: config.natsUrl, name: `${settings.durablePrefix}`, log: (ev) => log.info({ nats: ev.type, detail: ev.detail }, 'NATS connection status') });
     const js = jetstream(nc);
@@ -258,33 +293,29 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     ];
     for (const spec of specs) await positionDurable(jsm, spec);
 
-    const stores = pgStores(db);
     ingestDeps = {
-      store: stores.ingest,
+      state,
+      offsets,
+      store,
       deadLetters: natsDeadLetters(js, config.cluster, names, clock),
       cluster: config.cluster,
       partitions: config.partitions,
       prefix: names.prefix,
-      ownsPartition: (p) => owned.has(p),
       batchPeriodMs: config.batchPeriod,
     };
     reconcileDeps = {
-      store: stores.reconcile,
+      state,
+      offsets,
+      dirty,
+      store,
       cluster: config.cluster,
       partitions: config.partitions,
       prefix: names.prefix,
-      managedBy: config.managedBy,
-      maxEndpointsPerSlice: config.maxEndpointsPerSlice,
+      settings: { managedBy: config.managedBy, maxEndpointsPerSlice: config.maxEndpointsPerSlice },
       partitionConsumer: (p) => offsetName(names.kube, partitionDurable(settings.durablePrefix, p)),
       nodesConsumer: offsetName(names.kube, nodesDurable(settings.durablePrefix)),
       triggerTimes: new TriggerTimeTracker(),
     };
-
-    step('recovering dirty Services');
-    // Marks committed before a crash or restart were never reconciled: queue them first.
-    const leftover = (await listDirty(db)).filter((d) => d.cluster === config.cluster && owned.has(partitionOf(d.namespace, config.partitions)));
-    for (const d of leftover) queue.add(serviceKeyString(d.namespace, d.name));
-    if (leftover.length > 0) log.info({ services: leftover.length }, 'queued Services left dirty by a previous run');
 
     for (const spec of specs) loops.push(superviseLoop(js, jsm, spec));
     const relayDb = db;
@@ -293,19 +324,35 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
       js,
       name: RELAY_NAME,
       signal: stopRelay.signal,
+      waker,
       onPublished: (_row, duplicate) => metrics.outboxPublished.inc({ duplicate: String(duplicate) }),
       onError: (err) => log.warn({ err }, 'outbox relay failed; retrying'),
     });
 
     step('consuming the initial backlog');
     await waitDrained(jsm);
-    // Like a controller waiting for its informer caches: reconciling a Service from a partial
-    // view of the backlog (its Service before its pods, say) would write placeholder slices
-    // whose names then outlive the real ones. Marks made meanwhile wait in the queue.
-    workers = runWorkers(queue, config.workers, reconcileKey, { onError: onReconcileError });
+    // Like a controller whose informers just synced: every Service is reconciled once, which
+    // also covers marks a crash lost (they are held in memory only). Reconciling before the
+    // backlog is in would plan from a partial view (a Service before its pods) and write
+    // placeholder slices whose names then outlive the real ones.
+    step('reconciling every known Service once');
+    const allDone = new Promise<void>((resolve) => {
+      initialDone = resolve;
+    });
+    stopConsuming.signal.addEventListener('abort', () => initialDone(), { once: true });
+    for (const key of state.reconcilableKeys()) {
+      const p = partitionOf(key.slice(0, key.indexOf('/')), config.partitions);
+      dirty.mark(key, offsets.get(offsetName(names.kube, partitionDurable(settings.durablePrefix, p))) ?? 0);
+      initial.add(key);
+      queue.add(key);
+    }
+    if (initial.size === 0) initialDone();
+    reconciling = reconcileLoop();
+    await allDone;
+    step('reconciled every known Service once');
     ready = true;
     metrics.ready.set(1);
-    log.info({ cluster: config.cluster, partitions: settings.partitions, schema: config.dbSchema }, 'slicer ready');
+    log.info({ cluster: config.cluster, partitions: settings.partitions, schema: config.dbSchema, ms: Math.round(performance.now() - t0) }, 'slicer ready');
   }
 
   const started = start();
@@ -317,13 +364,15 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     metrics,
     healthPort: () => health?.port,
     isReady: () => ready,
+    // A closed slicer holds no work: its marks die with it (the next start resyncs everything).
+    pending: () => (closing === undefined ? dirty.size + inFlight : 0),
     close: () =>
       (closing ??= (async () => {
         stopConsuming.abort();
         await started.catch(() => {});
         await Promise.all(loops);
         queue.shutDown();
-        await workers;
+        await reconciling;
         stopRelay.abort();
         await relay;
         ready = false;

@@ -2,7 +2,6 @@
 // numbers are the same whether the services run in this process or as child processes.
 
 import type { Db } from '@slicemesh/db';
-import { listDirty } from '@slicemesh/db';
 import type { JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
 import { isApiError, openKv, pendingCount, svcClusterFilter } from '@slicemesh/nats';
 import { consumerSpecs } from '@slicemesh/hints';
@@ -50,6 +49,8 @@ export interface ProbeDeps {
   readonly jsm: JetStreamManager;
   readonly db: Db;
   readonly layout: StackLayout;
+  /** Health URLs of the slicers: their dirty marks live in memory and are read from /metrics. */
+  readonly slicerUrls?: () => readonly (string | undefined)[];
 }
 
 async function lastSeq(jsm: JetStreamManager, stream: string): Promise<number | null> {
@@ -82,6 +83,13 @@ async function pendingOf(jsm: JetStreamManager, consumers: readonly WatchedConsu
   return total;
 }
 
+// Unreachable slicers count as 0: one still starting has not consumed anything either, and the
+// consumers' pending counts keep a settle check honest meanwhile.
+async function dirtyServices(urls: readonly (string | undefined)[]): Promise<number> {
+  const counts = await Promise.all(urls.map((u) => scrapeMetric(u, 'slicemesh_slicer_dirty_services')));
+  return counts.reduce<number>((n, c) => n + (c ?? 0), 0);
+}
+
 /** Reads everything BackboneReading holds; throws only when NATS or Postgres fail. */
 export async function readBackbone(deps: ProbeDeps, consumers: readonly WatchedConsumer[]): Promise<BackboneReading> {
   const { jsm, db, layout } = deps;
@@ -92,7 +100,7 @@ export async function readBackbone(deps: ProbeDeps, consumers: readonly WatchedC
     lastSeq(jsm, `KV_${n.views}`),
     messages(jsm, n.dlq),
     pendingOf(jsm, consumers),
-    listDirty(db).then((d) => d.filter((x) => x.cluster === layout.cluster).length),
+    dirtyServices(deps.slicerUrls?.() ?? []),
     outboxBacklog(db, RELAY_NAME),
     db.selectFrom('endpoint_slices').select((eb) => eb.fn.countAll<string>().as('n')).where('cluster', '=', layout.cluster).executeTakeFirstOrThrow(),
     db.selectFrom('hint_decisions').select(['namespace', 'service', 'enabled']).where('cluster', '=', layout.cluster).execute(),

@@ -214,9 +214,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ready.catch(() => {}); // the caller observes it
 
     const db = dbh.db;
-    const probe = { nc, jsm, db, layout };
-    const consumers = consumersOf(layout);
     const byName = new Map(components.map((c) => [c.name, c]));
+    const slicerUrls = (): (string | undefined)[] => components.filter((c) => c.name.startsWith('slicer')).map((c) => c.healthUrl());
+    const probe = { nc, jsm, db, layout, slicerUrls };
+    const consumers = consumersOf(layout);
     const reading = async (): Promise<SettleReading> => {
       const backbone: BackboneReading = await readBackbone(probe, consumers);
       return sim === undefined ? { backbone } : { backbone, clusterVersion: sim.store.resourceVersion };

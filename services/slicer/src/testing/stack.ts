@@ -3,7 +3,7 @@
 
 import { vi } from 'vitest';
 import type { EndpointSlice } from '@slicemesh/model';
-import { listDirty, loadSlices } from '@slicemesh/db';
+import { loadSlices } from '@slicemesh/db';
 import { withTestDb } from '@slicemesh/db/testing';
 import type { TestDb } from '@slicemesh/db/testing';
 import { ensureStreams, pendingCount, publishAcked } from '@slicemesh/nats';
@@ -15,6 +15,7 @@ import type { LogMessage } from '../kube-log.ts';
 import { readKubeLog } from '../kube-log.ts';
 import { outboxBacklog } from '../relay.ts';
 import { RELAY_NAME } from '../slicer.ts';
+import type { Slicer } from '../slicer.ts';
 import type { EventOptions, WatchedObject } from './kube-events.ts';
 import { atVersion, envelopeOf, subjectOf } from './kube-events.ts';
 
@@ -28,7 +29,8 @@ export interface Stack {
   /** Every message of a stream matching `filter` (within the stream's subjects), in order. */
   read(stream: string, filter: string): Promise<LogMessage[]>;
   /** Waits until the consumers caught up, no Service is dirty and the outbox is published. */
-  settled(config: SlicerConfig): Promise<void>;
+  /** Waits until the consumers of `config` have nothing pending, `slicers` nothing dirty, and the outbox is published. */
+  settled(config: SlicerConfig, ...slicers: readonly Slicer[]): Promise<void>;
   slices(service: string, namespace?: string): Promise<readonly EndpointSlice[]>;
   close(): Promise<void>;
 }
@@ -65,13 +67,13 @@ export async function withStack(): Promise<Stack> {
       const last = (await js.jsm.streams.info(stream)).state.last_seq;
       return readKubeLog(js.js, stream, filter, last);
     },
-    settled: async (config) => {
+    settled: async (config, ...slicers) => {
       const s = resolveSlicerSettings(config);
       const durables = [...s.partitions.map((p) => partitionDurable(s.durablePrefix, p)), nodesDurable(s.durablePrefix)];
       await vi.waitFor(
         async () => {
           for (const d of durables) if ((await pendingCount(js.jsm, config.kubeStream, d)) !== 0) throw new Error(`${d} has pending messages`);
-          if ((await listDirty(db.db)).length > 0) throw new Error('dirty Services left');
+          if (slicers.some((sl) => sl.pending() > 0)) throw new Error('dirty Services left');
           if ((await outboxBacklog(db.db, RELAY_NAME)) > 0) throw new Error('outbox not yet published');
         },
         { timeout: 20_000, interval: 100 },

@@ -1,4 +1,4 @@
-// The consume loop the slicer runs per durable. It follows consumeLoop from @slicemesh/nats,
+// The consume loop for processors that keep their offsets in Postgres (the slicer). It follows consumeLoop,
 // with differences the slicer depends on (its offsets live in Postgres, so it must apply
 // messages in stream order and restart from its own position after any trouble):
 // - an abort that arrives while a pull is being set up still stops it (the shared loop
@@ -8,7 +8,8 @@
 // - a handler error ends the loop instead of nak'ing and moving on to later messages;
 // - a message that arrives after the abort is nak'ed at once rather than left to the ack wait.
 
-import type { ConsumedMessage, HandlerOutcome, JetStreamClient } from '@slicemesh/nats';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { ConsumedMessage, HandlerOutcome } from './consume.ts';
 
 export interface BatchConsumeOptions {
   readonly signal: AbortSignal;

@@ -1,5 +1,5 @@
-// The pure heart of one reconcile: the stored view of a Service in, its final slice plan out.
-// Shared by the live reconcile and the replay check, so both compute slices the same way.
+// The pure heart of one reconcile: the view of a Service in, its final slice plan out. The
+// live slicer, the replay and the CLI all call planService, so they compute slices the same way.
 
 import type { EndpointSlice, Endpoints, KubeEvent, Node, Pod, Service, SlicePlan } from '@slicemesh/model';
 import { LABEL_MANAGED_BY } from '@slicemesh/model';
@@ -22,9 +22,16 @@ export interface ServiceView {
   readonly takenNames: readonly string[];
 }
 
-export interface PlanOptions {
+/**
+ * The settings a reconcile runs with. Recorded with every reconcile, so a replay plans with what
+ * live used.
+ */
+export interface ReconcileSettings {
   readonly managedBy: string;
   readonly maxEndpointsPerSlice: number;
+}
+
+export interface PlanOptions extends ReconcileSettings {
   /**
    * The trigger time (A.10) for a Service with a selector and its selected pods; null removes
    * the annotation. Called at most once per plan.

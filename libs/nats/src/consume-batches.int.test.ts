@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { DurableOptions } from '@slicemesh/nats';
-import { ensureStreams, pendingCount, publishAcked, restartDurableAt } from '@slicemesh/nats';
-import { withJetStream } from '@slicemesh/nats/testing';
-import type { JetStreamFixture } from '@slicemesh/nats/testing';
-import { consumeBatchesInOrder } from './consume.ts';
+import type { DurableOptions } from './index.ts';
+import { ensureStreams, pendingCount, publishAcked, restartDurableAt } from './index.ts';
+import { withJetStream } from '../testing/jetstream.ts';
+import type { JetStreamFixture } from '../testing/jetstream.ts';
+import { consumeBatchesInOrder } from './consume-batches.ts';
 
 let f: JetStreamFixture;
 let spec: DurableOptions;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Node, Pod, Service } from '@slicemesh/model';
 import { deepFreeze, makeNode, makePod, makeService } from '@slicemesh/testing';
 import { endpointsConcernService, nodeChangeRelevant, parseServiceKeyString, servicesForPodChange, servicesSelectingPods, serviceKeyString } from './affected.ts';
-import { atVersion } from './testing/kube-events.ts';
+
+const atVersion = <T extends Pod | Node>(obj: T, rv: number): T => ({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(rv) } });
 
 const web = makeService('web', { selector: { app: 'web' } });
 const api = makeService('api', { selector: { app: 'api' } });
