@@ -20,7 +20,7 @@ export default tseslint.config(
   },
   {
     // Pure libraries: no drivers, no clock, no I/O.
-    files: ['libs/{model,slicing,topology,proxy-state,dataplane}/src/**/*.ts'],
+    files: ['libs/{model,core,slicing,topology,proxy-state,dataplane}/src/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
@@ -38,6 +38,35 @@ export default tseslint.config(
       ],
       'no-restricted-globals': ['error', 'setTimeout', 'setInterval', 'process'],
       'no-console': 'error',
+    },
+  },
+  {
+    // Closed adapters: services wire; only libs/nats, libs/db, libs/kube and libs/netfilter
+    // touch drivers, and all SQL lives in libs/db. Tests may inspect the servers directly.
+    files: ['services/*/src/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/testing/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'nats', message: 'Services reach NATS through @slicemesh/nats.' },
+            { name: 'kysely', message: 'Services reach Postgres through @slicemesh/db.' },
+            { name: 'pg', message: 'Services reach Postgres through @slicemesh/db.' },
+            { name: '@kubernetes/client-node', message: 'Services reach the Kubernetes API through @slicemesh/kube.' },
+          ],
+          patterns: [{ group: ['@nats-io/*'], message: 'Services reach NATS through @slicemesh/nats.' }],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' },
+        {
+          selector: "CallExpression[callee.property.name=/^(selectFrom|insertInto|deleteFrom|updateTable|mergeInto|replaceInto)$/]",
+          message: 'SQL lives in @slicemesh/db: add a named query there.',
+        },
+        { selector: "TaggedTemplateExpression[tag.name='sql']", message: 'SQL lives in @slicemesh/db: add a named query there.' },
+      ],
     },
   },
 );

@@ -9,6 +9,7 @@
 
 import type { EndpointSlice, Endpoints, Node, ObjectVersion, Pod, Service } from '@slicemesh/model';
 import { LABEL_SERVICE_NAME, supersedes } from '@slicemesh/model';
+import { isSelectorless, selectorMatches } from '@slicemesh/slicing';
 import { endpointsConcernService, nodeChangeRelevant, servicesForPodChange, servicesSelectingPods } from './affected.ts';
 import { SortedByName } from './sorted-names.ts';
 
@@ -64,6 +65,10 @@ export class ClusterState {
   readonly #nodes = new Map<string, Node>();
   readonly #slices = new Map<string, Map<string, EndpointSlice>>();
   readonly #slicesByService = new Map<string, Set<string>>();
+  // The pods each Service selects, built on first use and then kept up to date pod by pod (an
+  // informer index): a pod change costs one selector match per such Service of its namespace,
+  // not a scan of the namespace per reconcile.
+  readonly #selected = new Map<string, Map<string, { readonly service: Service; readonly pods: SortedByName<Pod> }>>();
 
   constructor(opts: ClusterStateOptions = {}) {
     this.#owns = opts.ownsNamespace ?? (() => true);
@@ -101,6 +106,23 @@ export class ClusterState {
   /** Live Services of a namespace, sorted by name. */
   servicesIn(namespace: string): readonly Service[] {
     return this.#services.get(namespace)?.view() ?? [];
+  }
+
+  /**
+   * The live pods `service` selects (A.1.1), sorted by name; [] for a Service without a
+   * selector. The same array objects between changes, as the slicing memo wants.
+   */
+  selectedPods(service: Service): readonly Pod[] {
+    if (isSelectorless(service)) return [];
+    const namespace = service.metadata.namespace ?? 'default';
+    const inNs = getOrAdd(this.#selected, namespace, () => new Map());
+    const have = inNs.get(service.metadata.name);
+    if (have !== undefined && have.service === service) return have.pods.view();
+    const pods = new SortedByName<Pod>();
+    const selector = service.spec.selector ?? {};
+    for (const p of this.podsIn(namespace)) if (selectorMatches(selector, p.metadata.labels)) pods.put(p);
+    inNs.set(service.metadata.name, { service, pods });
+    return pods.view();
   }
 
   endpoints(namespace: string, name: string): Endpoints | undefined {
@@ -227,6 +249,7 @@ export class ClusterState {
     this.#versions.set(objectKey(c.kind, c.namespace, c.name), { resourceVersion: c.resourceVersion, deleted: c.deleted });
     switch (c.kind) {
       case 'Service': {
+        this.#selected.get(c.namespace)?.delete(c.name); // rebuilt on next use
         const list = getOrAdd(this.#services, c.namespace, () => new SortedByName<Service>());
         if (c.deleted) list.remove(c.name);
         else list.put(c.object as Service);
@@ -261,13 +284,21 @@ export class ClusterState {
       if (onNode?.size === 0) this.#podsByNode.delete(oldNode);
       this.#podNode.delete(key);
     }
+    const selections = this.#selected.get(c.namespace);
     if (c.deleted) {
       list.remove(c.name);
       if (list.size === 0) this.#pods.delete(c.namespace);
+      if (selections !== undefined) for (const sel of selections.values()) sel.pods.remove(c.name);
       return;
     }
     const pod = c.object as Pod;
     list.put(pod);
+    if (selections !== undefined) {
+      for (const sel of selections.values()) {
+        if (selectorMatches(sel.service.spec.selector ?? {}, pod.metadata.labels)) sel.pods.put(pod);
+        else sel.pods.remove(c.name);
+      }
+    }
     const node = pod.spec.nodeName;
     if (node !== undefined && node !== '') {
       this.#podNode.set(key, node);

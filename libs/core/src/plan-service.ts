@@ -3,7 +3,7 @@
 
 import type { EndpointSlice, Endpoints, KubeEvent, Node, Pod, Service, SlicePlan } from '@slicemesh/model';
 import { LABEL_MANAGED_BY } from '@slicemesh/model';
-import { EMPTY_PLAN, finalizePlan, isSelectorless, planSlices, reconcileMirroring, selectPods } from '@slicemesh/slicing';
+import { EMPTY_PLAN, finalizePlan, isSelectorless, planSlices, reconcileMirroring } from '@slicemesh/slicing';
 
 /** Everything one reconcile of `namespace/name` reads. */
 export interface ServiceView {
@@ -13,7 +13,7 @@ export interface ServiceView {
   readonly service: Service | undefined;
   /** The same-named Endpoints (mirroring input); undefined when absent. */
   readonly endpoints: Endpoints | undefined;
-  /** Live pods of the namespace (at least those the selector picks; others are ignored). */
+  /** The live pods the Service's selector picks (A.1.1), sorted by name (serviceView gives them). */
   readonly pods: readonly Pod[];
   readonly nodes: ReadonlyMap<string, Node>;
   /** Slices labelled with this Service's name, every managed-by value. */
@@ -68,7 +68,7 @@ function nameOnly(name: string): EndpointSlice {
 
 /**
  * Plans one Service key:
- * - Service with a selector (not ExternalName): selectPods → planSlices → finalizePlan (A);
+ * - Service with a selector (not ExternalName): its selected pods → planSlices → finalizePlan (A);
  *   mirrored slices of the name are deleted (B.1.4). Hints are not computed here: the hints
  *   service adds them downstream.
  * - Service without a selector, or ExternalName: reconcileMirroring with the same-named
@@ -87,7 +87,7 @@ export function planService(view: ServiceView, opts: PlanOptions): ServicePlan {
   }
   // A.1.2: the same test planSlices applies before doing anything.
   if (service.spec.type === 'ExternalName' || isSelectorless(service)) return { plan: mirroring.plan, mode: 'mirroring', errors: [], events: mirrorEvents };
-  const selected = selectPods(service, view.pods);
+  const selected = view.pods;
 
   const triggerTime = opts.triggerTime(service, selected);
   const result = planSlices({

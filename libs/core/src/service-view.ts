@@ -9,15 +9,15 @@ export function serviceView(state: ClusterState, namespace: string, name: string
   const service = state.service(namespace, name);
   const slices = state.slicesOf(namespace, name);
   const own = new Set(slices.map((s) => s.metadata.name));
-  // The namespace's pods as held (planService selects the Service's own, A.1.1): the same
-  // objects in the same order on every reconcile, which is what the slicing memo keys on.
+  // The Service's own pods (A.1.1) from the projection's index: the same objects in the same
+  // order on every reconcile, which is what the slicing memo keys on.
   const wantsPods = service !== undefined && service.spec.type !== 'ExternalName' && !isSelectorless(service);
   return {
     namespace,
     name,
     service,
     endpoints: state.endpoints(namespace, name),
-    pods: wantsPods ? state.podsIn(namespace) : [],
+    pods: wantsPods ? state.selectedPods(service) : [],
     nodes: state.nodes(),
     slices,
     takenNames: state.sliceNamesIn(namespace).filter((n) => !own.has(n)),

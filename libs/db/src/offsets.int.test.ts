@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deepFreeze, makePod } from '@slicemesh/testing';
 import { withTestDb } from '../testing/test-db.ts';
 import type { TestDb } from '../testing/test-db.ts';
-import { listDirty, markDirty } from './dirty-services.ts';
-import type { KubeObjectRow } from './object-store.ts';
-import { loadObject, upsertObjects } from './object-store.ts';
 import { advanceOffset, getOffset, isApplied } from './offsets.ts';
-import type { Trx } from './schema.ts';
 
 let t: TestDb;
 beforeAll(async () => { t = await withTestDb(); });
@@ -40,28 +35,5 @@ describe('consumer offsets', () => {
       throw new Error('boom');
     }).catch(() => {});
     expect(await getOffset(t.db, 'rollback')).toBe(0);
-  });
-});
-
-describe('redelivery', () => {
-  // How a slicer consumer applies one KUBE message: offset check, projection, dirty mark, offset.
-  async function apply(trx: Trx, consumer: string, seq: number, row: KubeObjectRow): Promise<'applied' | 'redelivery'> {
-    if (await isApplied(trx, consumer, seq)) return 'redelivery';
-    const changed = await upsertObjects(trx, [row]);
-    if (changed.length > 0) await markDirty(trx, [{ cluster: row.cluster, namespace: row.namespace, name: 'web' }], seq);
-    await advanceOffset(trx, consumer, seq);
-    return 'applied';
-  }
-
-  it('applying the same message twice changes nothing the second time', async () => {
-    const row: KubeObjectRow = deepFreeze({
-      cluster: 'redeliver', kind: 'Pod', namespace: 'default', name: 'p1', uid: 'u1', resourceVersion: '100', deleted: false, body: makePod('p1'), kubeSeq: 41,
-    });
-    expect(await t.db.transaction().execute((trx) => apply(trx, 'slicer-0', 41, row))).toBe('applied');
-    const before = { obj: await loadObject(t.db, row), dirty: await listDirty(t.db), offset: await getOffset(t.db, 'slicer-0') };
-    expect(before.dirty).toEqual([{ cluster: 'redeliver', namespace: 'default', name: 'web', sinceSeq: 41, lastSeq: 41 }]);
-
-    expect(await t.db.transaction().execute((trx) => apply(trx, 'slicer-0', 41, row))).toBe('redelivery');
-    expect({ obj: await loadObject(t.db, row), dirty: await listDirty(t.db), offset: await getOffset(t.db, 'slicer-0') }).toEqual(before);
   });
 });

@@ -17,8 +17,8 @@ describe('reconcile log', () => {
     expect(id2).toBeGreaterThan(id1);
     const got = await loadReconciles(t.db, 'c', 'default', 'web');
     expect(got.map(({ at: _at, ...r }) => r)).toEqual([
-      { id: id1, ...base, kubeSeqFrom: 1, kubeSeqTo: 5, reconcileId: 'r1', created: 2, updated: 0, deleted: 0 },
-      { id: id2, ...base, kubeSeqFrom: 6, kubeSeqTo: 9, reconcileId: 'r2', created: 0, updated: 1, deleted: 1 },
+      { id: id1, ...base, kubeSeqFrom: 1, kubeSeqTo: 5, reconcileId: 'r1', created: 2, updated: 0, deleted: 0, settings: null },
+      { id: id2, ...base, kubeSeqFrom: 6, kubeSeqTo: 9, reconcileId: 'r2', created: 0, updated: 1, deleted: 1, settings: null },
     ]);
     expect(got[0]?.at).toEqual(at);
     expect(got[1]?.at).toBeInstanceOf(Date);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { EndpointSlice, Service, SlicePlan } from '@slicemesh/model';
 import { ANNOTATION_TRIGGER_TIME, MANAGED_BY_CONTROLLER } from '@slicemesh/model';
 import { deepFreeze, makeService, makeSlice } from '@slicemesh/testing';
-import { finalizePlan, reconcileService } from './finalize.ts';
+import { finalizePlan } from './finalize.ts';
 import { newSlice } from './slice-metadata.ts';
 import { sliceName } from './slice-name.ts';
 import { portMapKey } from './port-map-key.ts';
@@ -111,28 +111,5 @@ describe('A.7.8 trigger time in finalize', () => {
     for (const s of [...stamped.create, ...stamped.update]) expect(s.metadata.annotations?.[ANNOTATION_TRIGGER_TIME]).toBe('2026-05-05T05:05:05Z');
     const plain = finalizePlan(plan, { service: svc, existingSlices: [] });
     for (const s of [...plain.create, ...plain.update]) expect(s.metadata.annotations).toBeUndefined();
-  });
-});
-
-describe('reconcileService', () => {
-  it('A.1.2 a skipped Service returns the empty plan unchanged', () => {
-    const r = reconcileService({ service: deepFreeze(makeService('web', { selector: null })), pods: [], nodes: NODES, existingSlices: [] });
-    expect(r.skipped).toBe(true);
-    expect(r.plan.create).toEqual([]);
-  });
-  it('A.7.4 + A.7.6 all pods gone: the last slice becomes the placeholder in place (1 update, 0 creates/deletes)', () => {
-    const s = makeSlice('web-a', endpointsOf(makePods(3), svc), { serviceUid: 'u-web' });
-    const r = reconcileService({ service: svc, pods: [], nodes: NODES, existingSlices: deepFreeze([s]) });
-    expect(r.plan.create).toEqual([]);
-    expect(r.plan.delete).toEqual([]);
-    expect(r.plan.update.map((u) => [u.metadata.name, u.endpoints.length, u.ports.length])).toEqual([['web-a', 0, 0]]);
-  });
-  it('A.7.5 a recreated Service (new uid) gets a new slice and the old one is deleted, not recycled', () => {
-    const pods = makePods(2);
-    const s = makeSlice('web-a', endpointsOf(pods, svc), { serviceUid: 'u-previous' });
-    const r = reconcileService({ service: svc, pods: deepFreeze(pods), nodes: NODES, existingSlices: deepFreeze([s]) });
-    expect(r.plan.create).toHaveLength(1);
-    expect(names(r.plan.delete)).toEqual(['web-a']);
-    expect(r.plan.update).toEqual([]);
   });
 });

@@ -103,10 +103,3 @@ export function finalizePlan(plan: SlicePlan, ctx: FinalizeContext): SlicePlan {
     unchanged: plan.unchanged,
   };
 }
-
-/** planSlices then finalizePlan (no hints): the writes one sync of the Service would issue. */
-export function reconcileService(input: PlanSlicesInput): PlanSlicesResult {
-  const result = planSlices(input);
-  if (result.skipped) return result;
-  return { ...result, plan: finalizePlan(result.plan, { service: input.service, existingSlices: input.existingSlices }) };
-}

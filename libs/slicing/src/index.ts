@@ -18,5 +18,4 @@ export * from './finalize.ts';
 export { forgetServiceMemo } from './endpoint-cache.ts';
 export * from './rfc3339.ts';
 export * from './trigger-time.ts';
-export * from './tracker.ts';
 export * from './pod-change.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod, Service } from '@slicemesh/model';
-import { deepFreeze, makePod, makeService } from '@slicemesh/testing';
+import { deepFreeze, makePod, makeService, prng } from '@slicemesh/testing';
 import { TriggerTimeTracker } from './trigger-time.ts';
 
 const T0 = '2026-01-01T00:00:00Z';
@@ -91,4 +91,53 @@ describe('TriggerTimeTracker', () => {
     tr.computeTriggerTime(svc(), []);
     expect(tr.computeTriggerTime(deepFreeze(makeService('other', { creationTimestamp: T0 })), [])).toBe(T0);
   });
+});
+
+// The rule of A.10.2 stated plainly, pod by pod by name: the reference the tracker's
+// identity-walk must agree with.
+function referenceTracker(): (service: Service, pods: readonly Pod[]) => string | null {
+  let prev: { created: string | undefined; times: Map<string, number> } | undefined;
+  return (service, pods) => {
+    const times = new Map<string, number>();
+    let min: number | undefined;
+    for (const p of pods) {
+      const at = p.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime;
+      if (at === undefined) continue;
+      const t = Date.parse(at);
+      times.set(p.metadata.name, t);
+      const before = prev?.times.get(p.metadata.name);
+      if ((before === undefined || t > before) && (min === undefined || t < min)) min = t;
+    }
+    const created = service.metadata.creationTimestamp;
+    const first = prev === undefined;
+    if (created !== undefined && (prev?.created === undefined || Date.parse(created) > Date.parse(prev.created)) && (min === undefined || Date.parse(created) < min)) min = Date.parse(created);
+    prev = { created, times };
+    if (first) return created ?? null;
+    return min === undefined ? null : new Date(min).toISOString().replace('.000Z', 'Z');
+  };
+}
+
+describe('TriggerTimeTracker against the plain rule', () => {
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+    it(`agrees over random pod churn, sorted and unsorted lists (seed ${seed})`, () => {
+      const rnd = prng(seed);
+      const tracker = new TriggerTimeTracker();
+      const reference = referenceTracker();
+      const service = svc();
+      let pods = new Map<string, Pod>();
+      for (let step = 0; step < 60; step++) {
+        const next = new Map(pods);
+        for (let k = Math.floor(rnd() * 4); k > 0; k--) {
+          const name = `p${Math.floor(rnd() * 12)}`;
+          if (rnd() < 0.3) next.delete(name);
+          else if (rnd() < 0.15) next.set(name, deepFreeze(makePod(name, {}))); // no Ready transition time
+          else next.set(name, pod(name, `2026-01-0${1 + Math.floor(rnd() * 9)}T00:00:0${Math.floor(rnd() * 10)}Z`));
+        }
+        pods = next;
+        const list = [...pods.values()].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+        if (rnd() < 0.2) list.reverse();
+        expect(tracker.computeTriggerTime(service, list)).toBe(reference(service, list));
+      }
+    });
+  }
 });

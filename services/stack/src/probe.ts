@@ -2,6 +2,7 @@
 // numbers are the same whether the services run in this process or as child processes.
 
 import type { Db } from '@slicemesh/db';
+import { countSlices, loadDecisionFlags } from '@slicemesh/db';
 import type { JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
 import { isApiError, openKv, pendingCount, svcClusterFilter } from '@slicemesh/nats';
 import { consumerSpecs } from '@slicemesh/hints';
@@ -102,13 +103,13 @@ export async function readBackbone(deps: ProbeDeps, consumers: readonly WatchedC
     pendingOf(jsm, consumers),
     dirtyServices(deps.slicerUrls?.() ?? []),
     outboxBacklog(db, RELAY_NAME),
-    db.selectFrom('endpoint_slices').select((eb) => eb.fn.countAll<string>().as('n')).where('cluster', '=', layout.cluster).executeTakeFirstOrThrow(),
-    db.selectFrom('hint_decisions').select(['namespace', 'service', 'enabled']).where('cluster', '=', layout.cluster).execute(),
+    countSlices(db, layout.cluster),
+    loadDecisionFlags(db, layout.cluster),
   ]);
   const key = (d: { namespace: string; service: string }): string => `${d.namespace}/${d.service}`;
   return {
     kubeSeq, slicesSeq, viewsSeq, deadLetters, pending, dirty, outbox,
-    slices: Number(sliceCount.n),
+    slices: sliceCount,
     hintedServices: new Set(decisions.filter((d) => d.enabled).map(key)).size,
     decidedServices: new Set(decisions.map(key)).size,
   };

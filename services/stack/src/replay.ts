@@ -6,9 +6,8 @@
 
 import { randomBytes } from 'node:crypto';
 import type { EndpointSlice } from '@slicemesh/model';
-import { LABEL_MANAGED_BY } from '@slicemesh/model';
 import type { Db } from '@slicemesh/db';
-import { createDb, migrateToLatest } from '@slicemesh/db';
+import { commitSliceWrites, createDb, loadClusterSlices, migrateToLatest, reconciledServiceKeys } from '@slicemesh/db';
 import type { BackboneNames, JetStreamClient } from '@slicemesh/nats';
 import { comparableSlice, replayServiceLog, slicerConfig } from '@slicemesh/slicer';
 
@@ -46,24 +45,6 @@ export interface ReplayResult {
   readonly problems: readonly string[];
 }
 
-/** Every Service of `cluster` with slices or replay records in `db`, sorted. */
-async function serviceKeys(db: Db, cluster: string): Promise<{ namespace: string; name: string }[]> {
-  const [a, b] = await Promise.all([
-    db.selectFrom('endpoint_slices').select(['namespace', 'service']).distinct().where('cluster', '=', cluster).execute(),
-    db.selectFrom('reconciles').select(['namespace', 'service']).distinct().where('cluster', '=', cluster).execute(),
-  ]);
-  const keys = new Set([...a, ...b].map((r) => JSON.stringify([r.namespace, r.service])));
-  return [...keys].sort().map((k) => {
-    const [namespace, name] = JSON.parse(k) as [string, string];
-    return { namespace, name };
-  });
-}
-
-async function allSlices(db: Db, cluster: string): Promise<Map<string, EndpointSlice>> {
-  const rows = await db.selectFrom('endpoint_slices').select(['namespace', 'name', 'body']).where('cluster', '=', cluster).orderBy('namespace').orderBy('name').execute();
-  return new Map(rows.map((r) => [`${r.namespace}/${r.name}`, r.body]));
-}
-
 /** Differences between two slice tables keyed `<namespace>/<name>`, trigger-time annotation ignored; [] when equal. */
 export function compareSliceTables(live: ReadonlyMap<string, EndpointSlice>, replayed: ReadonlyMap<string, EndpointSlice>): string[] {
   const problems: string[] = [];
@@ -99,28 +80,14 @@ export async function replayIntoScratch(opts: ReplayOptions): Promise<ReplayResu
   try {
     await migrateToLatest(scratch.db, scratchSchema);
     const services: ServiceReplay[] = [];
-    for (const key of await serviceKeys(opts.db, opts.cluster)) {
+    for (const key of await reconciledServiceKeys(opts.db, opts.cluster)) {
       const report = await replayServiceLog(deps, key);
       if (report.slices.length > 0) {
-        await scratch.db
-          .insertInto('endpoint_slices')
-          .values(
-            report.slices.map((s) => ({
-              cluster: opts.cluster,
-              namespace: s.metadata.namespace ?? key.namespace,
-              name: s.metadata.name,
-              service: key.name,
-              address_type: s.addressType,
-              managed_by: s.metadata.labels?.[LABEL_MANAGED_BY] ?? '',
-              generation: s.metadata.generation ?? 1,
-              body: JSON.stringify(s),
-            })),
-          )
-          .execute();
+        await commitSliceWrites(scratch.db, { cluster: opts.cluster, upserts: report.slices, deletes: [], outbox: [], records: [] });
       }
       services.push({ service: `${key.namespace}/${key.name}`, steps: report.steps.length, slices: report.slices.length, problems: report.problems });
     }
-    const tableProblems = compareSliceTables(await allSlices(opts.db, opts.cluster), await allSlices(scratch.db, opts.cluster));
+    const tableProblems = compareSliceTables(await loadClusterSlices(opts.db, opts.cluster), await loadClusterSlices(scratch.db, opts.cluster));
     const problems = [...tableProblems, ...services.flatMap((s) => s.problems.map((p) => `${s.service}: ${p}`))];
     return { ok: problems.length === 0, scratchSchema, services, problems };
   } finally {

@@ -77,6 +77,11 @@ export class Harness {
     return out;
   }
 
+  /** Reconciles every marked Service in one batch, as the slicer's loop does. */
+  reconcileDirty(): Promise<ReconcileOutcome[]> {
+    return reconcileBatch(this.dirty.list().map((d) => d.key), this.deps);
+  }
+
   /** A restarted slicer: projection restored from the store, marks and trigger times afresh, every known key marked. */
   async restart(): Promise<void> {
     this.state = new ClusterState();

@@ -1,10 +1,21 @@
-// The worked numbers of A.7 (upstream reconciler tests), end to end through reconcileService.
+// The worked numbers of A.7 (upstream reconciler tests), end to end through planService: the one
+// composition the slicer, the replay and the CLI run.
 
 import { describe, expect, it } from 'vitest';
 import type { EndpointSlice, Pod, Service } from '@slicemesh/model';
 import { deepFreeze, makeService } from '@slicemesh/testing';
-import { reconcileService } from './finalize.ts';
-import { NODES, makePods, podNames, sizes, sliceOf } from './test-fixtures.ts';
+import { MANAGED_BY_CONTROLLER } from '@slicemesh/model';
+import { NODES, makePods, podNames, sizes, sliceOf } from '../../slicing/src/test-fixtures.ts';
+import { planService } from './plan-service.ts';
+
+/** One sync of `service` (selected `pods`, `existingSlices`) with no trigger time. */
+function reconcileService(i: { service: Service; pods: readonly Pod[]; nodes: typeof NODES; existingSlices: readonly EndpointSlice[]; maxEndpointsPerSlice?: number }) {
+  const namespace = i.service.metadata.namespace ?? 'default';
+  return planService(
+    { namespace, name: i.service.metadata.name, service: i.service, endpoints: undefined, pods: i.pods, nodes: i.nodes, slices: i.existingSlices, takenNames: [] },
+    { managedBy: MANAGED_BY_CONTROLLER, maxEndpointsPerSlice: i.maxEndpointsPerSlice ?? 100, triggerTime: () => null },
+  );
+}
 
 interface Case {
   readonly name: string;

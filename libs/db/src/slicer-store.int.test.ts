@@ -1,0 +1,76 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EndpointSlice } from '@slicemesh/model';
+import { deepFreeze, makePod, makeService, makeSlice } from '@slicemesh/testing';
+import { withTestDb } from '../testing/test-db.ts';
+import type { TestDb } from '../testing/test-db.ts';
+import type { KubeObjectRow } from './object-store.ts';
+import { loadReconciles } from './reconcile-log.ts';
+import { commitIngestBatch, commitSliceWrites, loadSlicerSnapshot } from './slicer-store.ts';
+
+let t: TestDb;
+beforeEach(async () => {
+  t = await withTestDb();
+});
+afterEach(async () => {
+  await t?.close();
+});
+
+const row = (name: string, rv: string, o: { deleted?: boolean; kind?: KubeObjectRow['kind']; cluster?: string } = {}): KubeObjectRow =>
+  deepFreeze({ cluster: o.cluster ?? 'c1', kind: o.kind ?? 'Pod', namespace: 'default', name, uid: `u-${name}`, resourceVersion: rv, deleted: o.deleted ?? false, body: makePod(name), kubeSeq: Number(rv) });
+const slice = (name: string, generation: number): EndpointSlice => ({ ...makeSlice(name, [], { service: 'web' }), metadata: { ...makeSlice(name, [], { service: 'web' }).metadata, namespace: 'default', uid: `u-${name}`, generation } });
+
+describe('the slicer store', () => {
+  it('an ingest batch stores its objects and its offset together; older versions never win', async () => {
+    await commitIngestBatch(t.db, { consumer: 'KUBE/p0', offset: 3, rows: [row('a', '10'), row('b', '11'), row('a', '9')] });
+    await commitIngestBatch(t.db, { consumer: 'KUBE/p0', offset: 5, rows: [row('b', '12', { deleted: true }), row('b', '11')] });
+    const snap = await loadSlicerSnapshot(t.db, 'c1', ['KUBE/p0', 'KUBE/nodes']);
+    expect(Object.fromEntries(snap.offsets)).toEqual({ 'KUBE/p0': 5, 'KUBE/nodes': 0 });
+    expect(snap.objects.map((o) => [o.name, o.resourceVersion, o.deleted])).toEqual([['a', '10', false], ['b', '12', true]]);
+    expect(snap.objects[0]?.body).toEqual(makePod('a'));
+  });
+
+  it('a batch that fails stores neither objects nor offset', async () => {
+    const bad = { ...row('a', '10'), kubeSeq: Number.NaN };
+    await expect(commitIngestBatch(t.db, { consumer: 'KUBE/p0', offset: 3, rows: [bad] })).rejects.toThrow();
+    const snap = await loadSlicerSnapshot(t.db, 'c1', ['KUBE/p0']);
+    expect(snap.offsets.get('KUBE/p0')).toBe(0);
+    expect(snap.objects).toEqual([]);
+  });
+
+  it('slice writes store bodies as given, delete by name, and append outbox rows and records in one transaction', async () => {
+    await commitSliceWrites(t.db, {
+      cluster: 'c1',
+      upserts: [slice('web-a', 1), slice('web-b', 1)],
+      deletes: [],
+      outbox: [{ subject: 'slices.c1.default.web', msgId: (id) => `c1/outbox/${id}`, payload: { n: 1 } }],
+      records: [{ cluster: 'c1', namespace: 'default', service: 'web', kubeSeqFrom: 1, kubeSeqTo: 2, reconcileId: 'p2n0-x', created: 2, updated: 0, deleted: 0, settings: { managedBy: 'm', maxEndpointsPerSlice: 7 } }],
+    });
+    await commitSliceWrites(t.db, { cluster: 'c1', upserts: [slice('web-b', 2)], deletes: [{ namespace: 'default', name: 'web-a' }], outbox: [], records: [] });
+    const snap = await loadSlicerSnapshot(t.db, 'c1', []);
+    expect(snap.slices.map((s) => [s.metadata.name, s.metadata.generation])).toEqual([['web-b', 2]]);
+    const recs = await loadReconciles(t.db, 'c1', 'default', 'web');
+    expect(recs.map((r) => r.settings)).toEqual([{ managedBy: 'm', maxEndpointsPerSlice: 7 }]);
+    const outbox = await t.db.selectFrom('outbox').select(['msg_id', 'payload']).execute();
+    expect(outbox.map((o) => o.payload)).toEqual([{ n: 1 }]);
+    expect(outbox[0]?.msg_id).toMatch(/^c1\/outbox\/\d+$/);
+  });
+
+  it('a failing slice write leaves slices, outbox and records as they were', async () => {
+    await expect(
+      commitSliceWrites(t.db, {
+        cluster: 'c1',
+        upserts: [slice('web-a', 1), { ...slice('web-z', 1), metadata: { ...slice('web-z', 1).metadata, labels: {} } }],
+        deletes: [],
+        outbox: [{ subject: 's', msgId: 'm', payload: {} }],
+        records: [],
+      }),
+    ).rejects.toThrow(/kubernetes.io\/service-name are required/);
+    expect((await loadSlicerSnapshot(t.db, 'c1', [])).slices).toEqual([]);
+    expect(await t.db.selectFrom('outbox').select('id').execute()).toEqual([]);
+  });
+
+  it('a snapshot holds only its own cluster', async () => {
+    await commitIngestBatch(t.db, { consumer: 'x', offset: 1, rows: [row('a', '1', { cluster: 'c2' }), { ...row('web', '2'), kind: 'Service', body: makeService('web') }] });
+    expect((await loadSlicerSnapshot(t.db, 'c1', [])).objects.map((o) => o.name)).toEqual(['web']);
+  });
+});
