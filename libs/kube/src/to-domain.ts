@@ -12,12 +12,12 @@ import {
   validatePod,
   validateService,
 } from '@slicemesh/model';
-import type { Endpoints, Node, Pod, Service } from '@slicemesh/model';
 
-/** The kinds the watcher follows, in the order it starts them. */
-export const WATCHED_KINDS = ['Node', 'Service', 'Endpoints', 'Pod'] as const;
-export type WatchedKind = (typeof WATCHED_KINDS)[number];
-export type WatchedObject = Service | Pod | Node | Endpoints;
+// The watched kinds and the KUBE envelope are the KUBE contract's (@slicemesh/contracts).
+import { labelOf } from '@slicemesh/contracts';
+import type { WatchedKind, WatchedObject } from '@slicemesh/contracts';
+export { WATCHED_KINDS, changeEvent, kubeMsgID, labelOf } from '@slicemesh/contracts';
+export type { KubeChangeEvent, KubeChangeType, WatchedKind, WatchedObject } from '@slicemesh/contracts';
 
 /** Field named in errors about the object as a whole (its size, its identity). */
 export const OBJECT_FIELD = '<object>';
@@ -102,46 +102,6 @@ function withoutLastApplied<T extends WatchedObject>(obj: T): T {
   const { [ANNOTATION_LAST_APPLIED]: _dropped, ...rest } = annotations;
   const { annotations: _all, ...meta } = obj.metadata;
   return { ...obj, metadata: Object.keys(rest).length > 0 ? { ...meta, annotations: rest } : meta };
-}
-
-/** `Pod default/web-1` or `Node n1`: how messages and dead letters name a valid object. */
-export function labelOf(obj: WatchedObject): string {
-  return obj.kind === 'Node' ? `Node ${obj.metadata.name}` : `${obj.kind} ${obj.metadata.namespace ?? 'default'}/${obj.metadata.name}`;
-}
-
-/** The KUBE event types: a new or changed object, or its removal (body: the last known object). */
-export type KubeChangeType = 'Upserted.v1' | 'Deleted.v1';
-
-/** The body of every KUBE message. */
-export interface KubeChangeEvent {
-  readonly type: KubeChangeType;
-  readonly cluster: string;
-  readonly kind: WatchedKind;
-  readonly object: WatchedObject;
-  /** RFC 3339 time at which the watcher saw the change (the watcher's clock). */
-  readonly observedAt: string;
-}
-
-/**
- * The envelope for `object` (a toDomain result). A delete carries the last known object with
- * `metadata.resourceVersion` set to the version at which it was seen gone (see asDeleted).
- */
-export function changeEvent(type: KubeChangeType, cluster: string, object: WatchedObject, observedAt: string): KubeChangeEvent {
-  return { type, cluster, kind: object.kind, object, observedAt };
-}
-
-/**
- * The Nats-Msg-Id of an event: `<cluster>/<uid>/<resourceVersion>`, and for deletes
- * `<cluster>/<uid>/<resourceVersion>/deleted`. Two watchers that see the same version of
- * the same object produce the same id, so the stream stores it once.
- * Throws InvalidObjectError when the object lacks its uid or resourceVersion.
- */
-export function kubeMsgID(event: Pick<KubeChangeEvent, 'type' | 'cluster' | 'object'>): string {
-  const { uid, resourceVersion } = event.object.metadata;
-  if (!uid) throw new InvalidObjectError(labelOf(event.object), 'metadata.uid', 'is required');
-  if (!resourceVersion) throw new InvalidObjectError(labelOf(event.object), 'metadata.resourceVersion', 'is required');
-  const id = `${event.cluster}/${uid}/${resourceVersion}`;
-  return event.type === 'Deleted.v1' ? `${id}/deleted` : id;
 }
 
 /** A copy of `obj` whose resourceVersion is `resourceVersion` (the version it was seen gone at). */

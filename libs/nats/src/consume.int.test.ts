@@ -7,7 +7,7 @@ import type { ConsumedMessage, HandlerOutcome } from './consume.ts';
 import { ConsumerConflictError } from './errors.ts';
 import { publishAcked } from './publish.ts';
 import { ensureStreams } from './streams.ts';
-import { kubeNodeSubject, kubeObjectSubject, kubePartitionFilter, parseKubeSubject, partitionOf } from './subjects.ts';
+import { kubeNodeSubject, kubeObjectSubject, kubePartitionFilter, parseKubeSubject, partitionOf } from '@slicemesh/contracts';
 
 let f: JetStreamFixture;
 beforeEach(async () => {

@@ -1,7 +1,7 @@
 // @slicemesh/nats: the only package that imports the NATS client.
 export * from './errors.ts';
-export * from './tokens.ts';
-export * from './subjects.ts';
+// Subjects, keys and message bodies are defined once, in @slicemesh/contracts.
+export * from '@slicemesh/contracts';
 export * from './connect.ts';
 export * from './streams.ts';
 export * from './publish.ts';

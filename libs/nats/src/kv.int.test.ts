@@ -5,7 +5,7 @@ import type { JetStreamFixture } from '../testing/jetstream.ts';
 import { kvDelete, kvGetJson, kvPutJson, kvWatchJson, openKv } from './kv.ts';
 import type { KvChange } from './kv.ts';
 import { ensureKv } from './streams.ts';
-import { parseViewKey, viewKey, zoneViewsFilter } from './subjects.ts';
+import { parseViewKey, viewKey, zoneViewsFilter } from '@slicemesh/contracts';
 
 let f: JetStreamFixture;
 let kv: KV;

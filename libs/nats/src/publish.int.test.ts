@@ -5,7 +5,7 @@ import { PublishError, WrongLastSequenceError } from './errors.ts';
 import { DEAD_LETTER_MAX_OBJECT_BYTES, publishAcked, publishDeadLetter } from './publish.ts';
 import type { DeadLetterBody } from './publish.ts';
 import { ensureStreams } from './streams.ts';
-import { dlqSubject, kubeObjectSubject, slicesSubject } from './subjects.ts';
+import { dlqSubject, kubeObjectSubject, slicesSubject } from '@slicemesh/contracts';
 
 // One fixture (unique streams) for the file; every test uses its own subjects and msgIDs.
 let f: JetStreamFixture;

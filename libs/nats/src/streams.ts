@@ -9,7 +9,7 @@ import type { KV } from '@nats-io/kv';
 import { nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { StreamConflictError } from './errors.ts';
-import { streamSubjects } from './subjects.ts';
+import { streamSubjects } from '@slicemesh/contracts';
 
 /** Stream names and the subject prefix. Tests make unique ones (testing/jetstream.ts). */
 export interface StreamNames {

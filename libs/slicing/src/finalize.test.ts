@@ -6,7 +6,7 @@ import { finalizePlan } from './finalize.ts';
 import { newSlice } from './slice-metadata.ts';
 import { sliceName } from './slice-name.ts';
 import { portMapKey } from './port-map-key.ts';
-import { NODES, endpointsOf, makePods, names } from './test-fixtures.ts';
+import { endpointsOf, makePods, names } from './test-fixtures.ts';
 
 const svc = deepFreeze(makeService('web', { uid: 'u-web' }));
 const ports = [{ name: 'http', port: 8080, protocol: 'TCP' as const }];

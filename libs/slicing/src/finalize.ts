@@ -2,8 +2,6 @@
 // deterministic names (the log must replay to the same names).
 
 import type { EndpointSlice, Service, SlicePlan } from '@slicemesh/model';
-import type { PlanSlicesInput, PlanSlicesResult } from './plan-slices.ts';
-import { planSlices } from './plan-slices.ts';
 import { portMapKey } from './port-map-key.ts';
 import { ownedBy, stampTriggerTime } from './slice-metadata.ts';
 import { sliceName } from './slice-name.ts';

@@ -10,8 +10,8 @@
 
 import type { ClusterState, ObjectChange } from '@slicemesh/core';
 import type { KubeObjectRow } from '@slicemesh/db';
-import type { DecodeContext, KubeChange } from './envelope.ts';
-import { DELETED, decodeKubeMessage } from './envelope.ts';
+import type { DecodeContext, KubeChange } from '@slicemesh/contracts';
+import { DELETED, decodeKubeMessage } from '@slicemesh/contracts';
 import type { DeadLetterSink, SlicerStore } from './ports.ts';
 
 export interface IngestMessage {

@@ -9,51 +9,16 @@ import type { ClusterState, ReconcileSettings, ServicePlan } from '@slicemesh/co
 import { applySlicePlan, isEmptyPlan, planService, serviceView } from '@slicemesh/core';
 import type { OutboxMessage, ReconcileRecord } from '@slicemesh/db';
 import type { EndpointSlice, KubeEvent } from '@slicemesh/model';
-import { partitionOf, slicesSubject } from '@slicemesh/nats';
+import type { KubeSeqRange, SliceChangedMessage } from '@slicemesh/contracts';
+import { SLICE_CHANGED, makeReconcileID, partitionOf, slicesSubject } from '@slicemesh/contracts';
 import type { TriggerTimeTracker } from '@slicemesh/slicing';
 import { newReconcileID } from '@slicemesh/runtime';
 import type { DirtyMark, DirtyMarks } from './dirty-marks.ts';
 import type { SlicerStore } from './ports.ts';
 
-export const SLICE_CHANGED = 'SliceChanged.v1';
-
-/** The KUBE view a reconcile read: every partition message ≤ to and node message ≤ nodesTo was applied. */
-export interface KubeSeqRange {
-  /** First sequence that marked the Service since its previous reconcile. */
-  readonly from: number;
-  /** The offset of the Service's partition consumer (kube_seq_to of the replay record). */
-  readonly to: number;
-  /** The offset of the node consumer. */
-  readonly nodesTo: number;
-}
-
-/** Body of a SLICES message (one per reconcile that changed something). */
-export interface SliceChangedMessage {
-  readonly type: typeof SLICE_CHANGED;
-  readonly cluster: string;
-  readonly namespace: string;
-  readonly service: string;
-  /** Created and updated slices as stored (uid and generation set), sorted by name. */
-  readonly upserts: readonly EndpointSlice[];
-  /** Names of deleted slices, sorted. */
-  readonly deletes: readonly string[];
-  readonly kubeSeq: KubeSeqRange;
-  readonly reconcileID: string;
-}
-
-/**
- * `p<to>n<nodesTo>-<random>`: unique enough to correlate log lines, and it names the view, so
- * the replay record (which has one sequence column) also carries the node bound.
- */
-export function makeReconcileID(to: number, nodesTo: number, random: string): string {
-  return `p${to}n${nodesTo}-${random}`;
-}
-
-/** The view bounds of a reconcile ID made by makeReconcileID; undefined for other IDs. */
-export function parseReconcileID(id: string): { readonly to: number; readonly nodesTo: number } | undefined {
-  const m = /^p(\d+)n(\d+)-/.exec(id);
-  return m === null ? undefined : { to: Number(m[1]), nodesTo: Number(m[2]) };
-}
+// The SLICES message is the contract's; re-exported for the slicer's callers.
+export { SLICE_CHANGED, makeReconcileID, parseReconcileID } from '@slicemesh/contracts';
+export type { KubeSeqRange, SliceChangedMessage } from '@slicemesh/contracts';
 
 /** `<namespace>/<name>` → its parts (namespaces are DNS labels: the first '/' separates). */
 export function splitServiceKey(key: string): { readonly namespace: string; readonly name: string } {

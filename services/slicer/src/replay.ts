@@ -20,7 +20,7 @@ import { loadOutboxPayloads, loadReconciles, loadSlices } from '@slicemesh/db';
 import type { JetStreamClient, StreamNames } from '@slicemesh/nats';
 import { kubeNodesFilter, partitionOf, slicesSubject } from '@slicemesh/nats';
 import { TriggerTimeTracker } from '@slicemesh/slicing';
-import { decodeKubeMessage } from './envelope.ts';
+import { decodeKubeMessage } from '@slicemesh/contracts';
 import { objectChangeOf } from './ingest.ts';
 import type { LogMessage } from './kube-log.ts';
 import { kubeNamespaceFilter, readKubeLog } from './kube-log.ts';

@@ -6,7 +6,7 @@
 // speed, with no extra state to keep in sync (a KV bucket of "last published" would be a second
 // record that can disagree with the log). nats-server 2.9 supports it with one filter subject.
 
-import { isWatchedKind, toDomain } from '@slicemesh/kube';
+import { parseKubeEvent } from '@slicemesh/contracts';
 import type { KubeChangeEvent } from '@slicemesh/kube';
 import { dlqSubject, encodeToken, jetstream, jetstreamManager, publishAcked, publishDeadLetter } from '@slicemesh/nats';
 import type { DeadLetter, JetStreamManager, NatsConnection, PublishResult, StreamNames } from '@slicemesh/nats';
@@ -48,7 +48,7 @@ export function natsKubeLog(nc: NatsConnection, names: StreamNames, opts: NatsKu
   };
 }
 
-/** Parses one stored body; returns a reason instead when it is not a usable KUBE event. */
+/** Parses one stored body with the KUBE contract; returns a reason instead when it is not a usable event. */
 export function parseStoredEvent(data: Uint8Array): KubeChangeEvent | string {
   let body: unknown;
   try {
@@ -56,17 +56,10 @@ export function parseStoredEvent(data: Uint8Array): KubeChangeEvent | string {
   } catch {
     return 'body is not JSON';
   }
-  if (typeof body !== 'object' || body === null) return 'body is not an object';
-  const { type, cluster, kind, object, observedAt } = body as Record<string, unknown>;
-  if (type !== 'Upserted.v1' && type !== 'Deleted.v1') return `unknown type ${JSON.stringify(type)}`;
-  if (!isWatchedKind(kind)) return `unknown kind ${JSON.stringify(kind)}`;
-  if (typeof cluster !== 'string' || typeof observedAt !== 'string') return 'cluster or observedAt missing';
-  try {
-    // Size is not re-checked: the stream already holds it.
-    return { type, cluster, kind, object: toDomain(kind, object, { maxObjectBytes: Number.MAX_SAFE_INTEGER }), observedAt };
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
+  const parsed = parseKubeEvent(body);
+  if (parsed.ok) return parsed.value;
+  const { reason, field } = parsed.rejection;
+  return field === undefined ? reason : `${field}: ${reason}`;
 }
 
 async function readLastPerSubject(

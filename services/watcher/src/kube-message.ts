@@ -1,10 +1,7 @@
 // The KUBE message of one change: subject, Nats-Msg-Id and body. Pure.
 
-import { changeEvent, kubeMsgID, labelOf } from '@slicemesh/kube';
-import type { KubeChangeEvent, KubeChangeType, WatchedObject } from '@slicemesh/kube';
-import { InvalidObjectError } from '@slicemesh/model';
-import { kubeNodeSubject, kubeObjectSubject, partitionOf, TokenEncodeError } from '@slicemesh/nats';
-import type { SubjectOptions } from '@slicemesh/nats';
+import { changeEvent, kubeMsgID, kubeSubjectOf } from '@slicemesh/contracts';
+import type { KubeChangeEvent, KubeChangeType, SubjectOptions, WatchedObject } from '@slicemesh/contracts';
 
 export interface KubeMessage {
   readonly subject: string;
@@ -17,22 +14,9 @@ export interface SubjectLayout extends SubjectOptions {
   readonly partitions: number;
 }
 
-/**
- * The subject of `object`: `kube.<cluster>.node.<name>` for Nodes, otherwise
- * `kube.<cluster>.<partitionOf(namespace)>.<kind>.<namespace>.<name>`, every name one token.
- * Throws InvalidObjectError (field metadata.name / metadata.namespace) for a name that has no
- * token form (over 253 UTF-8 bytes, or a lone surrogate); toDomain output always has one.
- */
+/** The subject of `object` (see kubeSubjectOf in the KUBE contract). */
 export function subjectOf(cluster: string, object: WatchedObject, layout: SubjectLayout): string {
-  try {
-    if (object.kind === 'Node') return kubeNodeSubject({ cluster, name: object.metadata.name }, layout);
-    const namespace = object.metadata.namespace ?? 'default';
-    return kubeObjectSubject({ cluster, partition: partitionOf(namespace, layout.partitions), kind: object.kind, namespace, name: object.metadata.name }, layout);
-  } catch (err) {
-    if (!(err instanceof TokenEncodeError)) throw err;
-    const field = err.input === object.metadata.name ? 'metadata.name' : 'metadata.namespace';
-    throw new InvalidObjectError(labelOf(object), field, `cannot be a subject token: ${err.reason}`);
-  }
+  return kubeSubjectOf(cluster, object, layout);
 }
 
 /**

@@ -2,7 +2,7 @@
 
 import type { Endpoints, Node, Pod, Service } from '@slicemesh/model';
 import { kubeNodeSubject, kubeObjectSubject, partitionOf } from '@slicemesh/nats';
-import type { KubeEventType } from '../envelope.ts';
+import type { KubeChangeType as KubeEventType } from '@slicemesh/contracts';
 import type { IngestMessage } from '../ingest.ts';
 
 export type WatchedObject = Service | Pod | Node | Endpoints;

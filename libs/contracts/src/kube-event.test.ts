@@ -1,9 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { deepFreeze, makeNode, makePod, makeService } from '@slicemesh/testing';
-import { kubeObjectSubject, partitionOf } from '@slicemesh/nats';
-import { decodeKubeMessage } from './envelope.ts';
-import type { RawKubeMessage } from './envelope.ts';
-import { atVersion, envelopeOf, rawMessage, subjectOf } from './testing/kube-events.ts';
+import type { WatchedObject } from './kube-event.ts';
+import { changeEvent, decodeKubeMessage, kubeSubjectOf } from './kube-event.ts';
+import type { RawKubeMessage } from './kube-event.ts';
+import { kubeObjectSubject, partitionOf } from './subjects.ts';
+
+const atVersion = <T extends WatchedObject>(obj: T, rv: number): T => ({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(rv) } });
+const envelopeOf = (obj: WatchedObject, o: { type?: 'Upserted.v1' | 'Deleted.v1'; cluster?: string } = {}): Record<string, unknown> => ({
+  ...changeEvent(o.type ?? 'Upserted.v1', o.cluster ?? 'c1', obj, '2026-01-01T00:00:00Z'),
+});
+const subjectOf = (obj: WatchedObject, o: { partitions?: number; cluster?: string } = {}): string => kubeSubjectOf(o.cluster ?? 'c1', obj, { partitions: o.partitions ?? 1 });
+function rawMessage(_seq: number, subject: string, text: string): RawKubeMessage {
+  try {
+    return { subject, data: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { subject, data: undefined, parseError: (err as Error).message };
+  }
+}
 
 const ctx = { cluster: 'c1', partitions: 4, prefix: '' };
 const svc = atVersion(makeService('web', { namespace: 'shop' }), 7);
@@ -28,7 +41,7 @@ const cases: readonly Case[] = [
   { name: 'rejects a body that is not JSON', msg: rawMessage(1, at(svc), '{"type":'), field: null, reason: /^body is not JSON/ },
   { name: 'rejects a subject that is not a kube subject', msg: msg('kube.c1.0.widget.shop.web', envelopeOf(svc)), field: 'subject', reason: /unknown kind token/ },
   { name: 'rejects a subject with a raw dot in a name (not one token)', msg: msg('kube.c1.0.service.shop.we.b', envelopeOf(svc)), field: 'subject', reason: /6 tokens/ },
-  { name: 'rejects another cluster', msg: msg(subjectOf(svc, { cluster: 'c2', partitions: 4 }), envelopeOf(svc, { cluster: 'c2' })), field: 'subject', reason: /not this slicer's/ },
+  { name: 'rejects another cluster', msg: msg(subjectOf(svc, { cluster: 'c2', partitions: 4 }), envelopeOf(svc, { cluster: 'c2' })), field: 'subject', reason: /not this reader's/ },
   { name: 'rejects an unknown event type', msg: msg(at(svc), { ...envelopeOf(svc), type: 'Patched.v1' }), field: 'type', reason: /Upserted\.v1 or Deleted\.v1/ },
   { name: 'rejects an envelope cluster that differs from the subject', msg: msg(at(svc), { ...envelopeOf(svc), cluster: 'c9' }), field: 'cluster' },
   { name: 'rejects an unsupported kind', msg: msg(at(svc), { ...envelopeOf(svc), kind: 'EndpointSlice' }), field: 'kind' },

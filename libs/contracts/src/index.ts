@@ -1,0 +1,8 @@
+// @slicemesh/contracts: the one home of every message and key the services exchange — KUBE
+// events, SLICES changes, dead letters, the KV keys — with their subjects, parsers and
+// validators. Producers build them here and consumers parse them here; nothing else does.
+export * from './errors.ts';
+export * from './tokens.ts';
+export * from './subjects.ts';
+export * from './kube-event.ts';
+export * from './slice-changed.ts';
