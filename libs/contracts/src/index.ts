@@ -6,3 +6,5 @@ export * from './tokens.ts';
 export * from './subjects.ts';
 export * from './kube-event.ts';
 export * from './slice-changed.ts';
+export * from './kv-values.ts';
+export * from './dead-letter.ts';

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withJetStream } from '../testing/jetstream.ts';
 import type { JetStreamFixture } from '../testing/jetstream.ts';
+import { publishAcked, publishDeadLetter } from './publish.ts';
 import { PublishError, WrongLastSequenceError } from './errors.ts';
-import { DEAD_LETTER_MAX_OBJECT_BYTES, publishAcked, publishDeadLetter } from './publish.ts';
-import type { DeadLetterBody } from './publish.ts';
+import { DEAD_LETTER_MAX_OBJECT_BYTES } from '@slicemesh/contracts';
+import type { DeadLetterBody } from '@slicemesh/contracts';
 import { ensureStreams } from './streams.ts';
 import { dlqSubject, kubeObjectSubject, slicesSubject } from '@slicemesh/contracts';
 

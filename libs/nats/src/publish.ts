@@ -7,6 +7,8 @@ import { createHash } from 'node:crypto';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import type { JetStreamClient, JetStreamPublishOptions } from '@nats-io/jetstream';
 import { errors, headers as natsHeaders } from '@nats-io/transport-node';
+import { DEAD_LETTER_MAX_OBJECT_BYTES } from '@slicemesh/contracts';
+import type { DeadLetter, DeadLetterBody } from '@slicemesh/contracts';
 import { PublishError, WrongLastSequenceError } from './errors.ts';
 
 const WRONG_LAST_SEQUENCE = 10071;
@@ -105,35 +107,7 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Largest `object` text kept in a dead letter, in UTF-8 bytes. */
-export const DEAD_LETTER_MAX_OBJECT_BYTES = 64 * 1024;
-
-export interface DeadLetter {
-  /** Why the input was rejected (e.g. an InvalidObjectError message). */
-  readonly reason: string;
-  /** JSON path of the offending field, when known. */
-  readonly field?: string;
-  /** The rejected input: raw text or bytes as received, or a value (stored as its JSON text). */
-  readonly object: unknown;
-  /** Subject of the rejected message, when it came from NATS. */
-  readonly subject?: string;
-  /** RFC 3339 time of rejection. Defaults to the current time. */
-  readonly at?: string;
-}
-
-/** The stored body of a dead letter. */
-export interface DeadLetterBody {
-  readonly reason: string;
-  readonly field?: string;
-  readonly subject?: string;
-  readonly at: string;
-  /** The input as text, cut to DEAD_LETTER_MAX_OBJECT_BYTES at a character boundary. */
-  readonly object: string;
-  /** UTF-8 size of the whole text before cutting. */
-  readonly objectBytes: number;
-  readonly truncated: boolean;
-}
-
+// The dead letter's shape is the DLQ contract's (@slicemesh/contracts).
 /**
  * Publishes a dead letter (body: DeadLetterBody) to `subject` (see dlqSubject). Without a
  * `msgID` the id is a hash of subject, reason, field and object, so the same rejection

@@ -3,10 +3,10 @@
 // the last sync and drop no-ops, so an event that changes nothing never wakes the runner.
 
 import type { EndpointSlice, IPFamily, Service } from '@slicemesh/model';
-import { ANNOTATION_TRIGGER_TIME, validateEndpointSlice, validateService } from '@slicemesh/model';
+import { ANNOTATION_TRIGGER_TIME } from '@slicemesh/model';
 import type { KvChange } from '@slicemesh/nats';
-import { parseSvcKey, parseViewKey } from '@slicemesh/nats';
-import { EndpointSliceCache, ServiceChangeTracker, sliceServiceName } from '@slicemesh/proxy-state';
+import { parseServiceSpec, parseZoneView } from '@slicemesh/contracts';
+import { EndpointSliceCache, ServiceChangeTracker } from '@slicemesh/proxy-state';
 
 /**
  * What one KV entry did. 'changed': a sync is needed (for services, as upstream, "some
@@ -43,11 +43,6 @@ interface ViewEntry {
 
 const serviceKeyOf = (ns: string, name: string): string => `${ns}/${name}`;
 
-/** The reason of a rejected entry: an InvalidObjectError or TokenDecodeError names key or field. */
-function problem(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 /** Trigger time of a slice in ms, or null without a parseable annotation. */
 export function triggerTimeOf(slice: EndpointSlice): number | null {
   const text = slice.metadata.annotations?.[ANNOTATION_TRIGGER_TIME];
@@ -78,19 +73,10 @@ export class ViewState {
   applyService(change: KvChange): IngestOutcome {
     if (change.op !== 'PUT') return this.#deleteService(change.key);
     if (change.parseError !== undefined) return { kind: 'rejected', reason: `svc ${change.key}: not JSON: ${change.parseError}` };
-    let addr;
-    let service: Service;
-    try {
-      addr = parseSvcKey(change.key);
-      service = validateService(change.value, `svc ${change.key}`);
-    } catch (e) {
-      return { kind: 'rejected', reason: problem(e) };
-    }
-    if (addr.cluster !== this.#opts.cluster) return { kind: 'rejected', reason: `svc ${change.key}: cluster ${addr.cluster} is not ${this.#opts.cluster}` };
+    const parsed = parseServiceSpec(change.key, change.value, this.#opts.cluster);
+    if (!parsed.ok) return { kind: 'rejected', reason: parsed.rejection.reason };
+    const { addr, service } = parsed.value;
     const key = serviceKeyOf(addr.namespace, addr.name);
-    if (serviceKeyOf(service.metadata.namespace ?? 'default', service.metadata.name) !== key) {
-      return { kind: 'rejected', reason: `svc ${change.key}: holds Service ${service.metadata.namespace}/${service.metadata.name}` };
-    }
     const previous = this.#services.get(key) ?? null;
     this.#services.set(key, service);
     this.#svcKeys.set(change.key, key);
@@ -118,21 +104,9 @@ export class ViewState {
   applyView(change: KvChange): IngestOutcome {
     if (change.op !== 'PUT') return this.#deleteView(change.key);
     if (change.parseError !== undefined) return { kind: 'rejected', reason: `view ${change.key}: not JSON: ${change.parseError}` };
-    let addr;
-    let slice: EndpointSlice;
-    try {
-      addr = parseViewKey(change.key);
-      slice = validateEndpointSlice(change.value, `view ${change.key}`);
-    } catch (e) {
-      return { kind: 'rejected', reason: problem(e) };
-    }
-    if (addr.cluster !== this.#opts.cluster || addr.zone !== this.#opts.view) {
-      return { kind: 'rejected', reason: `view ${change.key}: not in view ${this.#opts.cluster}/${this.#opts.view}` };
-    }
-    const ns = slice.metadata.namespace ?? 'default';
-    if (ns !== addr.namespace || slice.metadata.name !== addr.slice || sliceServiceName(slice) !== addr.service) {
-      return { kind: 'rejected', reason: `view ${change.key}: holds slice ${ns}/${slice.metadata.name} of service ${sliceServiceName(slice) ?? '(none)'}` };
-    }
+    const parsed = parseZoneView(change.key, change.value, { cluster: this.#opts.cluster, zone: this.#opts.view });
+    if (!parsed.ok) return { kind: 'rejected', reason: parsed.rejection.reason };
+    const { addr, slice } = parsed.value;
     const key = serviceKeyOf(addr.namespace, addr.service);
     this.#views.set(change.key, { service: key, slice });
     let group = this.#slices.get(key);

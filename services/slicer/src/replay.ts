@@ -148,7 +148,7 @@ export function replayService(input: ReplayInput): ReplayReport {
   let nodeCursor = new Cursor(nodeLog);
   const tracker = new TriggerTimeTracker();
   const published = new Map<string, SliceChangedMessage>();
-  for (const p of input.published) published.set(p.reconcileID, p);
+  for (const p of input.published) if (p.reconcileID !== null) published.set(p.reconcileID, p);
   const steps: ReplayStep[] = [];
 
   for (const rec of input.records) {
