@@ -123,7 +123,7 @@ export class Pipeline {
 
     const slicer = startSlicer(
       slicerConfigWith({ cluster, natsUrl: js.url, databaseUrl: db.url, dbSchema: db.schema, partitions, ...streams, durablePrefix: `slicer-${js.id}`, healthPort: 0, logLevel }),
-      { logger: logger('slicer'), healthServer: false },
+      { logger: logger('slicer') },
     );
     this.#closers.push(() => slicer.close());
     await slicer.ready;

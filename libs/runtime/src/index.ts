@@ -11,3 +11,4 @@ export * from './work-queue.ts';
 export * from './run-workers.ts';
 export * from './bounded-frequency-runner.ts';
 export * from './shutdown.ts';
+export * from './service-host.ts';

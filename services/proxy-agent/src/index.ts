@@ -13,3 +13,4 @@ export { IptablesBackend } from './backends/iptables-backend.ts';
 export { NftablesBackend, nftObjectCounts } from './backends/nftables-backend.ts';
 export { IpvsBackend } from './backends/ipvs-backend.ts';
 export { DryRunBackend } from './backends/dry-run-backend.ts';
+export * from './service.ts';

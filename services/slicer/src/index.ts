@@ -10,3 +10,4 @@ export * from './kube-log.ts';
 export * from './replay.ts';
 export type * from './ports.ts';
 export type { SlicerMetrics } from './metrics.ts';
+export * from './service.ts';

@@ -65,11 +65,9 @@ describe('slicer against NATS and Postgres', () => {
     expect(records.length).toBeGreaterThan(0);
     expect(records[records.length - 1]?.kubeSeqTo).toBe(await getOffset(s.db.db, offsetName(config.kubeStream, partitionDurable(config.durablePrefix as string, 0))));
 
-    // Readiness, liveness and metrics.
-    const base = `http://127.0.0.1:${slicer.healthPort()}`;
-    expect((await fetch(`${base}/readyz`)).status).toBe(200);
-    expect((await fetch(`${base}/healthz`)).status).toBe(200);
-    const metrics = await (await fetch(`${base}/metrics`)).text();
+    // Readiness and metrics (the service host serves them over HTTP; see service-host tests).
+    expect(slicer.readiness()).toEqual({ ready: true });
+    const metrics = await slicer.metrics.registry.metrics();
     expect(metrics).toMatch(/slicemesh_slicer_events_ingested_total\{kind="Pod",result="applied",component="slicer"\} 2/);
     expect(metrics).toMatch(/slicemesh_slicer_reconciles_total\{result="changed",component="slicer"\} \d+/);
     expect(metrics).toMatch(/slicemesh_slicer_outbox_lag_rows\{component="slicer"\} 0/);

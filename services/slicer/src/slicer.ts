@@ -2,7 +2,7 @@
 // from the Postgres snapshot at start, then fed by the log). Durable consumers on KUBE feed
 // ingest (commit, then apply to memory and mark Services dirty); one reconcile loop takes the
 // ready keys in batches, plans them against memory and writes each batch in one transaction;
-// the relay publishes the outbox; the health server reports readiness once the backlog is
+// the relay publishes the outbox; readiness (served by the service host) says ready once the backlog is
 // consumed and every known Service was reconciled once.
 
 import { performance } from 'node:perf_hooks';
@@ -22,8 +22,8 @@ import {
   partitionOf,
   pendingCount,
 } from '@slicemesh/nats';
-import type { Clock, HealthServer, Logger, Metrics } from '@slicemesh/runtime';
-import { WorkQueue, createLogger, createMetrics, realClock, startHealthServer } from '@slicemesh/runtime';
+import type { Clock, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
+import { WorkQueue, createLogger, createMetrics, realClock } from '@slicemesh/runtime';
 import { TriggerTimeTracker } from '@slicemesh/slicing';
 import type { SlicerConfig } from './config.ts';
 import { nodesDurable, offsetName, partitionDurable, resolveSlicerSettings } from './config.ts';
@@ -59,17 +59,15 @@ export interface SlicerDeps {
   readonly clock?: Clock;
   /** Registry to add the slicer's series to. Defaults to createMetrics('slicer'). */
   readonly metrics?: Metrics;
-  /** Serve /metrics, /healthz, /readyz on config.healthPort. Defaults to true. */
-  readonly healthServer?: boolean;
 }
 
 export interface Slicer {
   /** Resolves once migrations ran, consumers exist and the initial backlog was consumed; rejects if startup fails. */
   readonly ready: Promise<void>;
   readonly metrics: SlicerMetrics;
-  /** The health server's port once it listens. */
-  healthPort(): number | undefined;
   isReady(): boolean;
+  /** /readyz: ready, or what startup is doing. */
+  readiness(): ReadyStatus;
   /** Services marked dirty or being reconciled now (0 when idle or closed). */
   pending(): number;
   /** Stops consuming, drains the workers, stops the relay, closes what it opened. Idempotent. */
@@ -125,7 +123,6 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
   const durables = [...settings.partitions.map((p) => partitionDurable(settings.durablePrefix, p)), nodesDurable(settings.durablePrefix)];
   let ready = false;
   let notReady = 'starting';
-  let health: HealthServer | undefined;
   let dbHandle: DbHandle | undefined;
   let nc: NatsConnection | undefined = deps.nc;
   let reconciling: Promise<void> | undefined;
@@ -258,9 +255,6 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
   }
 
   async function start(): Promise<void> {
-    if (deps.healthServer !== false) {
-      health = await startHealthServer({ port: config.healthPort, registry: metrics.registry, ready: () => (ready ? { ready: true } : { ready: false, reason: notReady }) });
-    }
     step('connecting to Postgres');
     if (db === undefined) {
       dbHandle = await createDb({ url: config.databaseUrl, schema: config.dbSchema });
@@ -362,8 +356,8 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
   return {
     ready: started,
     metrics,
-    healthPort: () => health?.port,
     isReady: () => ready,
+    readiness: () => (ready ? { ready: true } : { ready: false, reason: notReady }),
     // A closed slicer holds no work: its marks die with it (the next start resyncs everything).
     pending: () => (closing === undefined ? dirty.size + inFlight : 0),
     close: () =>
@@ -377,7 +371,6 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
         await relay;
         ready = false;
         metrics.ready.set(0);
-        await health?.close();
         if (dbHandle !== undefined) await dbHandle.close();
         if (deps.nc === undefined && nc !== undefined) await nc.close();
       })()),

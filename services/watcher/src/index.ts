@@ -6,3 +6,4 @@ export * from './keyed-window.ts';
 export * from './watcher.ts';
 export * from './watcher-metrics.ts';
 export * from './start-watcher.ts';
+export * from './service.ts';
