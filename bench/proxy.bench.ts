@@ -25,7 +25,7 @@ import { IptablesBackend, NftablesBackend, dpStateOf, parseProxyAgentConfig, sel
 import type { ZoneViews } from '@slicemesh/proxy-state';
 import { diffZoneViews, viewSlicesForNode, zoneViews } from '@slicemesh/proxy-state';
 import { createLogger, realClock } from '@slicemesh/runtime';
-import { computeHints } from '@slicemesh/topology';
+import { hintCluster } from '@slicemesh/core';
 import { fmtBytes, fmtMs, median as medianOf, printTable, sampleMemory, time } from './harness.ts';
 
 type Row = [string, string, string?];
@@ -87,7 +87,7 @@ function slice(i: number, ready: (e: number) => boolean = () => true): EndpointS
 
 /** One service's hinted slices and views (what the hints service computes per reconcile). */
 function serviceViews(svc: Service, s: EndpointSlice): ZoneViews {
-  return zoneViews({ services: [svc], slices: computeHints({ nodes: NODES, slices: [s], services: [svc] }).slices, nodes: NODES });
+  return zoneViews({ services: [svc], slices: hintCluster({ nodes: NODES, slices: [s], services: [svc] }).slices, nodes: NODES });
 }
 
 /** The agent's ports for one service from its zone-a view. */

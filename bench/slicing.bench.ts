@@ -3,7 +3,7 @@
 
 import type { EndpointSlice, Node, Pod, SlicePlan } from '@slicemesh/model';
 import { performance } from 'node:perf_hooks';
-import { reconcileService } from '@slicemesh/slicing';
+import { planServiceObjects } from '@slicemesh/core';
 import { makeBenchPod, makeBenchService, makeNodes } from './cluster-gen.ts';
 import { fmtMs, median, medianOf, printTable, sampleMemory, time } from './harness.ts';
 
@@ -28,7 +28,7 @@ function apply(current: readonly EndpointSlice[], plan: SlicePlan): EndpointSlic
 const service = makeBenchService('big');
 
 function reconcile(pods: readonly Pod[], nodes: ReadonlyMap<string, Node>, existing: readonly EndpointSlice[]): SlicePlan {
-  const r = reconcileService({ service, pods, nodes, existingSlices: existing, triggerTime: null });
+  const r = planServiceObjects({ service, pods, nodes, existingSlices: existing, triggerTime: null });
   return r.plan;
 }
 

@@ -5,8 +5,8 @@
 import type { Endpoint, EndpointSlice, Node, Service } from '@slicemesh/model';
 import { ANNOTATION_TOPOLOGY_MODE, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_ZONE, MANAGED_BY_CONTROLLER } from '@slicemesh/model';
 import { diffZoneViews, UNZONED_VIEW, zoneViews } from '@slicemesh/proxy-state';
-import { reconcileService } from '@slicemesh/slicing';
-import { computeHints } from '@slicemesh/topology';
+import { planServiceObjects } from '@slicemesh/core';
+import { hintCluster } from '@slicemesh/core';
 import { makeBenchPod, makeBenchService, makeNodes } from './cluster-gen.ts';
 import { fmtBytes, fmtMs, median, printTable, sampleMemory, time } from './harness.ts';
 
@@ -50,7 +50,7 @@ function hintsFor10kServices(rows: [string, string, string?][], quick: boolean):
     slices.push(sliceFor(svc, 0, eps));
   }
   sampleMemory();
-  const r = median(3, () => computeHints({ nodes, slices, services }));
+  const r = median(3, () => hintCluster({ nodes, slices, services }));
   const enabled = r.value.decisions.filter((d) => d.enabled).length;
   rows.push([`hints: ${count / 1000}k services x ${perService} endpoints, 5000 nodes, 3 zones`, fmtMs(r.ms), `${enabled}/${r.value.decisions.length} services hinted`]);
   sampleMemory();
@@ -62,8 +62,8 @@ function viewsFor100k(rows: [string, string, string?][], quick: boolean): void {
   const nodes = new Map(nodeList.map((n) => [n.metadata.name, n]));
   const service = makeBenchService('big', { annotations: AUTO });
   let pods = Array.from({ length: size }, (_, i) => makeBenchPod('big', i, nodeList.length));
-  const sliced = reconcileService({ service, pods, nodes, existingSlices: [], triggerTime: null }).plan.create;
-  const hinted = computeHints({ nodes: nodeList, slices: sliced, services: [service] }).slices;
+  const sliced = planServiceObjects({ service, pods, nodes, existingSlices: [], triggerTime: null }).plan.create;
+  const hinted = hintCluster({ nodes: nodeList, slices: sliced, services: [service] }).slices;
   const views = median(3, () => zoneViews({ services: [service], slices: hinted, nodes: nodeList }));
   const perZone = [...views.value.byZone.entries()]
     .map(([z, es]) => `${z === UNZONED_VIEW ? 'unzoned' : z}: ${es.reduce((n, e) => n + e.slice.endpoints.length, 0)}`)
@@ -76,10 +76,10 @@ function viewsFor100k(rows: [string, string, string?][], quick: boolean): void {
   pods = pods.slice();
   const victim = size >> 1;
   pods[victim] = makeBenchPod('big', victim, nodeList.length, 0, false);
-  const resliced = reconcileService({ service, pods, nodes, existingSlices: sliced, triggerTime: null }).plan;
+  const resliced = planServiceObjects({ service, pods, nodes, existingSlices: sliced, triggerTime: null }).plan;
   const changedNames = new Set(resliced.update.map((s) => s.metadata.name));
   const after = hinted.map((s) => resliced.update.find((u) => u.metadata.name === s.metadata.name) ?? s);
-  const rehinted = computeHints({ nodes: nodeList, slices: after, services: [service] }).slices;
+  const rehinted = hintCluster({ nodes: nodeList, slices: after, services: [service] }).slices;
   const t = time(() => diffZoneViews(views.value, zoneViews({ services: [service], slices: rehinted, nodes: nodeList })));
   const unscoped = rehinted.filter((s) => changedNames.has(s.metadata.name)).reduce((n, s) => n + Buffer.byteLength(JSON.stringify(s)), 0);
   const byZone = new Map<string, number>();

@@ -6,3 +6,6 @@ export * from './plan-service.ts';
 export * from './service-view.ts';
 export * from './slice-writes.ts';
 export * from './sorted-names.ts';
+export * from './hint-service.ts';
+export * from './plan-cluster.ts';
+export * from './hint-cluster.ts';

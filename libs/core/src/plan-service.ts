@@ -2,7 +2,7 @@
 // live slicer, the replay and the CLI all call planService, so they compute slices the same way.
 
 import type { EndpointSlice, Endpoints, KubeEvent, Node, Pod, Service, SlicePlan } from '@slicemesh/model';
-import { LABEL_MANAGED_BY } from '@slicemesh/model';
+import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, LABEL_MANAGED_BY, MANAGED_BY_CONTROLLER } from '@slicemesh/model';
 import { EMPTY_PLAN, finalizePlan, isSelectorless, planSlices, reconcileMirroring } from '@slicemesh/slicing';
 
 /** Everything one reconcile of `namespace/name` reads. */
@@ -107,4 +107,35 @@ export function planService(view: ServiceView, opts: PlanOptions): ServicePlan {
 /** True when the plan writes nothing. */
 export function isEmptyPlan(plan: SlicePlan): boolean {
   return plan.create.length === 0 && plan.update.length === 0 && plan.delete.length === 0;
+}
+
+/** The inputs of one Service's plan given as objects (benchmarks, tests, one-off tools). */
+export interface PlanObjectsInput {
+  readonly service: Service;
+  /** The Service's selected pods, sorted by name. */
+  readonly pods: readonly Pod[];
+  readonly nodes: ReadonlyMap<string, Node>;
+  readonly existingSlices: readonly EndpointSlice[];
+  readonly maxEndpointsPerSlice?: number;
+  readonly managedBy?: string;
+  readonly triggerTime?: string | null;
+}
+
+/** planService for a Service given as objects rather than read from a ClusterState. */
+export function planServiceObjects(i: PlanObjectsInput): ServicePlan {
+  const view: ServiceView = {
+    namespace: i.service.metadata.namespace ?? 'default',
+    name: i.service.metadata.name,
+    service: i.service,
+    endpoints: undefined,
+    pods: i.pods,
+    nodes: i.nodes,
+    slices: i.existingSlices,
+    takenNames: [],
+  };
+  return planService(view, {
+    managedBy: i.managedBy ?? MANAGED_BY_CONTROLLER,
+    maxEndpointsPerSlice: i.maxEndpointsPerSlice ?? DEFAULT_MAX_ENDPOINTS_PER_SLICE,
+    triggerTime: () => i.triggerTime ?? null,
+  });
 }

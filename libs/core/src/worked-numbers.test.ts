@@ -4,17 +4,12 @@
 import { describe, expect, it } from 'vitest';
 import type { EndpointSlice, Pod, Service } from '@slicemesh/model';
 import { deepFreeze, makeService } from '@slicemesh/testing';
-import { MANAGED_BY_CONTROLLER } from '@slicemesh/model';
 import { NODES, makePods, podNames, sizes, sliceOf } from '../../slicing/src/test-fixtures.ts';
-import { planService } from './plan-service.ts';
+import { planServiceObjects } from './plan-service.ts';
 
 /** One sync of `service` (selected `pods`, `existingSlices`) with no trigger time. */
 function reconcileService(i: { service: Service; pods: readonly Pod[]; nodes: typeof NODES; existingSlices: readonly EndpointSlice[]; maxEndpointsPerSlice?: number }) {
-  const namespace = i.service.metadata.namespace ?? 'default';
-  return planService(
-    { namespace, name: i.service.metadata.name, service: i.service, endpoints: undefined, pods: i.pods, nodes: i.nodes, slices: i.existingSlices, takenNames: [] },
-    { managedBy: MANAGED_BY_CONTROLLER, maxEndpointsPerSlice: i.maxEndpointsPerSlice ?? 100, triggerTime: () => null },
-  );
+  return planServiceObjects(i);
 }
 
 interface Case {

@@ -8,12 +8,24 @@
 // Service scope's identity registry. plan-slices only uses it when every wanted identity has
 // exactly one holder (no duplicates), which makes both lookups exact.
 
-import type { Endpoint } from '@slicemesh/model';
+import type { Endpoint, EndpointSlice } from '@slicemesh/model';
 import type { SliceAddressType } from './address-types.ts';
 import type { DesiredEndpoint } from './endpoint-cache.ts';
+import { sliceKeys } from './endpoint-cache.ts';
+import { endpointIdentity } from './endpoint-identity.ts';
 import type { IdentityRegistry } from './identity-registry.ts';
 
+/** An existing slice's endpoints as placement matches them: identity and producer per index. */
+export interface SliceEndpointKeys {
+  /** endpointIdentity of each endpoint, index-aligned with `slice.endpoints`. */
+  readonly identities: readonly string[];
+  /** The DesiredEndpoint that produced each endpoint object, when known. */
+  readonly producers: readonly (DesiredEndpoint | null)[];
+}
+
 export interface DesiredSet {
+  /** How this set matches an existing slice's endpoints (the fast set reads its memo). */
+  keysOf(slice: EndpointSlice): SliceEndpointKeys;
   /** The desired version of `identity`, removing it from the set; undefined if not (or no longer) desired. */
   take(identity: string, producer: DesiredEndpoint | null): Endpoint | undefined;
   /** Endpoints not taken, sorted by identity. */
@@ -22,6 +34,10 @@ export interface DesiredSet {
 
 export class MapDesiredSet implements DesiredSet {
   constructor(private readonly map: Map<string, Endpoint>) {}
+
+  keysOf(slice: EndpointSlice): SliceEndpointKeys {
+    return { identities: slice.endpoints.map(endpointIdentity), producers: slice.endpoints.map(() => null) };
+  }
 
   take(identity: string): Endpoint | undefined {
     const want = this.map.get(identity);
@@ -37,6 +53,10 @@ export class MapDesiredSet implements DesiredSet {
 
 export class StampedDesiredSet implements DesiredSet {
   private takenCount = 0;
+
+  keysOf(slice: EndpointSlice): SliceEndpointKeys {
+    return sliceKeys(slice);
+  }
 
   constructor(
     private readonly registry: IdentityRegistry<DesiredEndpoint>,

@@ -4,7 +4,6 @@
 import type { Endpoint, EndpointSlice } from '@slicemesh/model';
 import type { DesiredSet } from './desired-set.ts';
 import { MapDesiredSet } from './desired-set.ts';
-import { sliceKeys } from './endpoint-cache.ts';
 import { endpointNeedsUpdate } from './endpoint-identity.ts';
 
 export interface PlacementInput {
@@ -122,7 +121,7 @@ export function placeInto(existing: readonly EndpointSlice[], desired: DesiredSe
 function keepDesired(slice: EndpointSlice, desired: DesiredSet): { endpoints: Endpoint[]; changed: boolean } | null {
   let kept: Endpoint[] | null = null;
   let changed = false;
-  const { identities, producers } = sliceKeys(slice);
+  const { identities, producers } = desired.keysOf(slice);
   const stored = slice.endpoints;
   for (let i = 0; i < identities.length; i++) {
     const ep = stored[i] as Endpoint;

@@ -11,5 +11,4 @@ export * from './traffic-distribution.ts';
 export type { HintsDecision } from './decision.ts';
 export { reconcileHints, serviceKey } from './reconcile-hints.ts';
 export type { ReconcileHintsInput, ReconcileHintsOutput } from './reconcile-hints.ts';
-export * from './compute-hints.ts';
 export { SliceDraft, isReady } from './slice-draft.ts';

@@ -1,7 +1,7 @@
 // `slicemesh hints`: topology hints for existing slices, as the controller would set them.
 
 import type { KubeObject } from '@slicemesh/model';
-import { computeHints } from '@slicemesh/topology';
+import { hintCluster } from '@slicemesh/core';
 import { inventory } from './objects.ts';
 
 /**
@@ -11,6 +11,6 @@ import { inventory } from './objects.ts';
  */
 export function hintsCommand(objects: readonly KubeObject[]): unknown {
   const inv = inventory(objects);
-  const { slices, decisions } = computeHints({ nodes: inv.nodes, slices: inv.slices, services: inv.services });
+  const { slices, decisions } = hintCluster({ nodes: inv.nodes, slices: inv.slices, services: inv.services });
   return { slices, decisions };
 }

@@ -103,10 +103,10 @@ describe('planCluster', () => {
     },
     {
       name: 'A.3.4 a pod on an unknown node is a warning and the rest is still planned',
-      objects: [makeService('web'), makePod('web-0', { nodeName: 'node-x', ips: ['10.0.0.9'] }), ...webPods(1), ...nodes],
+      objects: [makeService('web'), makePod('web-x', { nodeName: 'node-x', ips: ['10.0.0.9'] }), ...webPods(1), ...nodes],
       check: (r, warnings) => {
         expect(r.create[0]?.endpoints.map((e) => e.addresses[0])).toEqual(['10.0.0.1']);
-        expect(warnings).toEqual([expect.stringMatching(/^Service default\/web: .*web-0.*node-x/)]);
+        expect(warnings).toEqual([expect.stringMatching(/^Service default\/web: .*web-x.*node-x/)]);
       },
     },
     {

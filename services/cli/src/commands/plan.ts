@@ -1,11 +1,12 @@
 // `slicemesh plan`: what the EndpointSlice and mirroring controllers (plus hints) would write.
 
-import type { EndpointSlice, Endpoints, KubeObject, Node, Pod, Service, SlicePlan } from '@slicemesh/model';
-import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MANAGED_BY_CONTROLLER, MANAGED_BY_MIRRORING, MAX_MAX_ENDPOINTS_PER_SLICE, labelValueProblem } from '@slicemesh/model';
-import { TriggerTimeTracker, finalizePlan, isSelectorless, planSlices, reconcileMirroring, selectPods, serviceAddressTypes } from '@slicemesh/slicing';
-import { TopologyCache, reconcileHints } from '@slicemesh/topology';
+import type { ObjectChange } from '@slicemesh/core';
+import { ClusterState, planCluster as planClusterOfState } from '@slicemesh/core';
+import type { EndpointSlice, Endpoints, KubeObject, Node, Pod, Service } from '@slicemesh/model';
+import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, MANAGED_BY_CONTROLLER, MAX_MAX_ENDPOINTS_PER_SLICE, labelValueProblem } from '@slicemesh/model';
+import { TopologyCache } from '@slicemesh/topology';
 import { UsageError } from '../cli-error.ts';
-import { inventory, keyOf, sortByKey } from './objects.ts';
+import { inventory, sortByKey } from './objects.ts';
 
 export type PlanOutput = 'slices' | 'changes';
 
@@ -37,64 +38,6 @@ export function planOptions(flags: Readonly<Record<string, string | undefined>>)
 /** Non-fatal findings, one line each (stderr); stdout stays pure JSON. */
 export type Warn = (line: string) => void;
 
-const EMPTY: SlicePlan = { create: [], update: [], delete: [], unchanged: [] };
-
-/** Groups items by a key, keeping input order within each group. */
-function groupBy<T>(items: readonly T[], key: (t: T) => string | undefined): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    if (k === undefined) continue;
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
-  }
-  return out;
-}
-
-const nsOf = (o: { readonly metadata: { readonly namespace?: string } }): string => o.metadata.namespace ?? 'default';
-
-interface Cluster {
-  readonly podsByNamespace: ReadonlyMap<string, readonly Pod[]>;
-  readonly nodes: ReadonlyMap<string, Node>;
-  readonly slicesByNamespace: ReadonlyMap<string, readonly EndpointSlice[]>;
-  /** By `<namespace>/<kubernetes.io/service-name label>`. */
-  readonly slicesByService: ReadonlyMap<string, readonly EndpointSlice[]>;
-  readonly cache: TopologyCache;
-}
-
-/** A.1–A.10 and C for one Service with a selector: plan, hints per address type, finalize. */
-function planService(service: Service, c: Cluster, opts: PlanOptions, warn: Warn): SlicePlan {
-  const ns = nsOf(service);
-  const existing = (c.slicesByService.get(keyOf(service.metadata)) ?? []).filter(
-    (s) => s.metadata.labels?.[LABEL_MANAGED_BY] === opts.managedBy && s.metadata.deletionTimestamp == null,
-  );
-  const pods = selectPods(service, c.podsByNamespace.get(ns) ?? []);
-  // One-shot run: every Service is seen for the first time, so the trigger time is its
-  // creationTimestamp (A.10.1).
-  const triggerTime = new TriggerTimeTracker().computeTriggerTime(service, pods);
-  const result = planSlices({ service, pods, nodes: c.nodes, existingSlices: existing, maxEndpointsPerSlice: opts.maxEndpointsPerSlice, managedBy: opts.managedBy, triggerTime });
-  for (const e of result.errors) warn(`Service ${keyOf(service.metadata)}: ${e}`);
-  if (result.skipped) return EMPTY;
-  let plan = result.plan;
-  for (const addressType of serviceAddressTypes(service)) {
-    const hinted = reconcileHints({ service, addressType, plan, cache: c.cache });
-    plan = hinted.plan;
-    const ev = hinted.decision.event;
-    if (ev !== null && ev.type === 'Warning') warn(`Service ${keyOf(service.metadata)}: ${ev.reason}: ${ev.message}`);
-  }
-  // New names must avoid every slice of the namespace, whoever manages it.
-  return finalizePlan(plan, { service, existingSlices: c.slicesByNamespace.get(ns) ?? [], triggerTime });
-}
-
-/** B for one name: the Endpoints (or null) and the same-named Service (or null). */
-function planMirroring(name: string, namespace: string, endpoints: Endpoints | null, service: Service | null, c: Cluster, warn: Warn): SlicePlan {
-  const existing = c.slicesByService.get(`${namespace}/${name}`) ?? [];
-  const result = reconcileMirroring({ endpoints, service, existingSlices: existing });
-  for (const ev of result.events) if (ev.type === 'Warning') warn(`Endpoints ${namespace}/${name}: ${ev.reason}: ${ev.message}`);
-  return result.plan;
-}
-
 export interface PlanResult {
   readonly create: EndpointSlice[];
   readonly update: EndpointSlice[];
@@ -103,46 +46,42 @@ export interface PlanResult {
 }
 
 /**
- * Plans every Service in `objects`: selector Services through the EndpointSlice reconciler
- * and hints, selectorless Services and orphaned mirrored slices through mirroring.
- * ExternalName Services and selectorless Services without Endpoints produce nothing.
- * Each list is sorted by namespace/name.
+ * The objects of a dump as the projection the live services hold. A dump lists each object
+ * once; should a name repeat, the later entry wins, as a later watch event would.
+ */
+export function stateOf(objects: readonly KubeObject[]): ClusterState {
+  const inv = inventory(objects);
+  const state = new ClusterState();
+  let order = 0;
+  const put = (kind: ObjectChange['kind'], o: Service | Pod | Node | Endpoints): void =>
+    state.restore({ kind, namespace: kind === 'Node' ? '' : (o.metadata.namespace ?? 'default'), name: o.metadata.name, resourceVersion: String(++order), deleted: false, object: o });
+  for (const n of inv.nodes) put('Node', n);
+  for (const s of inv.services) put('Service', s);
+  for (const e of inv.endpoints) put('Endpoints', e);
+  for (const p of inv.pods) put('Pod', p);
+  for (const sl of inv.slices) state.putSlice(sl.metadata.namespace === undefined ? { ...sl, metadata: { ...sl.metadata, namespace: 'default' } } : sl);
+  return state;
+}
+
+/**
+ * Plans every Service in `objects` through the composition the slicer and the hints service
+ * run (@slicemesh/core planCluster): selector Services through the EndpointSlice reconciler and
+ * hints, selectorless Services with Endpoints through mirroring, slices of Services that are gone
+ * deleted. Each list is sorted by namespace/name.
  */
 export function planCluster(objects: readonly KubeObject[], opts: PlanOptions, warn: Warn): PlanResult {
-  const inv = inventory(objects);
   const cache = new TopologyCache();
-  cache.setNodes(inv.nodes);
-  const c: Cluster = {
-    podsByNamespace: groupBy(inv.pods, nsOf),
-    nodes: new Map(inv.nodes.map((n) => [n.metadata.name, n])),
-    slicesByNamespace: groupBy(inv.slices, nsOf),
-    slicesByService: groupBy(inv.slices, (s) => {
-      const svc = s.metadata.labels?.[LABEL_SERVICE_NAME];
-      return svc ? `${nsOf(s)}/${svc}` : undefined;
-    }),
-    cache,
-  };
-  const services = new Map(inv.services.map((s) => [keyOf(s.metadata), s]));
-  const endpoints = new Map(inv.endpoints.map((e) => [keyOf(e.metadata), e]));
-  const plans: SlicePlan[] = [];
-
-  for (const service of sortByKey(inv.services)) {
-    if (service.spec.type === 'ExternalName') continue;
-    if (!isSelectorless(service)) plans.push(planService(service, c, opts, warn));
+  cache.setNodes(inventory(objects).nodes);
+  const plan = planClusterOfState(stateOf(objects), {
+    settings: { managedBy: opts.managedBy, maxEndpointsPerSlice: opts.maxEndpointsPerSlice },
+    hints: { cache, preferSameTrafficDistribution: true },
+  });
+  for (const n of plan.notes) {
+    for (const e of n.errors) warn(`Service ${n.key}: ${e}`);
+    for (const ev of n.events) if (ev.type === 'Warning') warn(`Endpoints ${n.key}: ${ev.reason}: ${ev.message}`);
+    for (const d of n.decisions) if (d.event?.type === 'Warning') warn(`Service ${n.key}: ${d.event.reason}: ${d.event.message}`);
   }
-  // Mirroring: every name that has an Endpoints object or mirrored slices (B.1: without a
-  // selectorless Service of the same name, its mirrored slices are deleted).
-  const mirrorKeys = new Set(endpoints.keys());
-  for (const [key, slices] of c.slicesByService) {
-    if (slices.some((s) => s.metadata.labels?.[LABEL_MANAGED_BY] === MANAGED_BY_MIRRORING)) mirrorKeys.add(key);
-  }
-  for (const key of [...mirrorKeys].sort()) {
-    const [namespace = 'default', name = ''] = key.split('/');
-    plans.push(planMirroring(name, namespace, endpoints.get(key) ?? null, services.get(key) ?? null, c, warn));
-  }
-
-  const all = (pick: (p: SlicePlan) => readonly EndpointSlice[]): EndpointSlice[] => sortByKey(plans.flatMap(pick));
-  return { create: all((p) => p.create), update: all((p) => p.update), delete: all((p) => p.delete), unchanged: all((p) => p.unchanged) };
+  return { create: sortByKey(plan.create), update: sortByKey(plan.update), delete: sortByKey(plan.delete), unchanged: sortByKey(plan.unchanged) };
 }
 
 /** The JSON printed for `--output slices` (a List) or `--output changes`. */

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 import { ANNOTATION_TOPOLOGY_MODE as TM, MANAGED_BY_MIRRORING } from '@slicemesh/model';
 import { deepFreeze, makeService, makeSlice } from '@slicemesh/testing';
-import type { HintsDecision } from './decision.ts';
-import { computeHints } from './compute-hints.ts';
-import { ep, hintsOf, zoneNodes } from './test-endpoints.ts';
+import type { HintsDecision } from '@slicemesh/topology';
+import { hintCluster } from './hint-cluster.ts';
+import { ep, hintsOf, zoneNodes } from '../../topology/src/test-endpoints.ts';
 
 const nodes = zoneNodes({ 'zone-a': 1000, 'zone-b': 1000 });
 const abEndpoints = [ep('10.0.0.1', { zone: 'zone-a' }), ep('10.0.0.2', { zone: 'zone-b' })];
@@ -89,7 +89,7 @@ describe('computeHints (slicemesh hints core)', () => {
       slices: [makeSlice('m-1', [ep('10.0.0.1', { zone: 'zone-a', hz: ['zone-z'] })], { service: 'legacy', managedBy: MANAGED_BY_MIRRORING })],
       hints: [['10.0.0.1:zone-z']],
       decisions: [{ service: 'default/legacy', enabled: false, event: null, mode: 'Auto' }],
-      reasons: [/every slice of this group \(1\) is managed by another controller than endpointslice-controller.k8s.io/],
+      reasons: [/every IPv4 slice \(1\) is managed by another controller than endpointslice-controller.k8s.io/],
     },
     {
       name: 'slices without a service-name label are passed through with no decision',
@@ -103,7 +103,7 @@ describe('computeHints (slicemesh hints core)', () => {
   for (const tc of cases) {
     it(tc.name, () => {
       const input = deepFreeze({ nodes: tc.nodes, slices: tc.slices, ...(tc.services ? { services: tc.services } : {}) });
-      const got = computeHints(input);
+      const got = hintCluster(input);
       expect(got.slices.map(hintsOf)).toEqual(tc.hints);
       expect(got.decisions).toHaveLength(tc.decisions.length);
       tc.decisions.forEach((d, i) => expect(got.decisions[i]).toMatchObject(d));
@@ -113,7 +113,7 @@ describe('computeHints (slicemesh hints core)', () => {
 
   it('slices whose hints are already right come back as the same objects', () => {
     const right = makeSlice('web-1', [ep('10.0.0.1', { zone: 'zone-a', hz: ['zone-a'] }), ep('10.0.0.2', { zone: 'zone-b', hz: ['zone-b'] })]);
-    const got = computeHints(deepFreeze({ nodes, slices: [right], services: [makeService('web', { annotations: { [TM]: 'auto' } })] }));
+    const got = hintCluster(deepFreeze({ nodes, slices: [right], services: [makeService('web', { annotations: { [TM]: 'auto' } })] }));
     expect(got.slices[0]).toBe(right);
     expect(got.decisions[0]?.reason).toMatch(/1 unchanged slice kept its hints, 0 rewritten/);
   });
@@ -121,7 +121,7 @@ describe('computeHints (slicemesh hints core)', () => {
   it('a group mixing own and foreign slices hints only its own and says so', () => {
     const own = makeSlice('web-1', abEndpoints);
     const foreign = makeSlice('web-m', [ep('10.0.0.9', { zone: 'zone-a' })], { managedBy: 'someone-else' });
-    const got = computeHints(deepFreeze({ nodes, slices: [own, foreign] }));
+    const got = hintCluster(deepFreeze({ nodes, slices: [own, foreign] }));
     expect(got.slices[1]).toBe(foreign);
     expect(got.slices.map(hintsOf)[0]).toEqual(['10.0.0.1:zone-a', '10.0.0.2:zone-b']);
     expect(got.decisions[0]?.reason).toMatch(/; 1 slice managed by another controller left untouched$/);
@@ -129,7 +129,7 @@ describe('computeHints (slicemesh hints core)', () => {
 
   it('managedBy selects which controller the slices must belong to', () => {
     const mirrored = makeSlice('m-1', abEndpoints, { managedBy: MANAGED_BY_MIRRORING });
-    const got = computeHints(deepFreeze({ nodes, slices: [mirrored], managedBy: MANAGED_BY_MIRRORING }));
+    const got = hintCluster(deepFreeze({ nodes, slices: [mirrored], managedBy: MANAGED_BY_MIRRORING }));
     expect(got.decisions[0]?.enabled).toBe(true);
   });
 });

@@ -3,8 +3,8 @@ import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 import { ANNOTATION_TOPOLOGY_MODE, MANAGED_BY_MIRRORING } from '@slicemesh/model';
 import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing';
 import { REASON_HINTS_DISABLED, REASON_HINTS_ENABLED, TopologyCache } from '@slicemesh/topology';
-import { hintService } from './hint-plan.ts';
-import { autoService, ep, threeZoneNodes, threeZoneSlice } from './test-fixtures.ts';
+import { hintService } from './hint-service.ts';
+import { autoService, ep, threeZoneNodes, threeZoneSlice } from '@slicemesh/testing';
 
 function zonesOf(slices: readonly EndpointSlice[]): (string[] | undefined)[] {
   return slices.flatMap((s) => s.endpoints.map((e) => e.hints?.forZones?.map((z) => z.name)));
