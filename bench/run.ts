@@ -1,18 +1,24 @@
-// `npm run bench [-- --section NAME] [-- --quick]`: prints the figures of every section.
+// `npm run bench [-- --section NAME] [-- --quick] [-- --json]`: prints the figures of every section.
+// With --json, stdout's last line is one JSON object of the backbone section's figures (see
+// bench/summary.ts for its keys); each figure that is null gets a line on stderr saying why.
 
 import { parseArgs } from 'node:util';
-import { runBackboneBench } from './backbone.bench.ts';
+import type { BackboneReport } from './backbone.bench.ts';
 import { peakMemory } from './harness.ts';
-import { runProxyBench } from './proxy.bench.ts';
-import { runSlicingBench } from './slicing.bench.ts';
-import { runTopologyBench } from './topology.bench.ts';
+import { jsonSummary } from './summary.ts';
 
-const { values } = parseArgs({ options: { section: { type: 'string', multiple: true }, quick: { type: 'boolean', default: false } } });
-const sections: Record<string, (o: { quick: boolean }) => void | Promise<void>> = {
-  slicing: runSlicingBench,
-  topology: runTopologyBench,
-  backbone: runBackboneBench,
-  proxy: runProxyBench,
+const { values } = parseArgs({
+  options: { section: { type: 'string', multiple: true }, quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+});
+let backbone: BackboneReport | undefined;
+// Each section is loaded only when it runs: one section's imports cannot stop another.
+const sections: Record<string, (o: { quick: boolean }) => Promise<void>> = {
+  slicing: async (o) => (await import('./slicing.bench.ts')).runSlicingBench(o),
+  topology: async (o) => (await import('./topology.bench.ts')).runTopologyBench(o),
+  backbone: async (o) => {
+    backbone = await (await import('./backbone.bench.ts')).runBackboneBench(o);
+  },
+  proxy: async (o) => (await import('./proxy.bench.ts')).runProxyBench(o),
 };
 const wanted = values.section ?? Object.keys(sections);
 for (const name of wanted) {
@@ -25,3 +31,9 @@ for (const name of wanted) {
 }
 const mem = peakMemory();
 process.stdout.write(`\npeak memory: rss ${mem.rssMiB.toFixed(0)} MiB, heap ${mem.heapMiB.toFixed(0)} MiB (node ${process.version})\n`);
+if (values.json) {
+  const summary = jsonSummary(backbone?.figures ?? {}, backbone?.reasons ?? {});
+  if (backbone === undefined) process.stderr.write('bench: --json reports the backbone section, which did not run (add --section backbone)\n');
+  for (const line of summary.missing) process.stderr.write(`bench: ${line}\n`);
+  process.stdout.write(`${summary.line}\n`);
+}

@@ -93,21 +93,26 @@ export class RelayWaker {
     this.#resolve?.();
   }
 
-  /** Waits up to `ms`, less if woken (or already woken since the last wait). */
+  /** Waits up to `ms`, less if woken (or already woken since the last wait) or aborted. */
   async wait(ms: number, signal: AbortSignal): Promise<void> {
-    if (this.#pending) {
+    if (this.#pending || signal.aborted) {
       this.#pending = false;
       return;
     }
-    const woken = new Promise<void>((resolve) => {
-      this.#resolve = resolve;
+    // One timer and one abort listener per wait, both gone when it ends however it ends: a
+    // relay woken after every commit must not pile up listeners on the shared signal.
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.#resolve = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.#resolve = done;
     });
-    try {
-      await Promise.race([pause(ms, signal), woken]);
-    } finally {
-      this.#resolve = undefined;
-      this.#pending = false;
-    }
+    this.#pending = false;
   }
 }
 
