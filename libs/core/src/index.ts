@@ -9,3 +9,4 @@ export * from './sorted-names.ts';
 export * from './hint-service.ts';
 export * from './plan-cluster.ts';
 export * from './hint-cluster.ts';
+export * from './hint-reuse.ts';

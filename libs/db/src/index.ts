@@ -10,5 +10,6 @@ export * from './outbox.ts';
 export * from './outbox-relay.ts';
 export * from './reconcile-log.ts';
 export * from './hints-store.ts';
+export * from './hints-projection-store.ts';
 export * from './slicer-store.ts';
 export * from './inspect.ts';

@@ -1,23 +1,21 @@
 // Per-zone endpoint views: what an agent in a zone receives instead of every slice in the
 // cluster (the subsetting upstream never shipped). A view entry is one slice filtered to a
 // zone (same metadata, a subset of its endpoints), keyed by (zone, namespace, service, slice),
-// so one endpoint change touches one entry per affected zone.
+// so one endpoint change touches one entry per affected zone. updateZoneViews
+// (zone-views-incremental.ts) gives the same views from a previous call's state, redoing only
+// the entries of the slices that changed.
 
 import type { EndpointSlice, IPFamily, Node, Service } from '@slicemesh/model';
-import { LABEL_ZONE } from '@slicemesh/model';
 import { deepEqual } from './deep-equal.ts';
 import { orderSlices, sliceServiceName } from './merge-endpoints.ts';
 import { compareStrings, sortedBy } from './order.ts';
 import { proxiedServicePorts } from './service-port.ts';
-import type { ZoneTopology } from './zone-view-selection.ts';
 import { selectForZones } from './zone-view-selection.ts';
+import { UNZONED_VIEW, viewEntryKey, viewZoneOf, zoneTopologyOf } from './zone-view-basics.ts';
 
-/**
- * The view for nodes without a zone label: every slice, unfiltered. '_' can never be a zone
- * name: label values must start and end with an alphanumeric character. (A node whose label
- * is literally '_' or '' is treated as unzoned, which is always correct, only less narrow.)
- */
-export const UNZONED_VIEW = '_';
+export { UNZONED_VIEW, viewEntryKey, viewZoneOf } from './zone-view-basics.ts';
+export { updateZoneViews, ZoneViewsState } from './zone-views-incremental.ts';
+export type { ZoneViewsUpdate } from './zone-views-incremental.ts';
 
 export interface ZoneViewEntry {
   /** A zone name, or UNZONED_VIEW. */
@@ -46,34 +44,6 @@ export interface ZoneViewsInput {
   readonly preferSameNodeGate?: boolean;
 }
 
-/** The opaque, collision-free key of a view entry. */
-export function viewEntryKey(zone: string, namespace: string, service: string, sliceName: string): string {
-  return JSON.stringify([zone, namespace, service, sliceName]);
-}
-
-/** The view a node reads its slices from: its zone label, or UNZONED_VIEW without a usable one. */
-export function viewZoneOf(node: Node | undefined): string {
-  const z = node?.metadata.labels?.[LABEL_ZONE];
-  return z && z !== UNZONED_VIEW ? z : UNZONED_VIEW;
-}
-
-function topologyOf(nodes: readonly Node[]): ZoneTopology {
-  const zoneOfNode = new Map<string, string | null>();
-  const members = new Map<string, Set<string>>();
-  for (const n of nodes) {
-    const z = viewZoneOf(n);
-    const zone = z === UNZONED_VIEW ? null : z;
-    zoneOfNode.set(n.metadata.name, zone);
-    if (zone === null) continue;
-    let s = members.get(zone);
-    if (!s) members.set(zone, (s = new Set()));
-    s.add(n.metadata.name);
-  }
-  const nodesByZone = new Map<string, readonly string[]>();
-  for (const z of [...members.keys()].sort(compareStrings)) nodesByZone.set(z, [...(members.get(z) ?? [])]);
-  return { zoneOfNode, nodesByZone };
-}
-
 interface SliceGroup {
   readonly namespace: string;
   readonly service: string;
@@ -91,7 +61,7 @@ interface SliceGroup {
  * Entries that would hold no endpoint are omitted, so no slices give views without entries.
  */
 export function zoneViews(input: ZoneViewsInput): ZoneViews {
-  const topo = topologyOf(input.nodes);
+  const topo = zoneTopologyOf(input.nodes);
   const services = new Map<string, Service>();
   for (const s of input.services) services.set(`${s.metadata.namespace ?? 'default'}/${s.metadata.name}`, s);
 

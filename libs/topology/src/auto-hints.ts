@@ -3,9 +3,10 @@
 
 import type { AddressType, Endpoint, KubeEvent } from '@slicemesh/model';
 import type { Allocations } from './allocation.ts';
-import { OVERLOAD_THRESHOLD, sliceHintCounts } from './allocation.ts';
+import { sliceHintCounts } from './allocation.ts';
+import { autoEnabledReason } from './auto-reason.ts';
 import { MSG_NO_ALLOCATED_HINTS, MSG_NO_ZONE_SPECIFIED, hintsDisabledEvent, hintsEnabledEvent } from './events.ts';
-import { decimal, nameList, plural } from './explain-format.ts';
+import { nameList, plural } from './explain-format.ts';
 import type { HintsWork, StripResult } from './hints-work.ts';
 import { moveUnchanged, stripAllHints, writableDrafts } from './hints-work.ts';
 import type { Redistribution } from './redistribute.ts';
@@ -124,25 +125,11 @@ function enabledReason(
   keptSlices: number,
   movedSlices: number,
 ): string {
-  const perZone = [...allocations]
-    .map(([zone, a]) => `${zone} ${hinted.get(zone) ?? 0} hinted (target ${decimal(a.target)}, min ${a.minimum}, max ${a.maximum})`)
-    .join(', ');
-  const parts = [
-    `CPU-proportional zone hints for ${plural(total, 'ready endpoint')} across ${allocations.size} zones ` +
-      `(each zone within ${OVERLOAD_THRESHOLD * 100}% of its CPU share): ${perZone}`,
-  ];
-  const outside = [...hinted.keys()].filter((zone) => !allocations.has(zone)).sort();
-  if (outside.length > 0) {
-    parts.push(`endpoints in ${outside.join(', ')} (no counted node CPU there) are hinted for their own zone`);
+  const byPair = new Map<string, { from: string; to: string; count: number }>();
+  for (const { from, to } of moves) {
+    const pair = byPair.get(`${from}->${to}`);
+    if (pair === undefined) byPair.set(`${from}->${to}`, { from, to, count: 1 });
+    else pair.count++;
   }
-  if (moves.length > 0) {
-    const byPair = new Map<string, number>();
-    for (const { from, to } of moves) byPair.set(`${from}->${to}`, (byPair.get(`${from}->${to}`) ?? 0) + 1);
-    const detail = [...byPair].map(([pair, n]) => `${pair} x${n}`).join(', ');
-    parts.push(`${plural(moves.length, 'endpoint')} hinted to another zone to balance load (${detail})`);
-  }
-  if (keptSlices + movedSlices > 0) {
-    parts.push(`${plural(keptSlices, 'unchanged slice')} kept ${keptSlices === 1 ? 'its' : 'their'} hints, ${movedSlices} rewritten`);
-  }
-  return parts.join('; ');
+  return autoEnabledReason({ total, allocations, hinted, moved: [...byPair.values()], movedCount: moves.length, keptSlices, rewrittenSlices: movedSlices });
 }

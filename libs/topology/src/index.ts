@@ -12,3 +12,4 @@ export type { HintsDecision } from './decision.ts';
 export { reconcileHints, serviceKey } from './reconcile-hints.ts';
 export type { ReconcileHintsInput, ReconcileHintsOutput } from './reconcile-hints.ts';
 export { SliceDraft, isReady } from './slice-draft.ts';
+export * from './auto-reason.ts';

@@ -14,7 +14,9 @@ describe('hintsConfig', () => {
       subjectPrefix: '',
       svcBucket: 'svc',
       viewsBucket: 'views',
-      batchPeriod: 50,
+      batchPeriod: 0,
+      workers: 16,
+      ingestBatch: 256,
       preferSameTrafficDistribution: true,
       logLevel: 'info',
     });

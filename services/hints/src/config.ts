@@ -42,13 +42,34 @@ export const hintsConfig = defineConfig({
   batchPeriod: {
     env: 'BATCH_PERIOD',
     flag: '--batch-period',
-    default: '50ms',
+    // 0: a change is reconciled at once. Changes that arrive while a service is being
+    // reconciled still coalesce into its next reconcile (the work queue marks it dirty once).
+    default: '0ms',
     min: 0,
     max: 60_000,
-    doc: 'Debounce per service: slice changes within this window cause one reconcile.',
+    doc: 'Debounce per service: slice changes within this window cause one reconcile (0 = none beyond the work queue coalescing).',
     parse: 'duration',
   },
-  workers: { env: 'WORKERS', flag: '--workers', default: 4, min: 1, max: 64, doc: 'Concurrent service reconciles.', parse: 'int' },
+  workers: {
+    env: 'WORKERS',
+    flag: '--workers',
+    // Reconciles are short and mostly wait on Postgres and KV; more of them in flight means
+    // bigger shared transactions (batched-records.ts), not more CPU.
+    default: 16,
+    min: 1,
+    max: 64,
+    doc: 'Concurrent service reconciles (their Postgres writes are grouped into shared transactions).',
+    parse: 'int',
+  },
+  ingestBatch: {
+    env: 'INGEST_BATCH',
+    flag: '--ingest-batch',
+    default: 256,
+    min: 1,
+    max: 10_000,
+    doc: 'Most messages a consumer stores in one transaction (also its max ack pending).',
+    parse: 'int',
+  },
   healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 9093, min: 0, max: 65_535, doc: 'Port of /metrics, /healthz and /readyz (0 picks a free one).', parse: 'int' },
   logLevel: {
     env: 'LOG_LEVEL',

@@ -6,15 +6,14 @@ import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 import { validateEndpointSlice, validateService } from '@slicemesh/model';
 import type { DeadLetterBody } from '@slicemesh/nats';
 import { dlqSubject, ensureStreams, kubeNodeSubject, kubeObjectSubject, openKv, parseViewKey, partitionOf, publishAcked, slicesSubject, svcKey } from '@slicemesh/nats';
-// @slicemesh/nats exports no ./testing entry (unlike @slicemesh/db): reach the fixture by path.
-import { withJetStream } from '../../../libs/nats/testing/jetstream.ts';
-import type { JetStreamFixture } from '../../../libs/nats/testing/jetstream.ts';
+import { withJetStream } from '@slicemesh/nats/testing';
+import type { JetStreamFixture } from '@slicemesh/nats/testing';
 import { UNZONED_VIEW, zoneViews } from '@slicemesh/proxy-state';
 import { makeNode, makeService, makeSlice } from '@slicemesh/testing';
 import { REASON_HINTS_DISABLED, REASON_HINTS_ENABLED, TopologyCache } from '@slicemesh/topology';
 import type { HintsConfig } from './config.ts';
 import { hintsConfigWith } from './config.ts';
-import { hintService } from './hint-plan.ts';
+import { hintService } from '@slicemesh/core';
 import type { HintsHandle } from './hints-service.ts';
 import { startHints } from './hints-service.ts';
 import { readBucket } from './kv-port.ts';

@@ -1,33 +1,39 @@
-// The hints service: three consumers (SLICES, KUBE nodes, KUBE services) feed Postgres and a
-// keyed work queue; workers reconcile each dirty service into decisions, per-zone views and the
-// service spec in KV.
+// The hints service: three consumers (SLICES, KUBE nodes, KUBE services) feed the in-memory
+// state (projection.ts, stored batch by batch with each consumer's offset) and a keyed work
+// queue; workers reconcile each dirty service from memory into decisions, per-zone views and
+// the service spec in KV.
 //
-// Dirty marks are the in-memory queue only (the slicer owns dirty_services): after a crash,
-// startup reconciles every known service once, which covers whatever was marked and lost.
+// Postgres is the record the service restarts from: startup loads the snapshot and positions
+// each consumer just after its stored offset, so the log tail brings memory up to date.
+// Dirty marks are the in-memory queue only (the slicer owns its own): after a crash, startup
+// reconciles every known service once, which covers whatever was marked and lost.
 // Startup order (habit 5): load state, audit the buckets against the record, drain every
 // consumer's backlog without publishing, then reconcile every known service; only then ready.
 
 import { performance } from 'node:perf_hooks';
 import type { DbHandle } from '@slicemesh/db';
-import { createDb, migrateToLatest } from '@slicemesh/db';
-import type { BackboneNames, JetStreamManager, NatsConnection } from '@slicemesh/nats';
+import { HintsProjectionStore, createDb, migrateToLatest } from '@slicemesh/db';
+import type { BackboneNames, ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
 import {
-  connectNats, consumeLoop, dlqSubject, ensureDurable, ensureKv, ensureStreams, jetstream, jetstreamManager, publishDeadLetter, svcClusterFilter,
+  connectNats, consumeBatchesInOrder, dlqSubject, ensureKv, ensureStreams, jetstream, jetstreamManager, publishDeadLetter, restartDurableAt, svcClusterFilter,
 } from '@slicemesh/nats';
 import type { Clock, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import { WorkQueue, createLogger, createMetrics, newReconcileID, realClock, runWorkers } from '@slicemesh/runtime';
 import { TopologyCache } from '@slicemesh/topology';
+import { BatchedRecords } from './batched-records.ts';
 import type { HintsConfig } from './config.ts';
-import { consumerSpecs, waitCaughtUp } from './consumers.ts';
+import type { ConsumerSpec } from './consumers.ts';
+import { consumerSpecs, sleep, waitCaughtUp } from './consumers.ts';
 import { hintsMetrics } from './hints-metrics.ts';
+import type { ConsumerRole } from './ingest.ts';
 import { ingestHandlers } from './ingest.ts';
 import { kvPort, readBucket } from './kv-port.ts';
-import { NodeSet, applyNodeChange } from './node-topology.ts';
-import { PgHintsStore } from './pg-store.ts';
+import { applyNodeChange } from './node-topology.ts';
+import { HintsProjection } from './projection.ts';
 import type { ServiceKey } from './published-index.ts';
 import { serviceKeyOf, svcKeyIndex, viewKeyIndex } from './published-index.ts';
 import type { ServiceReconcilerDeps } from './service-reconciler.ts';
-import { reconcileService } from './service-reconciler.ts';
+import { reconcileMemo, reconcileService } from './service-reconciler.ts';
 import { digestOf } from './view-plan.ts';
 
 export interface HintsDeps {
@@ -42,12 +48,15 @@ export interface HintsDeps {
 export interface HintsHandle {
   /** Resolves when migrated, consuming, caught up and every known service published once; rejects if startup fails or close() comes first. */
   readonly ready: Promise<void>;
-  /** For /readyz: ready once `ready` resolved and while every consumer runs. */
+  /** For /readyz: ready once `ready` resolved and while no consumer is failing. */
   readiness(): ReadyStatus;
   readonly metrics: Metrics;
   /** Stops consuming, finishes queued reconciles, closes NATS and Postgres. Idempotent. */
   close(): Promise<void>;
 }
+
+/** First wait after a consumer failed; doubles per consecutive failure up to 30 s. */
+const CONSUMER_RETRY_MS = 500;
 
 /** Starts the hints service; see the file comment for the startup order. */
 export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHandle {
@@ -64,10 +73,12 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
   const cache = new TopologyCache();
   const known = new Set<ServiceKey>();
   const loops: Promise<void>[] = [];
+  /** Consumers whose last attempt failed, with why. */
+  const failing = new Map<ConsumerRole, string>();
   let nc: NatsConnection | undefined;
   let dbh: DbHandle | undefined;
   let workers: Promise<void> | undefined;
-  let status: ReadyStatus = { ready: false, reason: 'starting' };
+  let startupStatus: ReadyStatus = { ready: false, reason: 'starting' };
   let started = false;
 
   // Keys of the startup pass; ready once each succeeded or was given up.
@@ -77,6 +88,8 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     if (initial.delete(key) && initial.size === 0) initialDone();
   };
   stop.signal.addEventListener('abort', () => initialDone(), { once: true });
+
+  const durableOf = (spec: ConsumerSpec): DurableOptions => ({ durable: spec.durable, filterSubject: spec.filterSubject, maxAckPending: config.ingestBatch });
 
   async function start(): Promise<void> {
     const aborted = (): void => {
@@ -91,29 +104,37 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     aborted();
     dbh = await createDb({ url: config.databaseUrl, schema: config.dbSchema, onPoolError: (err) => log.warn({ err }, 'idle Postgres connection failed') });
     await migrateToLatest(dbh.db, config.dbSchema);
-    const store = new PgHintsStore(dbh.db, cluster);
+    const record = new HintsProjectionStore(dbh.db, cluster);
+    const specs = consumerSpecs(cluster, names, config.durablePrefix);
     aborted();
 
-    // State: nodes, the record of published views audited against the bucket, the specs in KV.
-    const nodes = new NodeSet(await store.loadNodes());
-    let zoneLayout = applyNodeChange(cache, nodes.list(), '').zoneLayout;
+    // State: the snapshot, the record of published views audited against the bucket, the specs in KV.
+    const snapshot = await record.loadSnapshot(specs.map((s) => s.offset));
+    const state = new HintsProjection(snapshot);
+    let zoneLayout = applyNodeChange(cache, state.nodes.list(), '').zoneLayout;
     const views = kvPort(viewsKv);
     const svc = kvPort(svcKv);
     const viewIndex = viewKeyIndex();
-    for (const r of await store.loadPublishedViews()) viewIndex.set(r.key, { revision: r.revision, digest: r.revision > 0 ? digestOf(r.body) : null });
+    for (const r of snapshot.publishedViews) viewIndex.set(r.key, { revision: r.revision, digest: r.revision > 0 ? digestOf(r.body) : null });
     const audited = viewIndex.auditAgainst(await views.keys(svcClusterFilter(cluster)));
     const svcIndex = svcKeyIndex();
     for (const [key, e] of await readBucket(svcKv, svcClusterFilter(cluster))) svcIndex.set(key, { revision: e.revision, digest: digestOf(e.value) });
-    log.info({ nodes: nodes.list().length, views: viewIndex.keys().length, unconfirmedViews: audited, specs: svcIndex.keys().length }, 'state loaded');
+    log.info(
+      {
+        services: snapshot.services.length, slices: snapshot.slices.length, nodes: snapshot.nodes.length, views: viewIndex.keys().length,
+        unconfirmedViews: audited, specs: svcIndex.keys().length, offsets: Object.fromEntries(snapshot.offsets),
+      },
+      'state loaded',
+    );
     aborted();
 
-    const specs = consumerSpecs(cluster, names, config.durablePrefix);
-    const byRole = Object.fromEntries(specs.map((s) => [s.role, s])) as Record<(typeof specs)[number]['role'], (typeof specs)[number]>;
+    let nodesChanged = false;
     const handlers = ingestHandlers({
       cluster,
       prefix: names.prefix,
-      store,
-      offsets: { slices: byRole.slices.offset, nodes: byRole.nodes.offset, services: byRole.services.offset },
+      projection: state,
+      store: record,
+      offsets: { slices: byRole(specs, 'slices').offset, nodes: byRole(specs, 'nodes').offset, services: byRole(specs, 'services').offset },
       deadLetter: async (letter) => void (await publishDeadLetter(js, dlqSubject(cluster, 'hints', names), { ...letter, at: new Date(clock.now()).toISOString() })),
       onSlices: (msg) => {
         const key = serviceKeyOf(msg.namespace, msg.service);
@@ -125,17 +146,21 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
         known.add(key);
         queue.add(key); // A.12.1: service changes are queued at once
       },
-      onNode: (env) => {
-        if (!nodes.apply(env)) return;
-        const change = applyNodeChange(cache, nodes.list(), zoneLayout);
+      onNode: () => {
+        nodesChanged = true;
+      },
+      afterBatch: (role) => {
+        if (role !== 'nodes' || !nodesChanged) return;
+        nodesChanged = false;
+        const change = applyNodeChange(cache, state.nodes.list(), zoneLayout);
         zoneLayout = change.zoneLayout;
         if (!started) return; // the startup pass reconciles everything anyway
         if (change.requeueAll) {
-          log.info({ node: env.object.metadata.name, services: known.size }, 'node zone layout changed: recomputing every service');
+          log.info({ services: known.size }, 'node zone layout changed: recomputing every service');
           for (const key of known) queue.addAfter(key, config.batchPeriod);
         }
         for (const o of change.overloaded) {
-          log.info({ service: o.service, addressType: o.addressType, reason: o.reason, node: env.object.metadata.name }, 'hints overloaded after node change: requeued');
+          log.info({ service: o.service, addressType: o.addressType, reason: o.reason }, 'hints overloaded after node change: requeued');
           queue.add(o.service);
         }
       },
@@ -145,22 +170,14 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
       },
     });
 
+    // Each durable starts just after the offset stored with the state: what the server still
+    // held as pending is dropped and comes again in order.
     const targets = new Map<string, number>();
     for (const spec of specs) {
-      await ensureDurable(jsm, spec.stream, { durable: spec.durable, filterSubject: spec.filterSubject, maxAckPending: 1 });
+      await restartDurableAt(jsm, spec.stream, durableOf(spec), state.offset(spec.offset) + 1);
       targets.set(spec.role, (spec.stream === names.slices ? streams.slices : streams.kube).state.last_seq);
     }
-    for (const spec of specs) {
-      const loop = consumeLoop(js, spec.stream, spec.durable, handlers[spec.role], {
-        signal: stop.signal,
-        onError: (err, msg) => log.warn({ err, consumer: spec.role, seq: msg.seq, subject: msg.subject }, 'message failed; redelivering with backoff'),
-      }).catch((err: unknown) => {
-        if (stop.signal.aborted) return;
-        status = { ready: false, reason: `consumer ${spec.durable} stopped: ${err instanceof Error ? err.message : String(err)}` };
-        log.error({ err, consumer: spec.role }, 'consumer stopped');
-      });
-      loops.push(loop);
-    }
+    for (const spec of specs) loops.push(supervise(js, jsm, spec, handlers[spec.role], state));
     for (const spec of specs) {
       await waitCaughtUp(jsm, spec, targets.get(spec.role) ?? 0, { clock, intervalMs: config.drainPollInterval, signal: stop.signal });
     }
@@ -168,15 +185,15 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     log.info({}, 'backlog drained');
 
     // The startup pass: every service anything knows about, once.
-    for (const key of [...(await store.knownServices()), ...viewIndex.services(), ...svcIndex.services()]) known.add(key);
+    for (const key of [...state.knownServices(), ...viewIndex.services(), ...svcIndex.services()]) known.add(key);
     for (const key of known) initial.add(key);
     const allDone = new Promise<void>((resolve) => {
       initialDone = resolve;
       if (initial.size === 0) resolve();
     });
     const reconcilerDeps: ServiceReconcilerDeps = {
-      cluster, store, views, svc, cache, nodes: () => nodes.list(), viewIndex, svcIndex,
-      preferSameTrafficDistribution: config.preferSameTrafficDistribution, clock,
+      cluster, state, records: new BatchedRecords(record, state), views, svc, cache, nodes: () => state.nodes.list(), viewIndex, svcIndex,
+      preferSameTrafficDistribution: config.preferSameTrafficDistribution, clock, memo: reconcileMemo(),
     };
     started = true;
     for (const key of initial) queue.add(key);
@@ -189,8 +206,35 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     });
     await allDone;
     aborted();
-    status = { ready: true };
+    startupStatus = { ready: true };
     log.info({ services: known.size }, 'ready');
+  }
+
+  /**
+   * Runs one consumer until close. After a failure (the batch was not stored, memory is as
+   * before) it waits with backoff and consumes again from the offset held in memory.
+   */
+  async function supervise(js: JetStreamClient, jsm: JetStreamManager, spec: ConsumerSpec, handle: (msgs: readonly ConsumedMessage[]) => Promise<HandlerOutcome>, state: HintsProjection): Promise<void> {
+    let failures = 0;
+    const handler = async (msgs: readonly ConsumedMessage[]): Promise<HandlerOutcome> => {
+      const outcome = await handle(msgs);
+      failing.delete(spec.role);
+      return outcome;
+    };
+    for (let first = true; !stop.signal.aborted; first = false) {
+      try {
+        if (!first) await restartDurableAt(jsm, spec.stream, durableOf(spec), state.offset(spec.offset) + 1);
+        await consumeBatchesInOrder(js, spec.stream, spec.durable, handler, { signal: stop.signal, batch: config.ingestBatch });
+        failures = 0;
+        if (!stop.signal.aborted) log.warn({ consumer: spec.role }, 'consumer ended; starting it again');
+      } catch (err) {
+        if (stop.signal.aborted) return;
+        failures++;
+        failing.set(spec.role, `consumer ${spec.durable} failing: ${err instanceof Error ? err.message : String(err)}`);
+        log.warn({ err, consumer: spec.role, failures }, 'ingest failed; consuming again from the stored offset');
+      }
+      await sleep(clock, Math.min(CONSUMER_RETRY_MS * 2 ** Math.min(Math.max(failures, 1) - 1, 6), 30_000), stop.signal);
+    }
   }
 
   async function reconcileOne(rdeps: ServiceReconcilerDeps, key: ServiceKey): Promise<void> {
@@ -224,15 +268,21 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
   const ready = start();
   ready.catch((err: unknown) => {
     if (!stop.signal.aborted) {
-      status = { ready: false, reason: `startup failed: ${err instanceof Error ? err.message : String(err)}` };
+      startupStatus = { ready: false, reason: `startup failed: ${err instanceof Error ? err.message : String(err)}` };
       log.error({ err }, 'startup failed');
     }
   });
 
+  function readiness(): ReadyStatus {
+    if (stop.signal.aborted) return { ready: false, reason: 'shutting down' };
+    if (!startupStatus.ready) return startupStatus;
+    const trouble = [...failing.values()];
+    return trouble.length === 0 ? { ready: true } : { ready: false, reason: trouble.join('; ') };
+  }
+
   let closing: Promise<void> | undefined;
   async function close(): Promise<void> {
     stop.abort();
-    status = { ready: false, reason: 'shutting down' };
     await ready.catch(() => {});
     await Promise.all(loops);
     queue.shutDown();
@@ -241,5 +291,11 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     await dbh?.close();
   }
 
-  return { ready, readiness: () => status, metrics, close: () => (closing ??= close()) };
+  return { ready, readiness, metrics, close: () => (closing ??= close()) };
+}
+
+function byRole(specs: readonly ConsumerSpec[], role: ConsumerRole): ConsumerSpec {
+  const spec = specs.find((s) => s.role === role);
+  if (spec === undefined) throw new Error(`no ${role} consumer`);
+  return spec;
 }

@@ -4,6 +4,7 @@ import { kubeNodeSubject, kubeObjectSubject, slicesSubject } from '@slicemesh/na
 import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing';
 import type { IngestOutcome } from './ingest.ts';
 import { ingestHandlers } from './ingest.ts';
+import { HintsProjection } from './projection.ts';
 import { FakeStore, ep } from './test-fixtures.ts';
 
 const opts = { cluster: 'c1', prefix: 't1.' };
@@ -33,11 +34,13 @@ function message(subject: string, data: unknown, seq: number, raw?: string): Con
 
 function harness() {
   const store = new FakeStore();
+  const projection = new HintsProjection();
   const letters: DeadLetter[] = [];
   const events: string[] = [];
   const reports: IngestOutcome[] = [];
   const handlers = ingestHandlers({
     ...opts,
+    projection,
     store,
     offsets: { slices: 'o-slices', nodes: 'o-nodes', services: 'o-services' },
     deadLetter: (l) => {
@@ -49,7 +52,7 @@ function harness() {
     onService: (e) => events.push(`service ${e.object.metadata.name}`),
     report: (o) => reports.push(o),
   });
-  return { store, letters, events, reports, handlers };
+  return { store, projection, letters, events, reports, handlers };
 }
 
 describe('ingestHandlers', () => {
@@ -61,7 +64,7 @@ describe('ingestHandlers', () => {
   for (const tc of applied) {
     it(tc.name, async () => {
       const h = harness();
-      expect(await h.handlers[tc.role](tc.msg)).toBe('ack');
+      expect(await h.handlers[tc.role]([tc.msg])).toBe('ack');
       expect(h.store.offsets.get(tc.offset)).toBe(tc.msg.seq);
       expect(h.events).toEqual([tc.event]);
       expect(h.reports).toEqual([{ result: 'applied', role: tc.role, seq: tc.msg.seq }]);
@@ -70,9 +73,9 @@ describe('ingestHandlers', () => {
 
   it('a redelivery (seq ≤ offset) is acked without a write, and still handed on (the first ack may have been lost)', async () => {
     const h = harness();
-    await h.handlers.slices(message(sliceSubject, sliceBody, 5));
+    await h.handlers.slices([message(sliceSubject, sliceBody, 5)]);
     h.store.slices.clear();
-    expect(await h.handlers.slices(message(sliceSubject, sliceBody, 5))).toBe('ack');
+    expect(await h.handlers.slices([message(sliceSubject, sliceBody, 5)])).toBe('ack');
     expect(h.store.slices.size).toBe(0);
     expect(h.events).toEqual(['slices default/web', 'slices default/web']);
     expect(h.reports.map((r) => r.result)).toEqual(['applied', 'duplicate']);
@@ -85,9 +88,9 @@ describe('ingestHandlers', () => {
     { name: 'a service on the wrong subject', role: 'services', msg: message(nodeSubject, svcBody, 3), field: 'subject' },
   ];
   for (const tc of malformed) {
-    it(`dead-letters ${tc.name} with its reason and field, terminates it and writes nothing`, async () => {
+    it(`dead-letters ${tc.name} with its reason and field, acknowledges it and writes nothing`, async () => {
       const h = harness();
-      expect(await h.handlers[tc.role](tc.msg)).toBe('term');
+      expect(await h.handlers[tc.role]([tc.msg])).toBe('ack');
       expect(h.letters).toHaveLength(1);
       expect(h.letters[0]?.field).toBe(tc.field);
       expect(h.letters[0]?.subject).toBe(tc.msg.subject);
@@ -101,12 +104,72 @@ describe('ingestHandlers', () => {
   it('a store failure throws (redelivery with backoff), a failed dead letter too', async () => {
     const h = harness();
     h.store.failOn = () => true;
-    await expect(h.handlers.slices(message(sliceSubject, sliceBody, 5))).rejects.toThrow(/apply failed/);
+    await expect(h.handlers.slices([message(sliceSubject, sliceBody, 5)])).rejects.toThrow(/apply failed/);
     expect(h.events).toEqual([]);
     const failing = ingestHandlers({
-      ...opts, store: h.store, offsets: { slices: 's', nodes: 'n', services: 'v' },
+      ...opts, projection: h.projection, store: h.store, offsets: { slices: 's', nodes: 'n', services: 'v' },
       deadLetter: () => Promise.reject(new Error('DLQ down')), onSlices: () => {}, onNode: () => {}, onService: () => {},
     });
-    await expect(failing.slices(message(sliceSubject, undefined, 1, '{'))).rejects.toThrow(/DLQ down/);
+    await expect(failing.slices([message(sliceSubject, undefined, 1, '{')])).rejects.toThrow(/DLQ down/);
   });
+
+  it('memory changes only after the commit: a failed batch leaves the state and its offset as they were', async () => {
+    const h = harness();
+    h.store.failOn = () => true;
+    await expect(h.handlers.slices([message(sliceSubject, sliceBody, 5)])).rejects.toThrow(/apply failed/);
+    expect([h.projection.offset('o-slices'), h.projection.slices('default/web')]).toEqual([0, []]);
+    h.store.failOn = undefined;
+    await h.handlers.slices([message(sliceSubject, sliceBody, 5)]);
+    expect([h.projection.offset('o-slices'), h.projection.slices('default/web').map((s) => s.metadata.name)]).toEqual([5, ['web-1']]);
+  });
+});
+
+describe('ingestHandlers on a batch', () => {
+  const web2 = makeSlice('web-2', [ep('10.0.0.2', 'zone-b', 'n-b')]);
+  const body = (upserts: unknown[], deletes: string[] = []) => ({ ...sliceBody, upserts, deletes });
+  const node = (zone: string, rv: string) => ({ ...nodeBody, object: { ...makeNode('n-a', { zone }), metadata: { ...makeNode('n-a').metadata, resourceVersion: rv, labels: { 'topology.kubernetes.io/zone': zone } } } });
+
+  const cases: {
+    name: string;
+    role: 'slices' | 'nodes';
+    msgs: ConsumedMessage[];
+    /** What the store holds afterwards, and the offset it moved to. */
+    want: { readonly rows: string[]; readonly offset: number };
+  }[] = [
+    {
+      name: 'later messages see earlier ones: a slice deleted then upserted again ends up stored, one commit at the last offset',
+      role: 'slices',
+      msgs: [message(sliceSubject, body([slice, web2]), 3), message(sliceSubject, body([], ['web-1']), 4), message(sliceSubject, body([slice]), 6)],
+      want: { rows: ['default/web-1', 'default/web-2'], offset: 6 },
+    },
+    {
+      name: 'a malformed message in the middle is dead-lettered; the others are stored up to the last applied offset',
+      role: 'slices',
+      msgs: [message(sliceSubject, body([web2]), 3), message(sliceSubject, undefined, 4, '{'), message(sliceSubject, body([slice]), 5)],
+      want: { rows: ['default/web-1', 'default/web-2'], offset: 5 },
+    },
+    {
+      name: 'a malformed message at the end is covered by the commit, so a restart does not dead-letter it twice',
+      role: 'slices',
+      msgs: [message(sliceSubject, body([web2]), 3), message(sliceSubject, undefined, 4, '{')],
+      want: { rows: ['default/web-2'], offset: 4 },
+    },
+    {
+      name: 'an older node version after a newer one in the same batch is skipped',
+      role: 'nodes',
+      msgs: [message(nodeSubject, node('zone-b', '8'), 3), message(nodeSubject, node('zone-c', '7'), 4)],
+      want: { rows: ['n-a:zone-b'], offset: 4 },
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const h = harness();
+      expect(await h.handlers[tc.role](tc.msgs)).toBe('ack');
+      const rows = tc.role === 'slices'
+        ? [...h.store.slices.keys()].sort()
+        : [...h.store.nodes.values()].map((n) => `${n.metadata.name}:${n.metadata.labels?.['topology.kubernetes.io/zone']}`);
+      expect({ rows, offset: h.store.offsets.get(`o-${tc.role}`) }).toEqual(tc.want);
+      expect(h.projection.offset(`o-${tc.role}`)).toBe(tc.want.offset);
+    });
+  }
 });

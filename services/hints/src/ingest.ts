@@ -1,12 +1,15 @@
-// The three consumers' message handlers: parse strictly, apply in one transaction with the
-// offset, then say what became dirty. Malformed input is dead-lettered with its reason and
-// terminated; any other failure throws, so the message is redelivered with backoff (the
-// consumers run with one message in flight, which keeps the offset guard sound).
+// The three consumers' batch handlers: parse strictly, stage against the in-memory state, store
+// the batch's rows with the consumer's offset in one transaction, apply them in memory, then say
+// what became dirty. Malformed input is dead-lettered with its reason and acknowledged with its
+// batch (the dead letter holds it now); any other failure throws, so the batch is consumed again
+// from the offset held in memory (which equals the stored one: memory changes only after the
+// commit).
 
 import type { Node, Service } from '@slicemesh/model';
 import type { ConsumedMessage, DeadLetter, HandlerOutcome, SubjectOptions } from '@slicemesh/nats';
 import type { KubeEnvelope, SliceChangedV1 } from './messages.ts';
 import { MalformedMessageError, parseNodeEvent, parseServiceEvent, parseSliceChanged } from './messages.ts';
+import type { HintsProjection, IngestStage } from './projection.ts';
 import type { IngestStore } from './ports.ts';
 
 export type ConsumerRole = 'slices' | 'nodes' | 'services';
@@ -18,61 +21,104 @@ export type IngestOutcome =
 
 export interface IngestDeps extends SubjectOptions {
   readonly cluster: string;
+  /** The in-memory state: where each message is staged and, once stored, applied. */
+  readonly projection: HintsProjection;
   readonly store: IngestStore;
   /** Offset names in consumer_offsets, per role. */
   readonly offsets: Readonly<Record<ConsumerRole, string>>;
   /** Publishes a dead letter to dlq.<cluster>.hints; throws when it could not. */
   readonly deadLetter: (letter: DeadLetter) => Promise<void>;
-  /** Slices of a service changed (after commit, also for redeliveries). */
+  /** Slices of a service changed (after the commit; also for redeliveries). */
   readonly onSlices: (msg: SliceChangedV1) => void;
-  /** A node event (after commit, also for redeliveries; applying it must be idempotent). */
+  /** A node event (after the commit; also for redeliveries and stale versions, so it must be idempotent). */
   readonly onNode: (env: KubeEnvelope<Node>) => void;
-  /** A service event (after commit, also for redeliveries). */
+  /** A service event (after the commit; also for redeliveries). */
   readonly onService: (env: KubeEnvelope<Service>) => void;
+  /** After the callbacks of a batch that had any message to hand on. */
+  readonly afterBatch?: (role: ConsumerRole) => void;
   /** Reports every handled message. */
   readonly report?: (outcome: IngestOutcome) => void;
 }
 
-export interface IngestHandlers {
-  readonly slices: (msg: ConsumedMessage) => Promise<HandlerOutcome>;
-  readonly nodes: (msg: ConsumedMessage) => Promise<HandlerOutcome>;
-  readonly services: (msg: ConsumedMessage) => Promise<HandlerOutcome>;
+/** Per role: handles one batch, in stream order; resolves 'ack' for the whole batch. */
+export type IngestHandlers = Readonly<Record<ConsumerRole, (msgs: readonly ConsumedMessage[]) => Promise<HandlerOutcome>>>;
+
+interface Kind<T> {
+  readonly parse: (data: unknown, subject: string) => T;
+  readonly stage: (stage: IngestStage, parsed: T) => void;
+  readonly after: (parsed: T) => void;
 }
 
 /**
- * Builds the handlers. The after-commit callbacks also run for a redelivery of an applied
- * message: the commit may have succeeded while its acknowledgement to us was lost.
+ * Builds the handlers. A redelivery of an applied message (seq ≤ the offset) is acked without a
+ * write but still handed on: its first handling may have been cut short after the commit.
  */
 export function ingestHandlers(deps: IngestDeps): IngestHandlers {
   const opts = { cluster: deps.cluster, ...(deps.prefix !== undefined ? { prefix: deps.prefix } : {}) };
 
-  function handler<T>(
-    role: ConsumerRole,
-    parse: (data: unknown, subject: string) => T,
-    apply: (consumer: string, seq: number, parsed: T) => Promise<boolean>,
-    after: (parsed: T) => void,
-  ): (msg: ConsumedMessage) => Promise<HandlerOutcome> {
-    return async (msg) => {
-      let parsed: T;
-      try {
-        if (msg.parseError !== undefined) throw new MalformedMessageError(`the body is not JSON: ${msg.parseError}`, '<body>');
-        parsed = parse(msg.data, msg.subject);
-      } catch (err) {
-        if (!(err instanceof MalformedMessageError)) throw err;
-        await deps.deadLetter({ reason: err.reason, ...(err.field !== undefined ? { field: err.field } : {}), object: msg.raw, subject: msg.subject });
-        deps.report?.({ result: 'dead-lettered', role, seq: msg.seq, reason: err.reason, ...(err.field !== undefined ? { field: err.field } : {}) });
-        return 'term';
+  function handler<T>(role: ConsumerRole, kind: Kind<T>): (msgs: readonly ConsumedMessage[]) => Promise<HandlerOutcome> {
+    const consumer = deps.offsets[role];
+    return async (msgs) => {
+      const stage = deps.projection.stage();
+      const reports: IngestOutcome[] = [];
+      const handOn: T[] = [];
+      let applied = false;
+      /** The highest sequence applied or dead-lettered: what a commit covers. */
+      let last = 0;
+      for (const msg of msgs) {
+        if (msg.seq <= deps.projection.offset(consumer)) {
+          const parsed = tryParse(kind, msg);
+          if (parsed !== undefined) handOn.push(parsed);
+          reports.push({ result: 'duplicate', role, seq: msg.seq });
+          continue;
+        }
+        let parsed: T;
+        try {
+          if (msg.parseError !== undefined) throw new MalformedMessageError(`the body is not JSON: ${msg.parseError}`, '<body>');
+          parsed = kind.parse(msg.data, msg.subject);
+        } catch (err) {
+          if (!(err instanceof MalformedMessageError)) throw err;
+          await deps.deadLetter({ reason: err.reason, ...(err.field !== undefined ? { field: err.field } : {}), object: msg.raw, subject: msg.subject });
+          reports.push({ result: 'dead-lettered', role, seq: msg.seq, reason: err.reason, ...(err.field !== undefined ? { field: err.field } : {}) });
+          last = msg.seq;
+          continue;
+        }
+        kind.stage(stage, parsed);
+        handOn.push(parsed);
+        applied = true;
+        last = msg.seq;
+        reports.push({ result: 'applied', role, seq: msg.seq });
       }
-      const applied = await apply(deps.offsets[role], msg.seq, parsed);
-      after(parsed);
-      deps.report?.({ result: applied ? 'applied' : 'duplicate', role, seq: msg.seq });
+      // A batch of dead letters only writes nothing (they are in the DLQ); otherwise the commit
+      // covers them too. Stored false: an earlier attempt committed and lost its
+      // acknowledgement; the rows are the same either way, so memory takes them too.
+      if (applied) {
+        await deps.store.commitIngest(consumer, last, stage.rows());
+        stage.apply(consumer, last);
+      }
+      for (const parsed of handOn) kind.after(parsed);
+      if (handOn.length > 0) deps.afterBatch?.(role);
+      for (const r of reports) deps.report?.(r);
       return 'ack';
     };
   }
 
   return {
-    slices: handler('slices', (d, s) => parseSliceChanged(d, s, opts), (c, q, m) => deps.store.applySliceChanged(c, q, m), deps.onSlices),
-    nodes: handler('nodes', (d, s) => parseNodeEvent(d, s, opts), (c, q, e) => deps.store.applyNodeEvent(c, q, e), deps.onNode),
-    services: handler('services', (d, s) => parseServiceEvent(d, s, opts), (c, q, e) => deps.store.applyServiceEvent(c, q, e), deps.onService),
+    slices: handler<SliceChangedV1>('slices', {
+      parse: (d, s) => parseSliceChanged(d, s, opts),
+      stage: (stage, msg) => stage.applySliceChanged(msg),
+      after: deps.onSlices,
+    }),
+    nodes: handler<KubeEnvelope<Node>>('nodes', { parse: (d, s) => parseNodeEvent(d, s, opts), stage: (stage, env) => stage.applyNode(env), after: deps.onNode }),
+    services: handler<KubeEnvelope<Service>>('services', { parse: (d, s) => parseServiceEvent(d, s, opts), stage: (stage, env) => stage.applyService(env), after: deps.onService }),
   };
+}
+
+function tryParse<T>(kind: Kind<T>, msg: ConsumedMessage): T | undefined {
+  if (msg.parseError !== undefined) return undefined;
+  try {
+    return kind.parse(msg.data, msg.subject);
+  } catch {
+    return undefined;
+  }
 }

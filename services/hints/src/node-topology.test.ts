@@ -5,7 +5,7 @@ import { TopologyCache } from '@slicemesh/topology';
 import type { KubeEnvelope } from './messages.ts';
 import { NodeSet, applyNodeChange, isStaleVersion, zoneLayoutOf } from './node-topology.ts';
 import { autoService, threeZoneNodes, threeZoneSlice } from './test-fixtures.ts';
-import { hintService } from './hint-plan.ts';
+import { hintService } from '@slicemesh/core';
 
 function withRv(node: Node, rv: string): Node {
   return { ...node, metadata: { ...node.metadata, resourceVersion: rv } };

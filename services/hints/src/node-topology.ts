@@ -27,24 +27,36 @@ export function isStaleVersion(incoming: string | undefined, stored: string | un
 /** The nodes of one cluster, by name, with the same stale-version guard as the stored copy. */
 export class NodeSet {
   readonly #nodes = new Map<string, Node>();
+  /** list() until the next change: callers compare node lists by identity. */
+  #sorted: Node[] | null = null;
 
   constructor(initial: readonly Node[] = []) {
     for (const n of initial) this.#nodes.set(n.metadata.name, n);
   }
 
+  get(name: string): Node | undefined {
+    return this.#nodes.get(name);
+  }
+
+  /** Whether `env` is older than the node held (then applying it changes nothing). */
+  isStale(env: KubeEnvelope<Node>, held: Node | undefined = this.#nodes.get(env.object.metadata.name)): boolean {
+    return held !== undefined && isStaleVersion(env.object.metadata.resourceVersion, held.metadata.resourceVersion);
+  }
+
   /** Applies an upsert or delete; returns false when it was stale (nothing changed). */
   apply(env: KubeEnvelope<Node>): boolean {
+    if (this.isStale(env)) return false;
     const name = env.object.metadata.name;
-    const stored = this.#nodes.get(name);
-    if (stored !== undefined && isStaleVersion(env.object.metadata.resourceVersion, stored.metadata.resourceVersion)) return false;
     if (env.type === 'Deleted.v1') this.#nodes.delete(name);
     else this.#nodes.set(name, env.object);
+    this.#sorted = null;
     return true;
   }
 
-  /** Every node, sorted by name ([] when none). */
-  list(): Node[] {
-    return [...this.#nodes.keys()].sort().map((n) => this.#nodes.get(n) as Node);
+  /** Every node, sorted by name ([] when none); the same array until a node changes. */
+  list(): readonly Node[] {
+    this.#sorted ??= [...this.#nodes.keys()].sort().map((n) => this.#nodes.get(n) as Node);
+    return this.#sorted;
   }
 }
 

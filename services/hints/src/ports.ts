@@ -1,18 +1,25 @@
-// The smallest interfaces the hints logic needs from Postgres and the KV buckets (habit 12).
-// pg-store.ts and kv-port.ts implement them; the unit tests use in-memory fakes.
+// The smallest interfaces the hints logic needs from its state and from the outside (habit 12).
+// projection.ts holds the state in memory; @slicemesh/db's HintsProjectionStore is the durable
+// record behind IngestStore and (through batched-records.ts) ServiceRecordStore; kv-port.ts
+// wraps the buckets. Unit tests use the in-memory fakes of test-fixtures.ts.
 
-import type { HintDecision, PublishedView } from '@slicemesh/db';
-import type { EndpointSlice, Node, Service } from '@slicemesh/model';
-import type { KubeEnvelope, SliceChangedV1 } from './messages.ts';
+import type { HintDecision, HintsIngestRows, PublishedView } from '@slicemesh/db';
+import type { EndpointSlice, Service } from '@slicemesh/model';
+import type { ServiceKey } from './published-index.ts';
 
-/** Writes of the three consumers: each one transaction with the consumer's offset. */
+/** The durable side of ingest: a batch's rows and its consumer's offset, in one transaction. */
 export interface IngestStore {
-  /** Applies the slice changes unless `seq` ≤ the consumer's offset; false for a redelivery. */
-  applySliceChanged(consumer: string, seq: number, msg: SliceChangedV1): Promise<boolean>;
-  /** Stores or removes the node (stale versions ignored) unless already applied. */
-  applyNodeEvent(consumer: string, seq: number, env: KubeEnvelope<Node>): Promise<boolean>;
-  /** Stores or removes the service (stale versions ignored) unless already applied. */
-  applyServiceEvent(consumer: string, seq: number, env: KubeEnvelope<Service>): Promise<boolean>;
+  /** Writes `rows` and moves `consumer`'s offset to `seq`; false (nothing written) when already there. */
+  commitIngest(consumer: string, seq: number, rows: HintsIngestRows): Promise<boolean>;
+}
+
+/** What a service reconcile reads: the current state, from memory, synchronously. */
+export interface ServiceStateReader {
+  service(key: ServiceKey): Service | undefined;
+  /** The service's slices as received, sorted by name; [] when none. */
+  slices(key: ServiceKey): readonly EndpointSlice[];
+  /** Stored decisions of the service, sorted by address type; [] when none. */
+  decisions(key: ServiceKey): readonly HintDecision[];
 }
 
 export interface ViewIntent {
@@ -22,16 +29,11 @@ export interface ViewIntent {
   readonly pending: readonly { readonly key: string; readonly body: unknown }[];
 }
 
-/** What a service reconcile reads and records. */
-export interface ServiceStateStore {
-  loadService(namespace: string, name: string): Promise<Service | undefined>;
-  /** The service's slices as received, sorted by name; [] when none. */
-  loadSlices(namespace: string, name: string): Promise<readonly EndpointSlice[]>;
-  /** Stored decisions of the service, sorted by address type; [] when none. */
-  loadDecisions(namespace: string, name: string): Promise<readonly HintDecision[]>;
-  /** One transaction, before any KV write. */
+/** What a service reconcile records; each call is durable when it resolves. */
+export interface ServiceRecordStore {
+  /** Before any KV write. The decisions read back by ServiceStateReader once it resolves. */
   recordIntent(namespace: string, name: string, intent: ViewIntent): Promise<void>;
-  /** One transaction, after the KV writes: confirmed puts with their revisions, deleted keys forgotten. */
+  /** After the KV writes: confirmed puts with their revisions, deleted keys forgotten. */
   recordPublished(confirmed: readonly PublishedView[], deleted: readonly string[]): Promise<void>;
 }
 

@@ -8,8 +8,8 @@ import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing
 import { REASON_HINTS_DISABLED, TopologyCache } from '@slicemesh/topology';
 import { svcKeyIndex, viewKeyIndex } from './published-index.ts';
 import type { ServiceReconcilerDeps } from './service-reconciler.ts';
-import { decisionsDiffer, reconcileService } from './service-reconciler.ts';
-import { FakeKv, FakeStore, autoService, ep, threeZoneNodes, threeZoneSlice } from './test-fixtures.ts';
+import { decisionsDiffer, reconcileMemo, reconcileService } from './service-reconciler.ts';
+import { FakeKv, FakeStore, autoService, ep, readerOf, threeZoneNodes, threeZoneSlice } from './test-fixtures.ts';
 import { digestOf } from './view-plan.ts';
 
 const KEY = 'default/web';
@@ -24,8 +24,8 @@ function harness(nodes: readonly Node[] = threeZoneNodes()) {
   const cache = new TopologyCache();
   cache.setNodes(current);
   const deps: ServiceReconcilerDeps = {
-    cluster: 'c1', store, views, svc, cache, nodes: () => current, viewIndex: viewKeyIndex(), svcIndex: svcKeyIndex(),
-    preferSameTrafficDistribution: true, clock: new FakeClock(Date.UTC(2026, 0, 1)),
+    cluster: 'c1', state: readerOf(store), records: store, views, svc, cache, nodes: () => current, viewIndex: viewKeyIndex(), svcIndex: svcKeyIndex(),
+    preferSameTrafficDistribution: true, clock: new FakeClock(Date.UTC(2026, 0, 1)), memo: reconcileMemo(),
   };
   return {
     journal, store, views, svc, deps,
@@ -43,7 +43,7 @@ function harness(nodes: readonly Node[] = threeZoneNodes()) {
       for (const k of svc.values.keys()) svcIndex.set(k, { revision: 1, digest: digestOf(svc.json(k)) });
       const fresh = new TopologyCache();
       fresh.setNodes(current);
-      Object.assign(deps, { viewIndex, svcIndex, cache: fresh });
+      Object.assign(deps, { viewIndex, svcIndex, cache: fresh, memo: reconcileMemo() });
     },
   };
 }

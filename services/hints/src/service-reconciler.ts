@@ -1,29 +1,49 @@
-// One reconcile of one service (habit 3: level-based, keyed, re-reads its state): hints for the
-// stored slices, the decision per address type, the per-zone views and the service spec, written
-// so a crash at any point is repaired by the next reconcile:
+// One reconcile of one service (habit 3: level-based, keyed, reads the current state): hints for
+// the service's slices, the decision per address type, the per-zone views and the service spec,
+// written so a crash at any point is repaired by the next reconcile:
 //
 //   1. Postgres: decisions + the keys about to be put, recorded unconfirmed (revision 0);
 //   2. KV: service spec put, view puts, view deletes (spec delete last when the service is gone);
 //   3. Postgres: confirmed revisions; deleted keys forgotten.
 //
 // The record is thus always a superset of the keys KV may hold, and an unconfirmed key is always
-// re-put or deleted, so no key is ever lost or orphaned. KV puts are idempotent.
+// re-put or deleted, so no key is ever lost or orphaned. KV puts are idempotent. Steps 1 and 3 of
+// services reconciling at the same time share their transactions (batched-records.ts); each
+// service still waits for its own step 1 before its KV writes and does step 3 after them.
+//
+// The state is read from memory (projection.ts). With a memo, the hints and views of unchanged
+// slices are reused from the previous reconcile (hint-reuse.ts, view-cache.ts): the same
+// results, computed in time proportional to the change.
 
+import { hintService } from '@slicemesh/core';
 import type { HintDecision } from '@slicemesh/db';
 import type { Node } from '@slicemesh/model';
 import { svcKey } from '@slicemesh/nats';
 import type { Clock } from '@slicemesh/runtime';
 import type { HintsDecision, TopologyCache } from '@slicemesh/topology';
-import { hintService } from './hint-plan.ts';
-import type { KvPort, ServiceStateStore } from './ports.ts';
+import { HintReuse } from '@slicemesh/core';
+import type { KvPort, ServiceRecordStore, ServiceStateReader } from './ports.ts';
 import type { KeyIndex, ServiceKey } from './published-index.ts';
 import { splitServiceKey } from './published-index.ts';
 import type { DesiredValue, KeyPut } from './view-plan.ts';
+import { ServiceViewsCache } from './view-cache.ts';
 import { desiredValue, desiredViews, planKeyWrites } from './view-plan.ts';
+
+/** What reconciles keep between them to redo only what changed (per slice and view entry object). */
+export interface ReconcileMemo {
+  readonly hints: HintReuse;
+  readonly views: ServiceViewsCache;
+}
+
+export function reconcileMemo(): ReconcileMemo {
+  return { hints: new HintReuse(), views: new ServiceViewsCache() };
+}
 
 export interface ServiceReconcilerDeps {
   readonly cluster: string;
-  readonly store: ServiceStateStore;
+  /** The current state, in memory. */
+  readonly state: ServiceStateReader;
+  readonly records: ServiceRecordStore;
   readonly views: KvPort;
   readonly svc: KvPort;
   /** Long-lived: holds the node distribution and every service's hint state. */
@@ -34,6 +54,8 @@ export interface ServiceReconcilerDeps {
   readonly svcIndex: KeyIndex;
   readonly preferSameTrafficDistribution: boolean;
   readonly clock: Clock;
+  /** Without one, every reconcile computes hints and views from scratch (same results, slower). */
+  readonly memo?: ReconcileMemo;
 }
 
 export interface ServiceReconcileReport {
@@ -76,16 +98,15 @@ export function decisionsDiffer(stored: readonly HintDecision[], next: readonly 
 /**
  * Reconciles `key` (`<namespace>/<name>`). Without a Service object nothing is published: its
  * views, spec and decisions are removed (agents cannot program a service without its spec), and
- * the cache forgets it. Throws whatever the store or KV throws; the partial state it leaves is
+ * the cache forgets it. Throws whatever the record or KV throws; the partial state it leaves is
  * repaired by the retry (see the file comment).
  */
 export async function reconcileService(deps: ServiceReconcilerDeps, key: ServiceKey): Promise<ServiceReconcileReport> {
   const { namespace, name } = splitServiceKey(key);
-  const [service, slices, stored] = await Promise.all([
-    deps.store.loadService(namespace, name),
-    deps.store.loadSlices(namespace, name),
-    deps.store.loadDecisions(namespace, name),
-  ]);
+  const service = deps.state.service(key);
+  const slices = deps.state.slices(key);
+  const stored = deps.state.decisions(key);
+  const memo = deps.memo;
 
   // Everything from here to the first await is synchronous, so the shared cache and node list
   // are read and updated consistently even with several workers.
@@ -93,19 +114,16 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
   let wantedViews = new Map<string, DesiredValue>();
   if (service === undefined) {
     deps.cache.removeService(key);
+    memo?.views.forget(key);
   } else {
-    const hinted = hintService({ service, slices, cache: deps.cache, preferSameTrafficDistribution: deps.preferSameTrafficDistribution });
+    const hintInput = { service, slices, cache: deps.cache, preferSameTrafficDistribution: deps.preferSameTrafficDistribution };
+    const hinted = memo ? memo.hints.hint(hintInput) : hintService(hintInput);
     decisions = hinted.decisions;
-    wantedViews = desiredViews({
-      cluster: deps.cluster,
-      service,
-      slices: hinted.slices,
-      nodes: deps.nodes(),
-      preferSameNodeGate: deps.preferSameTrafficDistribution,
-    });
+    const viewInput = { cluster: deps.cluster, service, slices: hinted.slices, nodes: deps.nodes(), preferSameNodeGate: deps.preferSameTrafficDistribution };
+    wantedViews = memo ? memo.views.desiredViews(key, viewInput) : desiredViews(viewInput);
   }
   const specKey = svcKey({ cluster: deps.cluster, namespace, name });
-  const wantedSpec = new Map<string, DesiredValue>(service === undefined ? [] : [[specKey, desiredValue(service)]]);
+  const wantedSpec = new Map<string, DesiredValue>(service === undefined ? [] : [[specKey, memo ? memo.views.spec(service) : desiredValue(service)]]);
 
   const viewWrites = planKeyWrites(deps.viewIndex.forService(key), wantedViews);
   const specWrites = planKeyWrites(deps.svcIndex.forService(key), wantedSpec);
@@ -115,7 +133,7 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
 
   // 1. Intent.
   if (decisionsChanged || viewWrites.puts.length > 0) {
-    await deps.store.recordIntent(namespace, name, {
+    await deps.records.recordIntent(namespace, name, {
       ...(decisionsChanged ? { decisions: nextDecisions } : {}),
       pending: viewWrites.puts.map((p) => ({ key: p.key, body: p.body })),
     });
@@ -133,7 +151,7 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
 
   // 3. Confirmation.
   if (confirmed.length > 0 || viewWrites.deletes.length > 0) {
-    await deps.store.recordPublished(
+    await deps.records.recordPublished(
       confirmed.map((c) => ({ key: c.put.key, revision: c.revision, body: c.put.body })),
       viewWrites.deletes,
     );

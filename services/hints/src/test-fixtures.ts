@@ -1,39 +1,13 @@
 // In-memory fakes of the hints ports and small builders, for unit tests only.
 
-import type { HintDecision, PublishedView } from '@slicemesh/db';
-import type { Endpoint, EndpointSlice, Node, Service } from '@slicemesh/model';
-import { ANNOTATION_TOPOLOGY_MODE } from '@slicemesh/model';
-import { makeNode, makeService, makeSlice } from '@slicemesh/testing';
-import type { KubeEnvelope, SliceChangedV1 } from './messages.ts';
-import { isStaleVersion } from './node-topology.ts';
-import type { IngestStore, KvPort, ServiceStateStore, ViewIntent } from './ports.ts';
+import type { HintDecision, HintsIngestRows, PublishedView } from '@slicemesh/db';
+import type { EndpointSlice, Node, Service } from '@slicemesh/model';
+import type { IngestStore, KvPort, ServiceRecordStore, ServiceStateReader, ViewIntent } from './ports.ts';
+import type { ServiceKey } from './published-index.ts';
 import { serviceKeyOf } from './published-index.ts';
 
-/** A ready endpoint in `zone` on `node`, with optional zone hints. */
-export function ep(ip: string, zone: string | undefined, node: string, o: { ready?: boolean; forZones?: readonly string[] } = {}): Endpoint {
-  return {
-    addresses: [ip],
-    conditions: { ready: o.ready ?? true, serving: o.ready ?? true, terminating: false },
-    nodeName: node,
-    ...(zone !== undefined ? { zone } : {}),
-    ...(o.forZones ? { hints: { forZones: o.forZones.map((name) => ({ name })) } } : {}),
-  };
-}
-
-/** Three zones a/b/c with one node each (4 CPUs), named n-a, n-b, n-c. */
-export function threeZoneNodes(): Node[] {
-  return ['a', 'b', 'c'].map((z) => makeNode(`n-${z}`, { zone: `zone-${z}` }));
-}
-
-/** Service `web` with topology-mode: Auto. */
-export function autoService(name = 'web', namespace = 'default'): Service {
-  return makeService(name, { namespace, annotations: { [ANNOTATION_TOPOLOGY_MODE]: 'Auto' } });
-}
-
-/** One slice of `web` with one ready endpoint per zone a/b/c (on n-a/n-b/n-c). */
-export function threeZoneSlice(name = 'web-abc', service = 'web'): EndpointSlice {
-  return makeSlice(name, [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b'), ep('10.0.0.3', 'zone-c', 'n-c')], { service });
-}
+// The topology builders are shared with the core's tests.
+export { autoService, ep, threeZoneNodes, threeZoneSlice } from '@slicemesh/testing';
 
 export class FakeKv implements KvPort {
   readonly values = new Map<string, { readonly revision: number; readonly text: string }>();
@@ -72,7 +46,8 @@ export class FakeKv implements KvPort {
   }
 }
 
-export class FakeStore implements ServiceStateStore, IngestStore {
+/** The state, the record and the ingest store in one in-memory object. */
+export class FakeStore implements ServiceRecordStore, IngestStore {
   readonly services = new Map<string, Service>();
   readonly slices = new Map<string, EndpointSlice>(); // ns/name
   readonly decisions = new Map<string, readonly HintDecision[]>(); // ns/service
@@ -92,19 +67,11 @@ export class FakeStore implements ServiceStateStore, IngestStore {
     for (const s of slices) this.slices.set(`${s.metadata.namespace ?? ''}/${s.metadata.name}`, s);
   }
 
-  loadService(namespace: string, name: string): Promise<Service | undefined> {
-    return Promise.resolve(this.services.get(serviceKeyOf(namespace, name)));
-  }
-
-  loadSlices(namespace: string, name: string): Promise<readonly EndpointSlice[]> {
-    const out = [...this.slices.values()]
+  slicesOf(key: ServiceKey): readonly EndpointSlice[] {
+    const [namespace, name] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
+    return [...this.slices.values()]
       .filter((s) => s.metadata.namespace === namespace && s.metadata.labels?.['kubernetes.io/service-name'] === name)
       .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
-    return Promise.resolve(out);
-  }
-
-  loadDecisions(namespace: string, name: string): Promise<readonly HintDecision[]> {
-    return Promise.resolve(this.decisions.get(serviceKeyOf(namespace, name)) ?? []);
   }
 
   recordIntent(namespace: string, name: string, intent: ViewIntent): Promise<void> {
@@ -123,36 +90,25 @@ export class FakeStore implements ServiceStateStore, IngestStore {
     return Promise.resolve();
   }
 
-  #once(consumer: string, seq: number, apply: () => void): Promise<boolean> {
+  commitIngest(consumer: string, seq: number, rows: HintsIngestRows): Promise<boolean> {
     if (this.failOn?.('apply')) return Promise.reject(new Error('apply failed'));
     if (seq <= (this.offsets.get(consumer) ?? 0)) return Promise.resolve(false);
-    apply();
+    for (const d of rows.slices?.deletes ?? []) this.slices.delete(`${d.namespace}/${d.name}`);
+    this.setSlices(...(rows.slices?.upserts ?? []));
+    for (const n of rows.nodes?.deletes ?? []) this.nodes.delete(n);
+    for (const n of rows.nodes?.upserts ?? []) this.nodes.set(n.metadata.name, n);
+    for (const d of rows.services?.deletes ?? []) this.services.delete(serviceKeyOf(d.namespace, d.name));
+    for (const v of rows.services?.upserts ?? []) this.setService(v);
     this.offsets.set(consumer, seq);
     return Promise.resolve(true);
   }
+}
 
-  applySliceChanged(consumer: string, seq: number, msg: SliceChangedV1): Promise<boolean> {
-    return this.#once(consumer, seq, () => {
-      for (const n of msg.deletes) this.slices.delete(`${msg.namespace}/${n}`);
-      this.setSlices(...msg.upserts);
-    });
-  }
-
-  applyNodeEvent(consumer: string, seq: number, env: KubeEnvelope<Node>): Promise<boolean> {
-    return this.#once(consumer, seq, () => {
-      const name = env.object.metadata.name;
-      const stored = this.nodes.get(name);
-      if (stored !== undefined && isStaleVersion(env.object.metadata.resourceVersion, stored.metadata.resourceVersion)) return;
-      if (env.type === 'Deleted.v1') this.nodes.delete(name);
-      else this.nodes.set(name, env.object);
-    });
-  }
-
-  applyServiceEvent(consumer: string, seq: number, env: KubeEnvelope<Service>): Promise<boolean> {
-    return this.#once(consumer, seq, () => {
-      const key = serviceKeyOf(env.object.metadata.namespace ?? '', env.object.metadata.name);
-      if (env.type === 'Deleted.v1') this.services.delete(key);
-      else this.services.set(key, env.object);
-    });
-  }
+/** FakeStore as the reconciler's state reader. */
+export function readerOf(store: FakeStore): ServiceStateReader {
+  return {
+    service: (key) => store.services.get(key),
+    slices: (key) => store.slicesOf(key),
+    decisions: (key) => store.decisions.get(key) ?? [],
+  };
 }

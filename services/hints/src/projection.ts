@@ -1,0 +1,192 @@
+// The hints service's state in memory: Services, slices per service, nodes, decisions and the
+// consumers' applied offsets, loaded from Postgres at start and then fed by the consumers.
+// Reconciles read it synchronously; nothing re-reads Postgres.
+//
+// A batch of consumed messages is first staged (checked against the state plus what the batch
+// already staged), then its final rows are committed to Postgres with the offset, and only then
+// applied here (`IngestStage.apply`). A failed commit leaves memory as it was, so consuming
+// restarts from the offset held here, which always equals the stored one.
+
+import type { HintDecision, HintsIngestRows, HintsSnapshot, NamespacedName } from '@slicemesh/db';
+import type { EndpointSlice, Node, Service } from '@slicemesh/model';
+import { LABEL_SERVICE_NAME } from '@slicemesh/model';
+import type { KubeEnvelope, SliceChangedV1 } from './messages.ts';
+import { NodeSet, isStaleVersion } from './node-topology.ts';
+import type { ServiceStateReader } from './ports.ts';
+import type { ServiceKey } from './published-index.ts';
+import { serviceKeyOf } from './published-index.ts';
+
+/** The service a slice belongs to, as the stored row says it: namespace and service-name label. */
+function ownerOf(slice: EndpointSlice): ServiceKey {
+  return serviceKeyOf(slice.metadata.namespace ?? '', slice.metadata.labels?.[LABEL_SERVICE_NAME] ?? '');
+}
+
+const sliceId = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+export class HintsProjection implements ServiceStateReader {
+  readonly nodes: NodeSet;
+  readonly #services = new Map<ServiceKey, Service>();
+  readonly #slices = new Map<ServiceKey, Map<string, EndpointSlice>>();
+  /** slices() until the service's next slice change, so unchanged input keeps its identity. */
+  readonly #sorted = new Map<ServiceKey, readonly EndpointSlice[]>();
+  /** `<namespace>/<slice name>` -> the service holding it (deletes name only the slice). */
+  readonly #sliceOwner = new Map<string, ServiceKey>();
+  readonly #decisions = new Map<ServiceKey, readonly HintDecision[]>();
+  readonly #offsets = new Map<string, number>();
+
+  constructor(snapshot?: HintsSnapshot) {
+    this.nodes = new NodeSet(snapshot?.nodes ?? []);
+    for (const s of snapshot?.services ?? []) this.#services.set(serviceKeyOf(s.metadata.namespace ?? '', s.metadata.name), s);
+    for (const s of snapshot?.slices ?? []) this.#putSlice(s);
+    for (const d of snapshot?.decisions ?? []) {
+      const key = serviceKeyOf(d.namespace, d.service);
+      this.#decisions.set(key, [...(this.#decisions.get(key) ?? []), d]);
+    }
+    for (const [consumer, seq] of snapshot?.offsets ?? []) this.#offsets.set(consumer, seq);
+  }
+
+  service(key: ServiceKey): Service | undefined {
+    return this.#services.get(key);
+  }
+
+  slices(key: ServiceKey): readonly EndpointSlice[] {
+    let sorted = this.#sorted.get(key);
+    if (sorted === undefined) {
+      const byName = this.#slices.get(key);
+      sorted = byName === undefined ? [] : [...byName.keys()].sort().map((n) => byName.get(n) as EndpointSlice);
+      this.#sorted.set(key, sorted);
+    }
+    return sorted;
+  }
+
+  decisions(key: ServiceKey): readonly HintDecision[] {
+    return this.#decisions.get(key) ?? [];
+  }
+
+  /** Called once the decisions are stored. */
+  setDecisions(key: ServiceKey, decisions: readonly HintDecision[]): void {
+    if (decisions.length === 0) this.#decisions.delete(key);
+    else this.#decisions.set(key, [...decisions].sort((a, b) => (a.addressType < b.addressType ? -1 : a.addressType > b.addressType ? 1 : 0)));
+  }
+
+  /** The last sequence of `consumer` applied here (and stored); 0 when none. */
+  offset(consumer: string): number {
+    return this.#offsets.get(consumer) ?? 0;
+  }
+
+  /** Every service with a Service, a slice or a decision, sorted. */
+  knownServices(): ServiceKey[] {
+    return [...new Set([...this.#services.keys(), ...this.#slices.keys(), ...this.#decisions.keys()])].sort();
+  }
+
+  /** A fresh stage for one batch of messages. */
+  stage(): IngestStage {
+    return new IngestStage(this);
+  }
+
+  /** @internal */
+  putSlice(namespace: string, name: string, slice: EndpointSlice | null): void {
+    const id = sliceId(namespace, name);
+    const owner = this.#sliceOwner.get(id);
+    if (owner !== undefined) {
+      const byName = this.#slices.get(owner);
+      byName?.delete(name);
+      if (byName?.size === 0) this.#slices.delete(owner);
+      this.#sorted.delete(owner);
+      this.#sliceOwner.delete(id);
+    }
+    if (slice !== null) this.#putSlice(slice);
+  }
+
+  /** @internal */
+  putService(key: ServiceKey, service: Service | null): void {
+    if (service === null) this.#services.delete(key);
+    else this.#services.set(key, service);
+  }
+
+  /** @internal */
+  advance(consumer: string, seq: number): void {
+    if (seq > this.offset(consumer)) this.#offsets.set(consumer, seq);
+  }
+
+  #putSlice(slice: EndpointSlice): void {
+    const owner = ownerOf(slice);
+    let byName = this.#slices.get(owner);
+    if (byName === undefined) this.#slices.set(owner, (byName = new Map()));
+    byName.set(slice.metadata.name, slice);
+    this.#sorted.delete(owner);
+    this.#sliceOwner.set(sliceId(slice.metadata.namespace ?? '', slice.metadata.name), owner);
+  }
+}
+
+interface StagedSlice {
+  readonly namespace: string;
+  readonly name: string;
+  readonly slice: EndpointSlice | null;
+}
+
+/**
+ * One batch's changes, checked against the projection as the batch goes (stale versions
+ * skipped, later messages seeing earlier ones), applied to it only by `apply`.
+ */
+export class IngestStage {
+  readonly #slices = new Map<string, StagedSlice>();
+  readonly #nodes = new Map<string, Node | null>();
+  readonly #nodeEvents: KubeEnvelope<Node>[] = [];
+  readonly #services = new Map<ServiceKey, { readonly id: NamespacedName; readonly service: Service | null }>();
+
+  constructor(private readonly projection: HintsProjection) {}
+
+  applySliceChanged(msg: SliceChangedV1): void {
+    // Deletes first: a name both deleted and upserted in one event ends up upserted.
+    for (const name of msg.deletes) this.#slices.set(sliceId(msg.namespace, name), { namespace: msg.namespace, name, slice: null });
+    for (const s of msg.upserts) {
+      const namespace = s.metadata.namespace ?? '';
+      this.#slices.set(sliceId(namespace, s.metadata.name), { namespace, name: s.metadata.name, slice: s });
+    }
+  }
+
+  /** Stages the node change; false when its version is older than the node held. */
+  applyNode(env: KubeEnvelope<Node>): boolean {
+    const name = env.object.metadata.name;
+    const held = this.#nodes.has(name) ? (this.#nodes.get(name) ?? undefined) : this.projection.nodes.get(name);
+    if (this.projection.nodes.isStale(env, held)) return false;
+    this.#nodes.set(name, env.type === 'Deleted.v1' ? null : env.object);
+    this.#nodeEvents.push(env);
+    return true;
+  }
+
+  /** Stages the service change; false when its version is older than the Service held. */
+  applyService(env: KubeEnvelope<Service>): boolean {
+    const { namespace = '', name } = env.object.metadata;
+    const key = serviceKeyOf(namespace, name);
+    const held = this.#services.has(key) ? (this.#services.get(key)?.service ?? undefined) : this.projection.service(key);
+    if (held !== undefined && isStaleVersion(env.object.metadata.resourceVersion, held.metadata.resourceVersion)) return false;
+    this.#services.set(key, { id: { namespace, name }, service: env.type === 'Deleted.v1' ? null : env.object });
+    return true;
+  }
+
+  /** The final state of every row the batch touched. */
+  rows(): HintsIngestRows {
+    const staged = [...this.#slices.values()];
+    const nodes = [...this.#nodes];
+    const services = [...this.#services.values()];
+    return {
+      ...(staged.length > 0
+        ? { slices: { upserts: staged.flatMap((s) => (s.slice === null ? [] : [s.slice])), deletes: staged.filter((s) => s.slice === null).map((s) => ({ namespace: s.namespace, name: s.name })) } }
+        : {}),
+      ...(nodes.length > 0 ? { nodes: { upserts: nodes.flatMap(([, n]) => (n === null ? [] : [n])), deletes: nodes.filter(([, n]) => n === null).map(([name]) => name) } } : {}),
+      ...(services.length > 0
+        ? { services: { upserts: services.flatMap((s) => (s.service === null ? [] : [s.service])), deletes: services.filter((s) => s.service === null).map((s) => s.id) } }
+        : {}),
+    };
+  }
+
+  /** Applies the batch to the projection, up to `seq` of `consumer`; call once its rows are stored. */
+  apply(consumer: string, seq: number): void {
+    for (const s of this.#slices.values()) this.projection.putSlice(s.namespace, s.name, s.slice);
+    for (const env of this.#nodeEvents) this.projection.nodes.apply(env);
+    for (const [key, s] of this.#services) this.projection.putService(key, s.service);
+    this.projection.advance(consumer, seq);
+  }
+}

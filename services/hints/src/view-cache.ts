@@ -1,0 +1,49 @@
+// desiredViews() kept per service between reconciles: the zone views are updated incrementally
+// (updateZoneViews) and each view entry's KV key, JSON text and digest are made once per entry
+// object, so a change to one slice of a 100k-endpoint service serialises the few entries it
+// changed instead of every entry of every zone.
+
+import type { Service } from '@slicemesh/model';
+import { viewKey } from '@slicemesh/nats';
+import type { ZoneViewEntry, ZoneViewsState } from '@slicemesh/proxy-state';
+import { updateZoneViews } from '@slicemesh/proxy-state';
+import type { ServiceKey } from './published-index.ts';
+import type { DesiredValue, DesiredViewsInput } from './view-plan.ts';
+import { desiredValue } from './view-plan.ts';
+
+export class ServiceViewsCache {
+  readonly #states = new Map<ServiceKey, ZoneViewsState>();
+  readonly #values = new WeakMap<ZoneViewEntry, { readonly key: string; readonly value: DesiredValue }>();
+  readonly #specs = new WeakMap<Service, DesiredValue>();
+
+  /** The same map as desiredViews(input), from what this cache holds for `service`. */
+  desiredViews(service: ServiceKey, input: DesiredViewsInput): Map<string, DesiredValue> {
+    const prev = this.#states.get(service);
+    // A state is used up by the call it is passed to: drop it first, so a throw leaves none.
+    this.#states.delete(service);
+    const next = updateZoneViews(prev, { services: [input.service], slices: input.slices, nodes: input.nodes, preferSameNodeGate: input.preferSameNodeGate });
+    this.#states.set(service, next.state);
+    const out = new Map<string, DesiredValue>();
+    for (const e of next.views.entries.values()) {
+      let kv = this.#values.get(e);
+      if (kv === undefined) {
+        kv = { key: viewKey({ cluster: input.cluster, zone: e.zone, namespace: e.namespace, service: e.service, slice: e.sliceName }), value: desiredValue(e.slice) };
+        this.#values.set(e, kv);
+      }
+      out.set(kv.key, kv.value);
+    }
+    return out;
+  }
+
+  /** desiredValue(service), made once per Service object. */
+  spec(service: Service): DesiredValue {
+    let v = this.#specs.get(service);
+    if (v === undefined) this.#specs.set(service, (v = desiredValue(service)));
+    return v;
+  }
+
+  /** Drops what is held for a service that is gone. */
+  forget(service: ServiceKey): void {
+    this.#states.delete(service);
+  }
+}
