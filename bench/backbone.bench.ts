@@ -3,23 +3,33 @@
 // JetStream publish (async and one ack at a time, 300-byte messages) and Postgres (batched
 // multi-row inserts of 500-byte JSONB rows, and one-row transactions).
 //
-// Everything goes through the production path: the watcher lists and watches cluster-sim over
-// HTTP and publishes to KUBE; the slicer and hints services are started with startSlicer /
-// startHints, each with its own NATS and Postgres connections, exactly as `npm start` runs them
-// in one process. The bench only writes to cluster-sim's store and reads NATS (KUBE and SLICES
-// subjects, the views bucket) and the services' Prometheus registries.
+// The services run as deployed: startStack (services/stack) starts the watcher, the slicer and
+// the hints service each as its own child process (`node --import tsx services/<svc>/src/main.ts`,
+// configured through environment variables), on fresh streams, buckets and schema
+// (freshRunNames). cluster-sim and the measuring code stay in this process: the bench writes to
+// cluster-sim's store, and reads only what an operator sees from outside: NATS (KUBE and SLICES
+// subjects, the views bucket), each service's /metrics, and /proc/<pid>/status of its process.
+// The services' logs go to files in a temporary directory (printed on stderr, kept afterwards).
 //
 // Figures, each with its target where it has one (see summary.ts):
-// - a 100k-endpoint Service (20k with --quick): the pipeline loads it (RSS held per 100k pods),
-//   then one pod change at a time: the slicer's and the hints service's reconcile time (deltas
-//   of their duration histograms), then a slicer restart with all of it behind it;
+// - a 100k-endpoint Service (20k with --quick): the services start on a cluster without its pods,
+//   then the pods are created and flow through the watch into KV views (RSS of the three service
+//   processes before and after, per 100k pods); then one pod change at a time: the slicer's and
+//   the hints service's reconcile time (deltas of the _sum/_count of their duration histograms,
+//   scraped from /metrics), then a slicer restart (stopped, pods changed, started again) timed
+//   to ready with all of it behind it;
 // - a cluster of many small services: cold start, a burst of 5000 pod changes (store write →
 //   KV view p99; KUBE events/s, the pipeline's rate at saturation, against raw JetStream async
 //   publish), paced changes at 25/50/100/s and a sustained 500/s for 60 s.
-// Every run uses isolated streams, buckets and a fresh schema, all removed afterwards.
-// Needs NATS_URL / DATABASE_URL (local defaults). BENCH_LOG_LEVEL=info shows the services' logs;
-// BENCH_LARGE_PODS=N sizes the large Service. Long waits print a progress line on stderr.
+// Every run uses isolated streams, buckets and a fresh schema, all removed afterwards; every
+// child process is stopped at the end, when a phase fails, and on SIGINT/SIGTERM.
+// Needs NATS_URL / DATABASE_URL (local defaults). BENCH_LOG_LEVEL sets the services' log level
+// (default info); BENCH_LARGE_PODS=N sizes the large Service. Long waits print a progress line
+// on stderr.
 
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -29,22 +39,19 @@ import type { ClusterSim, KubeObj } from '@slicemesh/cluster-sim';
 import { createDb } from '@slicemesh/db';
 import { withTestDb } from '@slicemesh/db/testing';
 import type { TestDb } from '@slicemesh/db/testing';
-import { hintsConfigWith, startHints } from '@slicemesh/hints';
-import type { HintsHandle } from '@slicemesh/hints';
 import type { EndpointSlice } from '@slicemesh/model';
 import { ANNOTATION_TOPOLOGY_MODE, LABEL_ZONE } from '@slicemesh/model';
-import { connectNats, ensureStreams, kvWatchJson, openKv, zoneViewsFilter } from '@slicemesh/nats';
+import { connectNats, kvWatchJson, openKv, pendingCount, zoneViewsFilter } from '@slicemesh/nats';
 import { withJetStream } from '@slicemesh/nats/testing';
 import type { JetStreamFixture } from '@slicemesh/nats/testing';
 import { UNZONED_VIEW } from '@slicemesh/proxy-state';
-import type { LoggerOptions, Metrics } from '@slicemesh/runtime';
-import { createLogger } from '@slicemesh/runtime';
-import { slicerConfigWith, startSlicer } from '@slicemesh/slicer';
-import type { Slicer } from '@slicemesh/slicer';
-import { startWatcher, watcherConfigWith } from '@slicemesh/watcher';
+import { LOG_LEVELS, consumersOf, deleteRunState, freshRunNames, newRunId, startStack } from '@slicemesh/stack';
+import type { LogLevel, Stack } from '@slicemesh/stack';
 import { fmtMs, printTable, sampleMemory } from './harness.ts';
 import type { FigureKey, Figures, HistogramTotals, MetricValue, Target } from './summary.ts';
-import { TARGETS, censoredPercentile, emptyFigures, histogramDelta, histogramTotals, median, mibPer100kPods, percentile, ratio, verdict } from './summary.ts';
+import {
+  TARGETS, censoredPercentile, emptyFigures, histogramDelta, histogramTotals, median, mibPer100kPods, parseExposition, percentile, ratio, verdict, vmRssBytes,
+} from './summary.ts';
 
 const CLUSTER = 'bench';
 const NAMESPACES = 8;
@@ -61,7 +68,6 @@ const HINTS_RECONCILE = 'slicemesh_hints_reconcile_duration_seconds';
 const SUSTAINED_RATE = 500;
 
 type Row = [string, string, string?];
-type Registry = Metrics['registry'];
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const perSecond = (n: number, ms: number) => (n * 1000) / ms;
 const fmtRate = (r: number | null) => (r == null || !Number.isFinite(r) ? 'n/a' : `${Math.round(r).toLocaleString('en-US')}/s`);
@@ -201,14 +207,17 @@ function conditions(ready: boolean, at: string) {
 
 interface SeedOptions {
   readonly services: number;
-  readonly podsPerService: number;
   /** Services with topology-mode Auto. */
   readonly auto: (service: number) => boolean;
 }
 
-/** Writes nodes, services and their pods straight into the store; returns the pods in service-major order. */
-function seedCluster(sim: ClusterSim, o: SeedOptions): BenchPod[][] {
-  const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+interface BenchService {
+  readonly namespace: string;
+  readonly app: string;
+}
+
+/** Writes nodes, namespaces and the services (no pods yet) straight into the store. */
+function seedServices(sim: ClusterSim, o: SeedOptions): BenchService[] {
   for (let i = 0; i < NODES; i++) {
     const zone = ZONES[i % ZONES.length] ?? 'zone-a';
     sim.store.create('Node', {
@@ -217,8 +226,7 @@ function seedCluster(sim: ClusterSim, o: SeedOptions): BenchPod[][] {
     });
   }
   for (let n = 0; n < NAMESPACES; n++) sim.store.create('Namespace', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${n}` } });
-  const pods: BenchPod[][] = [];
-  let ipIndex = 0;
+  const services: BenchService[] = [];
   for (let s = 0; s < o.services; s++) {
     const namespace = `ns-${s % NAMESPACES}`;
     const app = `svc-${s}`;
@@ -227,8 +235,19 @@ function seedCluster(sim: ClusterSim, o: SeedOptions): BenchPod[][] {
       metadata: { name: app, namespace, ...(o.auto(s) ? { annotations: { [ANNOTATION_TOPOLOGY_MODE]: 'Auto' } } : {}) },
       spec: { selector: { app }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] },
     });
+    services.push({ namespace, app });
+  }
+  return services;
+}
+
+/** Writes `podsPerService` ready pods of each service straight into the store (once per cluster: IPs start at 10.64.0.1); returns them in service-major order. */
+function seedPods(sim: ClusterSim, services: readonly BenchService[], podsPerService: number): BenchPod[][] {
+  const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const pods: BenchPod[][] = [];
+  let ipIndex = 0;
+  for (const { namespace, app } of services) {
     const mine: BenchPod[] = [];
-    for (let p = 0; p < o.podsPerService; p++) {
+    for (let p = 0; p < podsPerService; p++) {
       const i = ++ipIndex;
       const ip = `10.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
       const node = `node-${i % NODES}`;
@@ -403,29 +422,30 @@ async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<
   }
 }
 
-// ---- metrics, read from the services' registries ------------------------------------------
+// ---- metrics, scraped from the services' /metrics ---------------------------------------
 
-async function metricValues(registry: Registry, name: string): Promise<readonly MetricValue[] | null> {
-  const metric = registry.getSingleMetric(name);
-  if (metric === undefined) return null;
-  return (await metric.get()).values;
+/** A scrape of one service: the exposition text and its series; null when it did not answer. */
+interface Scrape {
+  readonly text: string;
+  readonly values: readonly MetricValue[];
 }
 
-async function histogram(registry: Registry, name: string, labels?: Record<string, string>): Promise<HistogramTotals | null> {
-  const values = await metricValues(registry, name);
-  return values === null ? null : histogramTotals(values, name, labels);
+/** Sum and count of histogram `name` (series carrying `labels`); null when the service does not expose it. */
+function histogramOf(scrape: Scrape | null, name: string, labels?: Record<string, string>): HistogramTotals | null {
+  if (scrape === null || !scrape.text.includes(`# TYPE ${name} histogram`)) return null;
+  return histogramTotals(scrape.values, name, labels);
 }
 
-/** A gauge's value (summed over its series), or 'n/a' when the registry has no such series. */
-async function gaugeValue(registry: Registry, name: string): Promise<string> {
-  const values = await metricValues(registry, name).catch(() => null);
-  return values === null ? 'n/a' : String(values.reduce((a, v) => a + v.value, 0));
+/** A gauge's value (summed over its series), or 'n/a' when the scrape has no such series. */
+function gaugeValue(scrape: Scrape | null, name: string): string {
+  const v = scrape?.values.filter((x) => x.metricName === name) ?? [];
+  return v.length === 0 ? 'n/a' : String(v.reduce((a, x) => a + x.value, 0));
 }
 
 /** Sum of a counter by one label, e.g. { changed: 40, error: 3 }. */
-async function counterBy(registry: Registry, name: string, label: string): Promise<Record<string, number>> {
+function counterBy(scrape: Scrape | null, name: string, label: string): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const v of (await metricValues(registry, name)) ?? []) out[String(v.labels[label])] = (out[String(v.labels[label])] ?? 0) + v.value;
+  for (const v of scrape?.values ?? []) if (v.metricName === name) out[String(v.labels[label])] = (out[String(v.labels[label])] ?? 0) + v.value;
   return out;
 }
 
@@ -437,7 +457,10 @@ function diffResults(a: Record<string, number>, b: Record<string, number>): stri
 /** Waits until the slicer's and the hints service's reconcile counts stayed put for `quietMs`. */
 async function waitQuiet(pipe: Pipeline, quietMs: number, maxMs: number): Promise<boolean> {
   const t0 = performance.now();
-  const read = async () => `${(await histogram(pipe.slicer.metrics.registry, SLICER_RECONCILE))?.count}/${(await histogram(pipe.hints.metrics.registry, HINTS_RECONCILE))?.count}`;
+  const read = async () => {
+    const [s, h] = await Promise.all([pipe.scrape('slicer'), pipe.scrape('hints')]);
+    return `${histogramOf(s, SLICER_RECONCILE)?.count}/${histogramOf(h, HINTS_RECONCILE)?.count}`;
+  };
   let last = await read();
   let since = performance.now();
   while (performance.now() - t0 < maxMs) {
@@ -451,105 +474,188 @@ async function waitQuiet(pipe: Pipeline, quietMs: number, maxMs: number): Promis
   return false;
 }
 
-// ---- one pipeline: watcher, slicer and hints on isolated streams and schema ---------------
+// ---- one pipeline: watcher, slicer and hints as child processes on isolated names ---------
 
+/** Cleanups run last-first, once; every Closers not yet closed also runs on SIGINT/SIGTERM. */
 class Closers {
   readonly #fns: (() => Promise<void>)[] = [];
+  #closing: Promise<void> | undefined;
+  constructor() {
+    openClosers.add(this);
+  }
   push(fn: () => Promise<void>): void {
     this.#fns.push(fn);
   }
-  async closeAll(): Promise<void> {
-    for (const c of this.#fns.splice(0).reverse()) await c().catch((err: unknown) => progress(`cleanup: ${errText(err)}`));
+  closeAll(): Promise<void> {
+    return (this.#closing ??= (async () => {
+      for (const c of this.#fns.splice(0).reverse()) await c().catch((err: unknown) => progress(`cleanup: ${errText(err)}`));
+      openClosers.delete(this);
+    })());
   }
 }
 
-/** The services' log level: BENCH_LOG_LEVEL (e.g. info) to see what they do; silent by default. */
-const LEVEL = (process.env['BENCH_LOG_LEVEL'] || 'silent') as NonNullable<LoggerOptions['level']>;
+/** The services' log level (BENCH_LOG_LEVEL); their logs go to files, so info by default. */
+const LEVEL: LogLevel = ((l) => (LOG_LEVELS as readonly string[]).includes(l) ? (l as LogLevel) : 'info')(process.env['BENCH_LOG_LEVEL'] || 'info');
+
+type ServiceName = 'watcher' | 'slicer' | 'hints';
+const SERVICES: readonly ServiceName[] = ['watcher', 'slicer', 'hints'];
+
+const openClosers = new Set<Closers>();
+/** Stacks whose child processes may still run: at exit, any process still there gets SIGKILL. */
+const liveStacks = new Set<Stack>();
+let guarded = false;
+/**
+ * Makes sure no service process outlives the bench: on SIGINT/SIGTERM every open phase is
+ * cleaned up (processes stopped, run state deleted, at most 30 s) before exiting; at exit (also
+ * after a crash of the bench), whatever still runs is killed.
+ */
+function guardChildren(): void {
+  if (guarded) return;
+  guarded = true;
+  process.once('exit', () => {
+    for (const stack of liveStacks) {
+      for (const c of stack.components()) {
+        const pid = c.pid();
+        if (pid === undefined || c.isStopped()) continue;
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
+  });
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.once(signal, () => {
+      progress(`${signal}: stopping the services' processes and removing the run state`);
+      void Promise.race([Promise.all([...openClosers].map((c) => c.closeAll())), sleep(30_000)]).finally(() => process.exit(code));
+    });
+  }
+}
+
+/** VmRSS of a process in bytes; null when it is gone or unreadable. */
+async function processRss(pid: number | undefined): Promise<number | null> {
+  if (pid === undefined) return null;
+  try {
+    return vmRssBytes(await readFile(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return null;
+  }
+}
 
 class Pipeline {
   readonly tracker = new ChangeTracker();
-  slicer!: Slicer;
-  hints!: HintsHandle;
   readonly #stop = new AbortController();
   readonly #decoder = new TextDecoder();
+  readonly #state: Record<ServiceName, string> = { watcher: 'starting', slicer: 'starting', hints: 'starting' };
 
-  constructor(
-    readonly js: JetStreamFixture,
-    readonly db: TestDb,
+  private constructor(
+    readonly stack: Stack,
     readonly sim: ClusterSim,
+    readonly logDir: string,
     readonly closers: Closers,
-  ) {}
-
-  get streams() {
-    const n = this.js.names;
-    return { kubeStream: n.kube, slicesStream: n.slices, dlqStream: n.dlq, subjectPrefix: n.prefix };
+  ) {
+    for (const name of SERVICES) this.#follow(name, stack.component(name).ready());
   }
 
-  /** Starts the slicer as deployed: its own NATS and Postgres connections, its own registry (no shared deps). */
-  startSlicer(): Slicer {
-    const slicer: Slicer = startSlicer(
-      slicerConfigWith({
-        cluster: CLUSTER, natsUrl: this.js.url, databaseUrl: this.db.url, dbSchema: this.db.schema, partitions: PARTITIONS, ...this.streams,
-        durablePrefix: `bslicer-${this.js.id}`, healthPort: 0, logLevel: LEVEL,
-      }),
-      {},
-    );
-    this.slicer = slicer;
-    this.closers.push(() => slicer.close());
-    void this.#follow('slicer', slicer.ready).catch(() => {});
-    return slicer;
+  /**
+   * Starts the watcher, the slicer and the hints service as child processes through startStack
+   * (fresh names, removed by `closers`), watching `sim`; resolves once they are starting (the
+   * streams, buckets and schema exist): await `ready()` for readiness.
+   */
+  static async start(o: { natsUrl: string; pgUrl: string; sim: ClusterSim; logDir: string; closers: Closers }): Promise<Pipeline> {
+    guardChildren();
+    const run = freshRunNames(newRunId(Date.now()));
+    o.closers.push(() => deleteRunState(o.natsUrl, o.pgUrl, run));
+    const stack = await startStack({
+      natsUrl: o.natsUrl, databaseUrl: o.pgUrl, run, cluster: CLUSTER, partitions: PARTITIONS, sim: o.sim,
+      services: SERVICES, agents: 'none', processes: true, runDir: join(o.logDir, 'run'), logDir: o.logDir, logLevel: LEVEL,
+      // The services' own defaults (BATCH_PERIOD 0, ACK_WAIT 30s), not the stack's test-friendly ones.
+      batchPeriodMs: 0, ackWaitMs: 30_000,
+    });
+    liveStacks.add(stack);
+    o.closers.push(async () => {
+      await stack.close();
+      liveStacks.delete(stack);
+    });
+    return new Pipeline(stack, o.sim, o.logDir, o.closers);
   }
 
-  readonly #state = { watcher: 'starting', slicer: 'starting', hints: 'starting' };
+  /** Resolves when all three services are ready (rejects naming the first that failed). */
+  ready(): Promise<void> {
+    return this.stack.ready;
+  }
 
-  /** "watcher ready, slicer starting, hints ready". */
+  /** "watcher ready after 1.2 s (pid 123), slicer starting, hints ready after 1.4 s (pid 125)". */
   states(): string {
-    return Object.entries(this.#state).map(([k, v]) => `${k} ${v}`).join(', ');
+    return SERVICES.map((name) => `${name} ${this.#state[name]}${this.#state[name].startsWith('ready') ? ` (pid ${this.stack.component(name).pid()})` : ''}`).join(', ');
   }
 
-  #follow(name: 'watcher' | 'slicer' | 'hints', ready: Promise<unknown>): Promise<unknown> {
+  #follow(name: ServiceName, ready: Promise<unknown>): void {
     const t0 = performance.now();
     this.#state[name] = 'starting';
-    return ready.then(
+    ready.then(
       () => void (this.#state[name] = `ready after ${fmtMs(performance.now() - t0)}`),
-      (err: unknown) => {
-        this.#state[name] = `FAILED (${errText(err)})`;
-        throw err;
-      },
+      (err: unknown) => void (this.#state[name] = `FAILED (${errText(err)})`),
     );
   }
 
-  /** Starts watcher, slicer and hints together, as `npm start` does; resolves when all three are ready. */
-  launch(): Promise<void> {
-    const watcher = startWatcher(watcherConfigWith({ cluster: CLUSTER, kubeServer: this.sim.url, natsUrl: this.js.url, partitions: PARTITIONS, ...this.streams, logLevel: LEVEL }));
-    this.closers.push(() => watcher.close());
-    this.startSlicer();
-    const hints = startHints(
-      hintsConfigWith({
-        cluster: CLUSTER, natsUrl: this.js.url, databaseUrl: this.db.url, dbSchema: this.db.schema, ...this.streams,
-        svcBucket: this.js.names.svc, viewsBucket: this.js.names.views, durablePrefix: `bhints${this.js.id}`, logLevel: LEVEL,
-      }),
-      { logger: createLogger({ service: 'hints', level: LEVEL }) },
-    );
-    this.hints = hints;
-    this.closers.push(() => hints.close());
-    const all = Promise.all([this.#follow('watcher', watcher.ready), this.slicer.ready, this.#follow('hints', hints.ready)]).then(() => {});
-    all.catch(() => {}); // observed by the caller
-    return all;
+  /** A service whose process exited after it was ready (we did not stop it), or that failed to start; null if none. */
+  exited(): string | null {
+    for (const name of SERVICES) {
+      const c = this.stack.component(name);
+      if (this.#state[name].startsWith('FAILED')) return `${name} ${this.#state[name]}; its log is in ${this.logDir}`;
+      if (this.#state[name].startsWith('ready') && !c.isStopped() && !c.isReady()) return `the ${name} process (pid ${c.pid()}) exited; its log is in ${this.logDir}`;
+    }
+    return null;
+  }
+
+  /** Stops the slicer's process (SIGTERM, waits for its exit). */
+  async stopSlicer(): Promise<void> {
+    await this.stack.component('slicer').stop();
+    this.#state.slicer = 'stopped';
+  }
+
+  /** Starts the slicer's process again, same settings and port; resolves when it is ready. */
+  restartSlicer(): Promise<void> {
+    const p = this.stack.component('slicer').restart();
+    this.#follow('slicer', p);
+    return p;
+  }
+
+  /** One scrape of a service's /metrics; null when it does not answer. */
+  async scrape(name: ServiceName): Promise<Scrape | null> {
+    const url = this.stack.component(name).healthUrl();
+    if (url === undefined) return null;
+    try {
+      const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) });
+      const text = await res.text();
+      return res.ok ? { text, values: parseExposition(text) } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** RSS of each service's process. */
+  async rss(): Promise<Record<ServiceName, number | null>> {
+    const [watcher, slicer, hints] = await Promise.all(SERVICES.map((name) => processRss(this.stack.component(name).pid())));
+    return { watcher: watcher ?? null, slicer: slicer ?? null, hints: hints ?? null };
+  }
+
+  async reconciles(): Promise<Record<string, number>> {
+    return counterBy(await this.scrape('slicer'), SLICER_RECONCILES, 'result');
   }
 
   /** Messages the slicer's KUBE consumers have not yet had acknowledged (pending + in flight). */
   async slicerBacklog(): Promise<number> {
     let n = 0;
-    for await (const c of this.js.jsm.consumers.list(this.js.names.kube)) {
-      if (c.name.startsWith(`bslicer-${this.js.id}`)) n += c.num_pending + c.num_ack_pending;
-    }
+    for (const c of consumersOf(this.stack.layout)) if (c.service === 'slicer') n += await pendingCount(this.stack.jsm, c.stream, c.durable).catch(() => 0);
     return n;
   }
 
   /** Follows the unzoned views in KV (every endpoint of every slice). */
   async watchViews(): Promise<void> {
-    const kv = await openKv(this.js.nc, this.js.names.views);
+    const kv = await openKv(this.stack.nc, this.stack.run.names.views);
     const loop = (async () => {
       for await (const c of kvWatchJson(kv, { key: zoneViewsFilter(CLUSTER, UNZONED_VIEW), signal: this.#stop.signal })) {
         if (c.op === 'PUT') this.tracker.onView(c.value as EndpointSlice);
@@ -564,35 +670,39 @@ class Pipeline {
   /** Core subscriptions on KUBE and SLICES subjects, to split latencies by stage. */
   tapSubjects(): void {
     const tap = (subject: string, on: (body: never) => void) => {
-      const sub = this.js.nc.subscribe(subject, { callback: (err, msg) => void (err === null && on(JSON.parse(this.#decoder.decode(msg.data)) as never)) });
+      const sub = this.stack.nc.subscribe(subject, { callback: (err, msg) => void (err === null && on(JSON.parse(this.#decoder.decode(msg.data)) as never)) });
       this.closers.push(async () => sub.unsubscribe());
     };
-    tap(`${this.js.names.prefix}kube.>`, (b) => this.tracker.onKube(b));
-    tap(`${this.js.names.prefix}slices.>`, (b) => this.tracker.onSlices(b));
+    tap(`${this.stack.run.names.prefix}kube.>`, (b) => this.tracker.onKube(b));
+    tap(`${this.stack.run.names.prefix}slices.>`, (b) => this.tracker.onSlices(b));
   }
 
   async kubeCount(): Promise<number> {
-    return (await this.js.jsm.streams.info(this.js.names.kube)).state.messages;
+    return (await this.stack.jsm.streams.info(this.stack.run.names.kube)).state.messages;
   }
 
   async slicesCount(): Promise<number> {
-    return (await this.js.jsm.streams.info(this.js.names.slices)).state.messages;
+    return (await this.stack.jsm.streams.info(this.stack.run.names.slices)).state.messages;
   }
 }
 
-/** Fresh streams, buckets and schema, and a cluster-sim; all closed by `closers`. */
-async function isolated(natsUrl: string, historySize: number, closers: Closers): Promise<{ js: JetStreamFixture; db: TestDb; sim: ClusterSim }> {
-  const js = await withJetStream({ env: { NATS_URL: natsUrl } });
-  closers.push(() => js.cleanup());
-  const db = await withTestDb({ max: 2 });
-  closers.push(() => db.close());
-  await ensureStreams(js.jsm, js.names);
+/** A cluster-sim in this process (closed by `closers`), its watch history sized to `historySize` events. */
+async function simulator(historySize: number, closers: Closers): Promise<ClusterSim> {
   const sim = await startClusterSim({ scenario: EMPTY_SCENARIO, apiPodReadinessDelayMs: 86_400_000, historySize });
   closers.push(() => sim.close());
-  return { js, db, sim };
+  return sim;
 }
 
 // ---- the section --------------------------------------------------------------------------
+
+/** What every phase needs: the servers, where the services' logs go, the size. */
+interface PhaseContext {
+  readonly natsUrl: string;
+  readonly pgUrl: string;
+  /** Each phase's services log to `<logRoot>/<phase>/<service>.log`. */
+  readonly logRoot: string;
+  readonly quick: boolean;
+}
 
 /** The section's figures and, for each missing one, why. */
 export interface BackboneReport {
@@ -611,6 +721,7 @@ export async function runBackboneBench(opts: { quick: boolean }): Promise<Backbo
     return res;
   }
   process.env['DATABASE_URL'] = pgUrl; // withTestDb reads it
+  guardChildren();
   const t0 = performance.now();
 
   const rawRows: Row[] = [];
@@ -630,11 +741,18 @@ export async function runBackboneBench(opts: { quick: boolean }): Promise<Backbo
     }
   }
 
-  // The large Service first, while the process is still small: its memory delta is cleanest then.
-  const bigRows = await phase(res, ['one_change_100k_ms', 'view_update_100k_ms', 'restart_ready_100k_ms', 'rss_mib_per_100k_pods'], 'large service', (rows) => largeService(natsUrl, opts.quick, res, rows));
-  const smallRows = await phase(res, ['burst_p99_ms', 'saturation_events_per_s', 'sustained_rate', 'sustained_reflected_ratio', 'sustained_p99_ms'], 'many services', (rows) => manyServices(natsUrl, opts.quick, res, rows));
+  // The services' logs: one directory per phase, one file per service (kept for reading afterwards).
+  const logRoot = await mkdtemp(join(tmpdir(), 'slicemesh-bench-backbone-'));
+  progress(`the services' logs go to ${logRoot}/<phase>/<service>.log`);
+  const ctx: PhaseContext = { natsUrl, pgUrl, logRoot, quick: opts.quick };
+  // The large Service first, while the machine is still quiet.
+  const bigRows = await phase(res, ['one_change_100k_ms', 'view_update_100k_ms', 'restart_ready_100k_ms', 'rss_mib_per_100k_pods'], 'large service', (rows) => largeService(ctx, res, rows));
+  const smallRows = await phase(res, ['burst_p99_ms', 'saturation_events_per_s', 'sustained_rate', 'sustained_reflected_ratio', 'sustained_p99_ms'], 'many services', (rows) => manyServices(ctx, res, rows));
 
-  printTable(`backbone (one process: cluster-sim + watcher + slicer + hints; 2 shared cores; ${fmtMs(performance.now() - t0)} in all)`, [...rawRows, ...smallRows, ...bigRows]);
+  printTable(
+    `backbone (services as separate processes: watcher, slicer and hints each \`node --import tsx services/<svc>/src/main.ts\`; cluster-sim and the measuring code in the bench process; ${availableParallelism()} cores shared by all four; ${fmtMs(performance.now() - t0)} in all)`,
+    [...rawRows, ...smallRows, ...bigRows],
+  );
   printTargets(res, opts.quick);
   return res;
 }
@@ -656,22 +774,34 @@ async function phase(res: Results, keys: readonly FigureKey[], name: string, run
 
 // ---- a 100k-endpoint Service --------------------------------------------------------------
 
-async function largeService(natsUrl: string, quick: boolean, res: Results, rows: Row[]): Promise<void> {
+async function largeService(ctx: PhaseContext, res: Results, rows: Row[]): Promise<void> {
+  const quick = ctx.quick;
   // BENCH_LARGE_PODS overrides the size (e.g. to try the phase quickly on a slow build).
   const n = Number(process.env['BENCH_LARGE_PODS']) || (quick ? 20_000 : 100_000);
   const size = n % 1000 === 0 ? `${n / 1000}k` : `${n}`;
-  const loadTimeoutMs = quick ? 50_000 : 240_000;
+  const loadTimeoutMs = quick ? 60_000 : 240_000;
   const changes = 3;
   for (const k of ['one_change_100k_ms', 'view_update_100k_ms', 'restart_ready_100k_ms', 'rss_mib_per_100k_pods'] as const) res.labels[k] = size;
   const closers = new Closers();
   try {
-    const mem0 = await settledMemory();
-    const { js, db, sim } = await isolated(natsUrl, n + 20_000, closers);
+    // The services start on the cluster without the Service's pods, so their processes' RSS
+    // before and after the pods arrive measures what the pods cost them.
+    const sim = await simulator(n + 20_000, closers);
+    const services = seedServices(sim, { services: 1, auto: () => false });
+    progress('large service: starting watcher, slicer, hints as child processes');
     let t = performance.now();
-    const pods = seedCluster(sim, { services: 1, podsPerService: n, auto: () => false }).flat();
-    const seedMs = performance.now() - t;
-    const mem1 = await settledMemory();
+    const pipe = await Pipeline.start({ natsUrl: ctx.natsUrl, pgUrl: ctx.pgUrl, sim, logDir: join(ctx.logRoot, 'large-service'), closers });
+    await pipe.watchViews();
+    await withTimeout(pipe.ready(), 120_000, 'watcher, slicer and hints startup');
+    const startMs = performance.now() - t;
+    await waitQuiet(pipe, 1000, 15_000);
+    const rss0 = await pipe.rss();
+    const mem0 = await settledMemory();
+
     // Pods for single changes: each flipped once (to unready), spread over the service.
+    t = performance.now();
+    const pods = seedPods(sim, services, n).flat();
+    const seedMs = performance.now() - t;
     const used = new Set<number>();
     const pick = (k: number): BenchPod => {
       let i = (k * 7919 + Math.floor(n / 2)) % n;
@@ -681,52 +811,70 @@ async function largeService(natsUrl: string, quick: boolean, res: Results, rows:
       if (pod === undefined) throw new Error(`no pod ${i}`);
       return pod;
     };
-
-    const pipe = new Pipeline(js, db, sim, closers);
-    progress(`large service: ${n} pods seeded in cluster-sim in ${fmtMs(seedMs)}; starting watcher, slicer, hints`);
-    t = performance.now();
-    let failed: unknown;
-    pipe.launch().catch((err: unknown) => (failed = err));
-    await withTimeout(pipe.hints.ready, 60_000, 'hints startup'); // it makes the views bucket
-    await pipe.watchViews();
-    const status = async () =>
-      `${pipe.tracker.readyCount()} of ${n} endpoints ready in KV views; KUBE ${await pipe.kubeCount()} messages, ${await pipe.slicerBacklog()} not yet taken by the slicer; ` +
-      `slicer reconciles: ${diffResults({}, await counterBy(pipe.slicer.metrics.registry, SLICER_RECONCILES, 'result'))}, outbox lag ${await gaugeValue(pipe.slicer.metrics.registry, SLICER_OUTBOX_LAG)}; ` +
-      `SLICES ${await pipe.slicesCount()} messages; ${pipe.states()}`;
-    const loaded = await waitFor(() => failed !== undefined || pipe.tracker.readyCount() === n, loadTimeoutMs - (performance.now() - t), { label: `loading ${n} pods`, status });
-    if (failed !== undefined) throw failed;
+    progress(`large service: ${n} pods created in cluster-sim in ${fmtMs(seedMs)}; following them through the watcher, slicer and hints into KV`);
+    const status = async () => {
+      const slicer = await pipe.scrape('slicer');
+      return (
+        `${pipe.tracker.readyCount()} of ${n} endpoints ready in KV views; KUBE ${await pipe.kubeCount()} messages, ${await pipe.slicerBacklog()} not yet taken by the slicer; ` +
+        `slicer reconciles: ${diffResults({}, counterBy(slicer, SLICER_RECONCILES, 'result'))}, outbox lag ${gaugeValue(slicer, SLICER_OUTBOX_LAG)}; ` +
+        `SLICES ${await pipe.slicesCount()} messages; ${pipe.states()}`
+      );
+    };
+    const loaded = await waitFor(() => pipe.exited() !== null || pipe.tracker.readyCount() === n, loadTimeoutMs, { label: `loading ${n} pods`, status });
+    const crash = pipe.exited();
+    if (crash !== null) throw new Error(crash);
     const loadMs = performance.now() - t;
     if (!loaded) {
-      const why = `the ${size} pods were not all in KV after ${(loadTimeoutMs / 1000).toFixed(0)} s (${await status()})`;
+      const why = `the ${size} pods were not all in KV ${(loadTimeoutMs / 1000).toFixed(0)} s after they were created (${await status()})`;
       for (const k of ['one_change_100k_ms', 'view_update_100k_ms', 'restart_ready_100k_ms', 'rss_mib_per_100k_pods'] as const) res.missing(k, why);
       rows.push([`${size}-endpoint service: ${n} pods into KV views`, 'INCOMPLETE', why]);
       return;
     }
-    rows.push([`${size}-endpoint service (1 Service, ${n} pods, ${NODES} nodes) into KV views`, fmtMs(loadMs), `${rate(n, loadMs)} pods; ${pipe.states()}; seeded in cluster-sim in ${fmtMs(seedMs)}`]);
-    await waitQuiet(pipe, 1000, 30_000);
-    const mem2 = await settledMemory();
-    // The process as a whole, before seeding and after loading (cluster-sim's copy included,
-    // as the simulated API server lives in this process); the split is printed beside it.
-    const held = mem2.rss - mem0.rss;
-    res.set('rss_mib_per_100k_pods', mibPer100kPods(held, n));
     rows.push([
-      `  process memory held for ${size} pods (RSS after loading - before seeding)`,
-      fmtMiB(held),
-      `${mibPer100kPods(held, n).toFixed(0)} MiB per 100k pods: cluster-sim's copy ${fmtMiB(mem1.rss - mem0.rss)}, watcher + slicer + hints ${fmtMiB(mem2.rss - mem1.rss)}; JS heap ${fmtMiB(mem2.heap - mem0.heap)}`,
+      `${size}-endpoint service (1 Service, ${n} pods, ${NODES} nodes): pods created → all in KV views`,
+      fmtMs(loadMs),
+      `${rate(n, loadMs)} pods through the watch (created in cluster-sim in ${fmtMs(seedMs)}, after the services were up: ${fmtMs(startMs)} to start)`,
+    ]);
+    await waitQuiet(pipe, 1000, 30_000);
+    // The three service processes, after loading minus before; the bench process (cluster-sim's
+    // copy of the pods and the measuring code) is printed beside it, not counted.
+    const rss1 = await pipe.rss();
+    const mem1 = await settledMemory();
+    let held = 0;
+    const unread: string[] = [];
+    const each = SERVICES.map((name) => {
+      const [a, b] = [rss0[name], rss1[name]];
+      if (a === null || b === null) {
+        unread.push(name);
+        return `${name} n/a`;
+      }
+      held += b - a;
+      return `${name} ${fmtMiB(b - a)} (${fmtMiB(a)} → ${fmtMiB(b)})`;
+    });
+    if (unread.length > 0) res.missing('rss_mib_per_100k_pods', `no RSS of the ${unread.join(', ')} process (/proc/<pid>/status unreadable)`);
+    else res.set('rss_mib_per_100k_pods', mibPer100kPods(held, n));
+    rows.push([
+      `  memory held for ${size} pods by the watcher + slicer + hints processes (VmRSS after loading - before)`,
+      unread.length > 0 ? 'n/a' : fmtMiB(held),
+      `${unread.length > 0 ? '' : `${mibPer100kPods(held, n).toFixed(0)} MiB per 100k pods: `}${each.join(', ')}; not counted: bench process (cluster-sim + measuring code) ${fmtMiB(mem1.rss - mem0.rss)}`,
     ]);
 
-    // One pod change at a time: the services' own reconcile durations (histogram deltas), and
-    // the latencies as NATS and KV show them.
+    // One pod change at a time: the services' own reconcile durations (deltas of their
+    // histograms, scraped from /metrics), and the latencies as NATS and KV show them.
     pipe.tapSubjects();
     const slicerMs: number[] = [];
     const hintsMs: number[] = [];
     const counts: string[] = []; // reconciles per change, slicer/hints
     let noSlicerHistogram = false;
     let noHintsHistogram = false;
+    const histograms = async () => {
+      const [s, h] = await Promise.all([pipe.scrape('slicer'), pipe.scrape('hints')]);
+      return [histogramOf(s, SLICER_RECONCILE), histogramOf(h, HINTS_RECONCILE, { outcome: 'success' })] as const;
+    };
     pipe.tracker.reset();
     for (let k = 0; k < changes; k++) {
       await waitQuiet(pipe, 300, 10_000);
-      const [s0, h0] = [await histogram(pipe.slicer.metrics.registry, SLICER_RECONCILE), await histogram(pipe.hints.metrics.registry, HINTS_RECONCILE, { outcome: 'success' })];
+      const [s0, h0] = await histograms();
       const pod = pick(k);
       setReady(sim, pod, false);
       pipe.tracker.expect(pod.ip, false, performance.now());
@@ -736,7 +884,7 @@ async function largeService(natsUrl: string, quick: boolean, res: Results, rows:
         continue;
       }
       await waitQuiet(pipe, 300, 10_000);
-      const [s1, h1] = [await histogram(pipe.slicer.metrics.registry, SLICER_RECONCILE), await histogram(pipe.hints.metrics.registry, HINTS_RECONCILE, { outcome: 'success' })];
+      const [s1, h1] = await histograms();
       const ds = s0 === null || s1 === null ? null : histogramDelta(s0, s1);
       const dh = h0 === null || h1 === null ? null : histogramDelta(h0, h1);
       if (ds === null) noSlicerHistogram = true;
@@ -752,26 +900,31 @@ async function largeService(natsUrl: string, quick: boolean, res: Results, rows:
     if (slicerMs.length > 0) res.set('one_change_100k_ms', median(slicerMs));
     else if (toSlices.length > 0) {
       res.set('one_change_100k_ms', median(toSlices));
-      progress(`one_change_100k_ms: ${noSlicerHistogram ? `no ${SLICER_RECONCILE} in the slicer's registry` : 'the slicer histogram did not move'}; using store write → SLICES message latency instead`);
+      progress(`one_change_100k_ms: ${noSlicerHistogram ? `no ${SLICER_RECONCILE} in the slicer's /metrics` : 'the slicer histogram did not move'}; using store write → SLICES message latency instead`);
     } else res.missing('one_change_100k_ms', 'no single change reached KV');
     if (hintsMs.length > 0) res.set('view_update_100k_ms', median(hintsMs));
     else if (slicesToKv.length > 0) {
       res.set('view_update_100k_ms', median(slicesToKv));
-      progress(`view_update_100k_ms: ${noHintsHistogram ? `no ${HINTS_RECONCILE} in the hints registry` : 'the hints histogram did not move'}; using SLICES message → KV view latency instead`);
+      progress(`view_update_100k_ms: ${noHintsHistogram ? `no ${HINTS_RECONCILE} in the hints service's /metrics` : 'the hints histogram did not move'}; using SLICES message → KV view latency instead`);
     } else res.missing('view_update_100k_ms', 'no single change reached KV');
     rows.push([
       `  one pod change (x${changes}): slicer reconcile, median`,
       slicerMs.length > 0 ? fmtMs(median(slicerMs)) : 'n/a',
-      slicerMs.length > 0 ? `${SLICER_RECONCILE} delta sum/count: ${fmtList(slicerMs)} (reconciles per change, slicer/hints: ${counts.join(' ')})` : 'histogram unavailable',
+      slicerMs.length > 0 ? `${SLICER_RECONCILE} delta sum/count from /metrics: ${fmtList(slicerMs)} (reconciles per change, slicer/hints: ${counts.join(' ')})` : 'histogram unavailable',
     ]);
-    rows.push([`  one pod change: hints view update (reconcile), median`, hintsMs.length > 0 ? fmtMs(median(hintsMs)) : 'n/a', hintsMs.length > 0 ? `${HINTS_RECONCILE}{outcome="success"} delta sum/count: ${fmtList(hintsMs)}` : 'histogram unavailable']);
+    rows.push([
+      `  one pod change: hints view update (reconcile), median`,
+      hintsMs.length > 0 ? fmtMs(median(hintsMs)) : 'n/a',
+      hintsMs.length > 0 ? `${HINTS_RECONCILE}{outcome="success"} delta sum/count from /metrics: ${fmtList(hintsMs)}` : 'histogram unavailable',
+    ]);
     rows.push([`  one pod change: store write → SLICES message / SLICES → KV view, median`, `${fmtMs(median(toSlices))} / ${fmtMs(median(slicesToKv))}`, `store write → KV view ${fmtList(samples.map((s) => s.total))}`]);
 
-    // Restart: close the slicer, change a few pods while it is down, start a new one on the
-    // same schema, streams and durables.
+    // Restart: stop the slicer's process, change a few pods while it is down, start it again
+    // (same schema, streams, durables and port); timed from the start to /readyz answering 200.
+    const oldPid = pipe.stack.component('slicer').pid();
     t = performance.now();
-    await pipe.slicer.close();
-    const closeMs = performance.now() - t;
+    await pipe.stopSlicer();
+    const stopMs = performance.now() - t;
     pipe.tracker.reset();
     const whileDown = 10;
     for (let k = 0; k < whileDown; k++) {
@@ -781,12 +934,11 @@ async function largeService(natsUrl: string, quick: boolean, res: Results, rows:
     }
     await sleep(200); // the watcher has published them: the new slicer starts with a backlog
     t = performance.now();
-    const next = pipe.startSlicer();
     try {
-      await withTimeout(next.ready, quick ? 30_000 : 60_000, 'the restarted slicer');
+      await withTimeout(pipe.restartSlicer(), quick ? 30_000 : 60_000, 'the restarted slicer');
     } catch (err) {
       res.missing('restart_ready_100k_ms', errText(err));
-      rows.push([`  slicer restart with ${n} pods behind it`, 'NOT READY', errText(err)]);
+      rows.push([`  slicer restart with ${n} pods behind it`, 'NOT READY', `${errText(err)} (log in ${pipe.logDir})`]);
       return;
     }
     const restartMs = performance.now() - t;
@@ -794,9 +946,10 @@ async function largeService(natsUrl: string, quick: boolean, res: Results, rows:
     const caughtUp = await waitFor(() => pipe.tracker.pending === 0, 30_000);
     const afterReady = performance.now() - t - restartMs;
     rows.push([
-      `  slicer restart with ${n} pods behind it: new slicer ready`,
+      `  slicer restart with ${n} pods behind it: new slicer process ready`,
       fmtMs(restartMs),
-      `old one closed in ${fmtMs(closeMs)}; ${whileDown} changes made while down ${caughtUp ? `all in KV ${fmtMs(afterReady)} after ready` : `INCOMPLETE: ${pipe.tracker.pending} missing 30 s after ready`}`,
+      `process start (node + tsx) to /readyz 200, pid ${oldPid} → ${pipe.stack.component('slicer').pid()}; old one stopped (SIGTERM → exit) in ${fmtMs(stopMs)}; ` +
+        `${whileDown} changes made while down ${caughtUp ? `all in KV ${fmtMs(afterReady)} after ready` : `INCOMPLETE: ${pipe.tracker.pending} missing 30 s after ready`}`,
     ]);
   } finally {
     progress('large service: cleaning up');
@@ -806,24 +959,35 @@ async function largeService(natsUrl: string, quick: boolean, res: Results, rows:
 
 // ---- many small services: cold start, burst, paced and sustained changes -------------------
 
-async function manyServices(natsUrl: string, quick: boolean, res: Results, rows: Row[]): Promise<void> {
+async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promise<void> {
+  const quick = ctx.quick;
   const services = quick ? 50 : 200;
   const podsPerService = quick ? 20 : 25;
   const closers = new Closers();
   try {
-    const { js, db, sim } = await isolated(natsUrl, 200_000, closers);
-    const pods = seedCluster(sim, { services, podsPerService, auto: (s) => s % 4 === 0 });
+    const sim = await simulator(200_000, closers);
+    const pods = seedPods(sim, seedServices(sim, { services, auto: (s) => s % 4 === 0 }), podsPerService);
     const all = pods.flat();
-    const pipe = new Pipeline(js, db, sim, closers);
+    progress('many services: starting watcher, slicer, hints as child processes');
+    const t0 = performance.now();
+    const pipe = await Pipeline.start({ natsUrl: ctx.natsUrl, pgUrl: ctx.pgUrl, sim, logDir: join(ctx.logRoot, 'many-services'), closers });
     const tracker = pipe.tracker;
     pipe.tapSubjects();
-    const t0 = performance.now();
-    await withTimeout(pipe.launch(), 120_000, 'watcher, slicer and hints startup');
     await pipe.watchViews();
+    await withTimeout(pipe.ready(), 120_000, 'watcher, slicer and hints startup');
     const coldTimeoutMs = quick ? 40_000 : 90_000;
-    const cold = await waitFor(() => tracker.readyCount() === all.length, coldTimeoutMs, { label: 'cold start', status: () => `${tracker.readyCount()} of ${all.length} endpoints in KV; ${pipe.states()}` });
+    const cold = await waitFor(() => pipe.exited() !== null || tracker.readyCount() === all.length, coldTimeoutMs, {
+      label: 'cold start',
+      status: () => `${tracker.readyCount()} of ${all.length} endpoints in KV; ${pipe.states()}`,
+    });
+    const crash = pipe.exited();
+    if (crash !== null) throw new Error(crash);
     const coldMs = performance.now() - t0;
-    rows.push([`cold start: ${all.length} pods, ${services} services, ${NODES} nodes into KV views`, fmtMs(coldMs), cold ? `${rate(all.length, coldMs)} pods` : `INCOMPLETE after ${coldTimeoutMs / 1000} s`]);
+    rows.push([
+      `cold start: ${all.length} pods, ${services} services, ${NODES} nodes into KV views`,
+      fmtMs(coldMs),
+      cold ? `${rate(all.length, coldMs)} pods, from spawning the processes (${pipe.states()})` : `INCOMPLETE after ${coldTimeoutMs / 1000} s`,
+    ]);
     if (!cold) {
       // Nothing after this would mean anything: every change would wait behind the cold start.
       const why = `the cold start of ${all.length} pods was not in KV after ${coldTimeoutMs / 1000} s (${tracker.readyCount()} ready; SLICES ${await pipe.slicesCount()} messages; ${pipe.states()})`;
@@ -831,8 +995,7 @@ async function manyServices(natsUrl: string, quick: boolean, res: Results, rows:
       return;
     }
     sampleMemory();
-    const slicerReg = () => pipe.slicer.metrics.registry;
-    const reconciles = () => counterBy(slicerReg(), SLICER_RECONCILES, 'result');
+    const reconciles = () => pipe.reconciles();
 
     // Burst: one readiness flip per pod, written as fast as the store takes them, then drained.
     {
@@ -978,7 +1141,7 @@ function printTargets(res: Results, quick: boolean): void {
     line(`one pod change in a ${big}-endpoint service: slicer reconcile`, 'one_change_100k_ms', f.one_change_100k_ms, ms(f.one_change_100k_ms), TARGETS.one_change_100k_ms, 'ms'),
     line(`one pod change in a ${big}-endpoint service: hints view update`, 'view_update_100k_ms', f.view_update_100k_ms, ms(f.view_update_100k_ms), TARGETS.view_update_100k_ms, 'ms'),
     line(`slicer restarted with ${big} pods behind it: ready`, 'restart_ready_100k_ms', f.restart_ready_100k_ms, ms(f.restart_ready_100k_ms), TARGETS.restart_ready_100k_ms, 'ms'),
-    line(`process memory held per 100k pods (RSS delta${big === '100k' ? '' : `, scaled from ${big}`})`, 'rss_mib_per_100k_pods', f.rss_mib_per_100k_pods, f.rss_mib_per_100k_pods === null ? 'n/a' : `${f.rss_mib_per_100k_pods.toFixed(0)} MiB`, null, 'ms'),
+    line(`memory held per 100k pods by the watcher, slicer and hints processes (VmRSS delta${big === '100k' ? '' : `, scaled from ${big}`})`, 'rss_mib_per_100k_pods', f.rss_mib_per_100k_pods, f.rss_mib_per_100k_pods === null ? 'n/a' : `${f.rss_mib_per_100k_pods.toFixed(0)} MiB`, null, 'ms'),
   ];
   printTable(`backbone targets${quick ? ' (--quick: smaller sizes, shorter runs)' : ''}`, rows);
 }

@@ -1,6 +1,7 @@
 // Pure helpers of the backbone section: percentiles (also over changes that never arrived),
-// deltas of Prometheus histograms, the targets and their verdicts, and the one-line JSON
-// summary `--json` prints. No I/O here: test/bench/summary.test.ts covers it.
+// the services' /metrics text and deltas of its histograms, RSS from /proc/<pid>/status, the
+// targets and their verdicts, and the one-line JSON summary `--json` prints. No I/O here:
+// test/bench/summary.test.ts covers it.
 
 /** The keys of the `--json` summary, in the order they are printed. */
 export const FIGURE_KEYS = [
@@ -75,6 +76,61 @@ export function histogramTotals(values: readonly MetricValue[], name: string, la
     else if (v.metricName === `${name}_sum`) sum += v.value;
   }
   return { count, sum };
+}
+
+/**
+ * The series of a Prometheus text exposition (what a service's /metrics serves), one
+ * MetricValue per sample line with `metricName` set (histograms give `<name>_bucket`, `_sum`
+ * and `_count` lines, so histogramTotals reads them as it reads prom-client's own values).
+ * Comments, blank and malformed lines are skipped; `+Inf`/`-Inf`/`NaN` values are kept.
+ */
+export function parseExposition(text: string): MetricValue[] {
+  const out: MetricValue[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const name = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line)?.[0];
+    if (name === undefined) continue;
+    let i = name.length;
+    const labels: Record<string, string> = {};
+    if (line[i] === '{') {
+      i++;
+      let ok = false;
+      while (i < line.length) {
+        while (line[i] === ' ' || line[i] === ',') i++;
+        if (line[i] === '}') {
+          i++;
+          ok = true;
+          break;
+        }
+        const key = /^[a-zA-Z_][a-zA-Z0-9_]*/.exec(line.slice(i))?.[0];
+        if (key === undefined || line[i + key.length] !== '=' || line[i + key.length + 1] !== '"') break;
+        i += key.length + 2;
+        let value = '';
+        for (; i < line.length && line[i] !== '"'; i++) {
+          if (line[i] === '\\' && i + 1 < line.length) {
+            i++;
+            value += line[i] === 'n' ? '\n' : line[i];
+          } else value += line[i];
+        }
+        if (line[i] !== '"') break;
+        i++;
+        labels[key] = value;
+      }
+      if (!ok) continue;
+    }
+    const token = line.slice(i).trim().split(/\s+/)[0] ?? '';
+    const value = token === '+Inf' || token === 'Inf' ? Infinity : token === '-Inf' ? -Infinity : token === 'NaN' ? NaN : token === '' ? undefined : Number(token);
+    if (value === undefined || (Number.isNaN(value) && token !== 'NaN')) continue;
+    out.push({ metricName: name, labels, value });
+  }
+  return out;
+}
+
+/** Resident set size in bytes from the text of /proc/<pid>/status (its `VmRSS: <n> kB` line); null when absent. */
+export function vmRssBytes(status: string): number | null {
+  const m = /^VmRSS:\s+(\d+)\s+kB\s*$/m.exec(status);
+  return m === null ? null : Number(m[1]) * 1024;
 }
 
 export interface HistogramDelta {

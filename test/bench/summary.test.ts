@@ -1,7 +1,7 @@
 import { deepFreeze } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
 import {
-  FIGURE_KEYS, TARGETS, censoredPercentile, emptyFigures, histogramDelta, histogramTotals, jsonSummary, median, mibPer100kPods, percentile, ratio, verdict,
+  FIGURE_KEYS, TARGETS, censoredPercentile, emptyFigures, histogramDelta, histogramTotals, jsonSummary, median, mibPer100kPods, parseExposition, percentile, ratio, verdict, vmRssBytes,
 } from '../../bench/summary.ts';
 import type { Figures, MetricValue, Target } from '../../bench/summary.ts';
 
@@ -33,6 +33,48 @@ describe('censoredPercentile', () => {
   for (const tc of cases) it(tc.name, () => expect(censoredPercentile(deepFreeze(tc.observed), deepFreeze(tc.atLeast), tc.p)).toEqual(tc.want));
 
   it('is NaN and exact without any change', () => expect(censoredPercentile([], [], 99)).toEqual({ value: NaN, lowerBound: false }));
+});
+
+describe('parseExposition', () => {
+  const name = 'slicemesh_hints_reconcile_duration_seconds';
+  const text = [
+    `# HELP ${name} Duration of one service reconcile, by outcome.`,
+    `# TYPE ${name} histogram`,
+    `${name}_bucket{le="0.01",outcome="success",component="hints"} 4`,
+    `${name}_bucket{le="+Inf",outcome="success",component="hints"} 5`,
+    `${name}_sum{outcome="success",component="hints"} 0.05`,
+    `${name}_count{outcome="success",component="hints"} 5`,
+    `${name}_sum{outcome="error",component="hints"} 2`,
+    `${name}_count{outcome="error",component="hints"} 1`,
+    '',
+    'slicemesh_slicer_reconciles_total{result="changed"} 40 1700000000000',
+    'odd_label{path="a\\"b\\\\c,d}"} 1',
+    'process_resident_memory_bytes 123456789',
+    'broken{le="1" 3',
+    'no_value',
+  ].join('\n');
+  const values = parseExposition(text);
+
+  it('reads every sample line with its name and labels, skipping comments and malformed lines', () =>
+    expect(values.map((v) => v.metricName)).toEqual([
+      `${name}_bucket`, `${name}_bucket`, `${name}_sum`, `${name}_count`, `${name}_sum`, `${name}_count`, 'slicemesh_slicer_reconciles_total', 'odd_label', 'process_resident_memory_bytes',
+    ]));
+  it('reads +Inf in a label and a value after the labels, ignoring a timestamp', () => {
+    expect(values[1]).toEqual({ metricName: `${name}_bucket`, labels: { le: '+Inf', outcome: 'success', component: 'hints' }, value: 5 });
+    expect(values[6]).toEqual({ metricName: 'slicemesh_slicer_reconciles_total', labels: { result: 'changed' }, value: 40 });
+  });
+  it('unescapes quotes and backslashes in label values', () => expect(values[7]?.labels).toEqual({ path: 'a"b\\c,d}' }));
+  it('feeds histogramTotals like prom-client values do', () => {
+    expect(histogramTotals(values, name, { outcome: 'success' })).toEqual({ count: 5, sum: 0.05 });
+    expect(histogramTotals(values, name)).toEqual({ count: 6, sum: 2.05 });
+  });
+  it('keeps +Inf and NaN values', () => expect(parseExposition('a +Inf\nb NaN\nc -Inf').map((v) => v.value)).toEqual([Infinity, NaN, -Infinity]));
+  it('is empty for an empty text', () => expect(parseExposition('')).toEqual([]));
+});
+
+describe('vmRssBytes', () => {
+  it('reads VmRSS in kB as bytes', () => expect(vmRssBytes('Name:\tnode\nVmPeak:\t  900 kB\nVmRSS:\t  123456 kB\nVmData:\t 1 kB\n')).toBe(123456 * 1024));
+  it('is null without a VmRSS line (a kernel thread, or a process gone)', () => expect(vmRssBytes('Name:\tkthreadd\nState:\tS\n')).toBeNull());
 });
 
 describe('histogramTotals and histogramDelta', () => {

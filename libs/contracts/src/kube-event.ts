@@ -129,6 +129,8 @@ export interface KubeChange {
   readonly resourceVersion: string;
   /** The validated (normalised) object; for a delete, its final state. */
   readonly object: WatchedObject;
+  /** When the watcher saw the change (RFC 3339); '' when the message did not say. */
+  readonly observedAt: string;
 }
 
 export type Decoded = { readonly ok: true; readonly change: KubeChange } | { readonly ok: false; readonly rejection: Rejection };
@@ -136,7 +138,8 @@ export type Decoded = { readonly ok: true; readonly change: KubeChange } | { rea
 export interface DecodeContext extends SubjectOptions {
   /** The cluster this reader serves: messages of another are rejected. */
   readonly cluster: string;
-  readonly partitions: number;
+  /** KUBE partitions: when given, the subject's partition must be the namespace's. */
+  readonly partitions?: number;
 }
 
 /** The part of a consumed message decoding needs. */
@@ -171,17 +174,17 @@ export function decodeKubeMessage(msg: RawKubeMessage, ctx: DecodeContext): Deco
   const where = addr.type === 'node' ? `Node ${addr.name}` : `${subjectKind} ${addr.namespace}/${addr.name}`;
   const parsed = parseKubeEvent(body, where);
   if (!parsed.ok) return parsed;
-  const { type, kind, object } = parsed.value;
+  const { type, kind, object, observedAt } = parsed.value;
   const meta = object.metadata;
   if (meta.name !== addr.name) return fail(`${JSON.stringify(meta.name)} does not match the subject's name ${JSON.stringify(addr.name)}`, 'object.metadata.name');
   let namespace = '';
   if (addr.type === 'object') {
     namespace = meta.namespace ?? 'default';
     if (namespace !== addr.namespace) return fail(`${JSON.stringify(namespace)} does not match the subject's namespace ${JSON.stringify(addr.namespace)}`, 'object.metadata.namespace');
-    const want = partitionOf(namespace, ctx.partitions);
+    const want = ctx.partitions === undefined ? addr.partition : partitionOf(namespace, ctx.partitions);
     if (addr.partition !== want) return fail(`partition ${addr.partition} is not ${want} = partitionOf(namespace, ${ctx.partitions}); do the watcher and its readers agree on PARTITIONS?`, 'subject');
   }
   const resourceVersion = meta.resourceVersion ?? '';
   if (resourceVersion === '') return fail('is required', 'object.metadata.resourceVersion');
-  return { ok: true, change: { type, kind, cluster: addr.cluster, namespace, name: meta.name, uid: meta.uid ?? '', resourceVersion, object } };
+  return { ok: true, change: { type, kind, cluster: addr.cluster, namespace, name: meta.name, uid: meta.uid ?? '', resourceVersion, object, observedAt } };
 }

@@ -76,13 +76,20 @@ const nodes = new Map<string, Node>();
 const services = new Map<string, Service>();
 const slices = new Map<string, EndpointSlice>();
 
+// KUBE objects always carry a resourceVersion (the KUBE contract requires it); newer each time.
+let rvCounter = 1000;
+function versioned<T extends Node | Service>(o: T): T {
+  return { ...o, metadata: { ...o.metadata, resourceVersion: o.metadata.resourceVersion ?? String(++rvCounter) } };
+}
+
 function publishNode(node: Node) {
   nodes.set(node.metadata.name, node);
-  const body = { type: 'Upserted.v1', cluster: CLUSTER, kind: 'Node', object: node, observedAt: '2026-01-01T00:00:00Z' };
+  const body = { type: 'Upserted.v1', cluster: CLUSTER, kind: 'Node', object: versioned(node), observedAt: '2026-01-01T00:00:00Z' };
   return publishAcked(f.js, kubeNodeSubject({ cluster: CLUSTER, name: node.metadata.name }, f.names), body, { msgID: `n/${++msgId}` });
 }
 
-function publishService(svc: Service, type: 'Upserted.v1' | 'Deleted.v1' = 'Upserted.v1') {
+function publishService(given: Service, type: 'Upserted.v1' | 'Deleted.v1' = 'Upserted.v1') {
+  const svc = versioned(given);
   const ns = svc.metadata.namespace ?? 'default';
   if (type === 'Deleted.v1') services.delete(svc.metadata.name);
   else services.set(svc.metadata.name, svc);

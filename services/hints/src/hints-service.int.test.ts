@@ -57,15 +57,21 @@ async function stop(h: HintsHandle): Promise<void> {
   await h.close();
 }
 
+// KUBE objects always carry a resourceVersion (the KUBE contract requires it); newer each time.
+let rvCounter = 1000;
+function versioned<T extends Node | Service>(o: T): T {
+  return { ...o, metadata: { ...o.metadata, resourceVersion: o.metadata.resourceVersion ?? String(++rvCounter) } };
+}
+
 function publishNode(node: Node, type: 'Upserted.v1' | 'Deleted.v1' = 'Upserted.v1') {
-  const body = { type, cluster: CLUSTER, kind: 'Node', object: node, observedAt: '2026-01-01T00:00:00Z' };
+  const body = { type, cluster: CLUSTER, kind: 'Node', object: versioned(node), observedAt: '2026-01-01T00:00:00Z' };
   return publishAcked(f.js, kubeNodeSubject({ cluster: CLUSTER, name: node.metadata.name }, f.names), body, { msgID: `${CLUSTER}/${node.metadata.name}/${++outboxId}` });
 }
 
 function publishService(svc: Service, type: 'Upserted.v1' | 'Deleted.v1' = 'Upserted.v1') {
   const ns = svc.metadata.namespace ?? 'default';
   const subject = kubeObjectSubject({ cluster: CLUSTER, partition: partitionOf(ns, 4), kind: 'Service', namespace: ns, name: svc.metadata.name }, f.names);
-  return publishAcked(f.js, subject, { type, cluster: CLUSTER, kind: 'Service', object: svc, observedAt: '2026-01-01T00:00:00Z' }, { msgID: `${CLUSTER}/svc/${++outboxId}` });
+  return publishAcked(f.js, subject, { type, cluster: CLUSTER, kind: 'Service', object: versioned(svc), observedAt: '2026-01-01T00:00:00Z' }, { msgID: `${CLUSTER}/svc/${++outboxId}` });
 }
 
 function publishSlices(upserts: readonly EndpointSlice[], deletes: readonly string[] = [], service = 'web') {
@@ -135,7 +141,7 @@ describe('hints service', () => {
     }
     expect(await viewEndpoints()).toEqual({ 'zone-a/web-abc': ['10.0.0.1'], 'zone-b/web-abc': ['10.0.0.2'], 'zone-c/web-abc': ['10.0.0.3'], [`${UNZONED_VIEW}/web-abc`]: ALL });
 
-    expect((await bucket(f.names.svc)).get(svcKey({ cluster: CLUSTER, namespace: 'default', name: 'web' }))).toEqual(svc);
+    expect((await bucket(f.names.svc)).get(svcKey({ cluster: CLUSTER, namespace: 'default', name: 'web' }))).toEqual({ ...svc, metadata: { ...svc.metadata, resourceVersion: expect.any(String) } });
     const decisions = await loadHintDecisions(tdb.db, CLUSTER);
     expect(decisions.map((d) => [d.service, d.addressType, d.enabled, d.mode, d.event?.reason])).toEqual([['web', 'IPv4', true, 'Auto', REASON_HINTS_ENABLED]]);
     expect(decisions[0]?.reason).toMatch(/topology-mode="Auto"/);

@@ -13,8 +13,10 @@ const nodeSubject = kubeNodeSubject({ cluster: 'c1', name: 'n-a' }, opts);
 const svcSubject = kubeObjectSubject({ cluster: 'c1', partition: 0, kind: 'Service', namespace: 'default', name: 'web' }, opts);
 const slice = makeSlice('web-1', [ep('10.0.0.1', 'zone-a', 'n-a')]);
 const sliceBody = { type: 'SliceChanged.v1', cluster: 'c1', namespace: 'default', service: 'web', upserts: [slice], deletes: [] };
-const nodeBody = { type: 'Upserted.v1', cluster: 'c1', kind: 'Node', object: makeNode('n-a', { zone: 'zone-a' }), observedAt: '' };
-const svcBody = { type: 'Upserted.v1', cluster: 'c1', kind: 'Service', object: makeService('web'), observedAt: '' };
+// KUBE objects always carry a resourceVersion (the KUBE contract requires it).
+const versioned = <T extends { metadata: object }>(o: T, rv: string): T => ({ ...o, metadata: { ...o.metadata, resourceVersion: rv } });
+const nodeBody = { type: 'Upserted.v1', cluster: 'c1', kind: 'Node', object: versioned(makeNode('n-a', { zone: 'zone-a' }), '11'), observedAt: '' };
+const svcBody = { type: 'Upserted.v1', cluster: 'c1', kind: 'Service', object: versioned(makeService('web'), '12'), observedAt: '' };
 
 function message(subject: string, data: unknown, seq: number, raw?: string): ConsumedMessage {
   const text = raw ?? JSON.stringify(data);

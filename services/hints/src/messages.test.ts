@@ -27,7 +27,7 @@ describe('parseSliceChanged', () => {
     const out = parseSliceChanged(deepFreeze(sliceMsg()), subject, opts);
     expect(out.upserts.map((s) => s.metadata.name)).toEqual(['web-1']);
     expect(out.deletes).toEqual(['web-old']);
-    expect(out.kubeSeq).toEqual({ from: 3, to: 7 });
+    expect(out.kubeSeq).toEqual({ from: 3, to: 7, nodesTo: 7 }); // no node bound given: the partition's
     expect(out.reconcileID).toBe('r1');
   });
 
@@ -65,9 +65,11 @@ describe('parseSliceChanged', () => {
 });
 
 describe('parseNodeEvent / parseServiceEvent', () => {
-  const node = makeNode('n-a', { zone: 'zone-a' });
+  // KUBE objects always carry a resourceVersion (the KUBE contract requires it).
+  const versioned = <T extends { metadata: object }>(o: T, rv: string): T => ({ ...o, metadata: { ...o.metadata, resourceVersion: rv } });
+  const node = versioned(makeNode('n-a', { zone: 'zone-a' }), '3');
   const nodeSubject = kubeNodeSubject({ cluster: 'c1', name: 'n-a' }, opts);
-  const svc = makeService('web');
+  const svc = versioned(makeService('web'), '4');
   const svcSubject = kubeObjectSubject({ cluster: 'c1', partition: 0, kind: 'Service', namespace: 'default', name: 'web' }, opts);
   const envelope = (kind: string, object: unknown, over: Record<string, unknown> = {}) => ({ type: 'Upserted.v1', cluster: 'c1', kind, object, observedAt: '2026-01-01T00:00:00Z', ...over });
 
@@ -81,7 +83,7 @@ describe('parseNodeEvent / parseServiceEvent', () => {
     { name: 'an unknown envelope type', run: () => parseNodeEvent(envelope('Node', node, { type: 'Patched.v1' }), nodeSubject, opts), field: 'type' },
     { name: 'a kind other than the consumer reads', run: () => parseNodeEvent(envelope('Pod', node), nodeSubject, opts), field: 'kind' },
     { name: 'an invalid node object', run: () => parseNodeEvent(envelope('Node', { ...node, metadata: {} }), nodeSubject, opts), field: 'object.metadata.name' },
-    { name: 'a node subject naming another node', run: () => parseNodeEvent(envelope('Node', makeNode('n-b')), nodeSubject, opts), field: 'subject' },
+    { name: 'a node subject naming another node', run: () => parseNodeEvent(envelope('Node', versioned(makeNode('n-b'), '5')), nodeSubject, opts), field: 'object.metadata.name' },
     { name: 'a service on a node subject', run: () => parseServiceEvent(envelope('Service', svc), nodeSubject, opts), field: 'subject' },
     { name: 'a service of another cluster', run: () => parseServiceEvent(envelope('Service', svc, { cluster: 'c9' }), svcSubject, opts), field: 'cluster' },
   ];
