@@ -44,6 +44,10 @@ export async function connectNats(opts: ConnectNatsOptions): Promise<NatsConnect
       timeout: opts.timeoutMs ?? 5000,
       maxReconnectAttempts: -1,
       reconnectTimeWait: opts.reconnectWaitMs ?? 1000,
+      // The client otherwise builds two Error objects (with stack traces) per request, for
+      // every JetStream publish and KV put: measured at ~7% of a busy watcher's CPU. Our errors
+      // carry the subject and reason without them.
+      noAsyncTraces: true,
     });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);

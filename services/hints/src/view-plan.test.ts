@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 import { parseViewKey } from '@slicemesh/nats';
 import { UNZONED_VIEW, viewSlicesForNode, zoneViews } from '@slicemesh/proxy-state';
-import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing';
+import { deepFreeze, makeNode, makeService, makeSlice, prng } from '@slicemesh/testing';
 import { canonicalJson, desiredValue, desiredViews, digestOf, planKeyWrites } from './view-plan.ts';
 import type { RecordedKey } from './view-plan.ts';
 import { autoService, ep, threeZoneNodes } from './test-fixtures.ts';
@@ -122,4 +122,36 @@ describe('desiredViews', () => {
       expect(ours).toEqual(viewSlicesForNode(reference, node));
     }
   });
+});
+
+describe('canonicalJson on random JSON values', () => {
+  const gen = (rnd: () => number, depth: number): unknown => {
+    const r = rnd();
+    if (depth > 3 || r < 0.3) return [null, true, false, 0, -1.5, 1e21, 'a"\\\u2028', '', 'zone-a', undefined][Math.floor(rnd() * 10)];
+    if (r < 0.6) return Array.from({ length: Math.floor(rnd() * 4) }, () => gen(rnd, depth + 1));
+    const o: Record<string, unknown> = {};
+    for (let i = Math.floor(rnd() * 5); i > 0; i--) o[['b', 'a', 'é', '10', '2', 'addresses', 'k"'][Math.floor(rnd() * 7)] as string] = gen(rnd, depth + 1);
+    return o;
+  };
+  // The same entries inserted in another order (integer-like keys keep their own order in JS objects).
+  const shuffled = (v: unknown, rnd: () => number): unknown => {
+    if (Array.isArray(v)) return v.map((x) => shuffled(x, rnd));
+    if (v === null || typeof v !== 'object') return v;
+    const entries = Object.entries(v).map(([k, x]) => [k, shuffled(x, rnd)] as const);
+    for (let i = entries.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      [entries[i], entries[j]] = [entries[j] as (typeof entries)[number], entries[i] as (typeof entries)[number]];
+    }
+    return Object.fromEntries(entries);
+  };
+  for (const seed of [1, 2, 3, 4, 5]) {
+    it(`means what JSON.stringify means, and does not depend on key order (seed ${seed})`, () => {
+      const rnd = prng(seed);
+      for (let i = 0; i < 200; i++) {
+        const v = { root: gen(rnd, 0) };
+        expect(JSON.parse(canonicalJson(v))).toEqual(JSON.parse(JSON.stringify(v)));
+        expect(canonicalJson(shuffled(v, rnd))).toBe(canonicalJson(v));
+      }
+    });
+  }
 });

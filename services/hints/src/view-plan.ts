@@ -39,12 +39,40 @@ export interface KeyWrites {
 
 /** JSON with object keys sorted at every level, so equal values give equal text whatever their key order (jsonb reorders keys). */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const sorted: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
-    return sorted;
-  });
+  return canonical(value) ?? 'null';
+}
+
+// JSON.stringify with object keys sorted, written directly: a replacer that copies every object
+// into a sorted one cost the hints service more than the rest of a view update. Values are plain
+// JSON (no toJSON, no cycles); undefined and functions are left out of objects and become null
+// in arrays, as JSON.stringify does.
+function canonical(v: unknown): string | undefined {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return JSON.stringify(v);
+    case 'object': {
+      if (Array.isArray(v)) {
+        let out = '[';
+        for (let i = 0; i < v.length; i++) out += `${i > 0 ? ',' : ''}${canonical(v[i]) ?? 'null'}`;
+        return `${out}]`;
+      }
+      const o = v as Record<string, unknown>;
+      let out = '{';
+      let first = true;
+      for (const k of Object.keys(o).sort()) {
+        const text = canonical(o[k]);
+        if (text === undefined) continue;
+        out += `${first ? '' : ','}${JSON.stringify(k)}:${text}`;
+        first = false;
+      }
+      return `${out}}`;
+    }
+    default:
+      return undefined; // undefined, functions, symbols
+  }
 }
 
 /** sha256 (hex) of the canonical JSON of `value`. */
