@@ -165,6 +165,7 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
         const outcomes = await reconcileBatch(keys, reconcileDeps, () => performance.now());
         const total = performance.now() - t0;
         const commitMs = Math.max(0, total - outcomes.reduce((n, o) => n + o.planMs, 0));
+        log.debug({ services: keys.length, ms: Math.round(total * 100) / 100, commitMs: Math.round(commitMs * 100) / 100 }, 'reconciled a batch');
         let wrote = false;
         for (const out of outcomes) {
           report(out, commitMs);
@@ -191,7 +192,9 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
 
   function handler(offset: string): (msgs: ConsumedMessage[]) => Promise<HandlerOutcome> {
     return async (msgs) => {
+      const t0 = performance.now();
       const outcomes = await ingestBatch(offset, msgs, ingestDeps);
+      log.debug({ consumer: offset, messages: msgs.length, ms: Math.round((performance.now() - t0) * 100) / 100 }, 'ingested a batch');
       for (const [i, out] of outcomes.entries()) {
         const msg = msgs[i];
         metrics.eventsIngested.inc({ kind: out.kind ?? 'unknown', result: out.result });
