@@ -3,6 +3,7 @@
 
 import type { EndpointSlice, Endpoints, KubeEvent, Node, Pod, Service, SlicePlan } from '@slicemesh/model';
 import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, LABEL_MANAGED_BY, MANAGED_BY_CONTROLLER } from '@slicemesh/model';
+import type { PlanSlicesInput } from '@slicemesh/slicing';
 import { EMPTY_PLAN, finalizePlan, isSelectorless, planSlices, reconcileMirroring } from '@slicemesh/slicing';
 
 /** Everything one reconcile of `namespace/name` reads. */
@@ -110,16 +111,7 @@ export function isEmptyPlan(plan: SlicePlan): boolean {
 }
 
 /** The inputs of one Service's plan given as objects (benchmarks, tests, one-off tools). */
-export interface PlanObjectsInput {
-  readonly service: Service;
-  /** The Service's selected pods, sorted by name. */
-  readonly pods: readonly Pod[];
-  readonly nodes: ReadonlyMap<string, Node>;
-  readonly existingSlices: readonly EndpointSlice[];
-  readonly maxEndpointsPerSlice?: number;
-  readonly managedBy?: string;
-  readonly triggerTime?: string | null;
-}
+export type PlanObjectsInput = PlanSlicesInput;
 
 /** planService for a Service given as objects rather than read from a ClusterState. */
 export function planServiceObjects(i: PlanObjectsInput): ServicePlan {

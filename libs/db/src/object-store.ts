@@ -151,7 +151,11 @@ export async function loadObject(db: Db, key: ObjectKey): Promise<KubeObjectRow 
     .where('namespace', '=', key.namespace)
     .where('name', '=', key.name)
     .executeTakeFirst();
-  if (r === undefined) return undefined;
+  return r === undefined ? undefined : objectRowOf(r);
+}
+
+/** A kube_objects row (columns as Postgres names them) as a KubeObjectRow. */
+export function objectRowOf(r: { cluster: string; kind: StoredKind; namespace: string; name: string; uid: string; resource_version: string; deleted: boolean; body: unknown; kube_seq: string | number }): KubeObjectRow {
   return {
     cluster: r.cluster,
     kind: r.kind,

@@ -8,7 +8,7 @@ import type { EndpointSlice } from '@slicemesh/model';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '@slicemesh/model';
 import { chunks } from './batches.ts';
 import type { KubeObjectRow } from './object-store.ts';
-import { upsertObjects } from './object-store.ts';
+import { objectRowOf, upsertObjects } from './object-store.ts';
 import { advanceOffset } from './offsets.ts';
 import type { OutboxMessage } from './outbox.ts';
 import { appendOutbox } from './outbox.ts';
@@ -43,17 +43,7 @@ export async function loadSlicerSnapshot(db: Db, cluster: string, consumers: rea
       select body::text as body from endpoint_slices where cluster = ${cluster} order by namespace, name`.execute(trx);
     return {
       offsets,
-      objects: objects.rows.map((r) => ({
-        cluster,
-        kind: r.kind,
-        namespace: r.namespace,
-        name: r.name,
-        uid: r.uid,
-        resourceVersion: r.resource_version,
-        deleted: r.deleted,
-        body: JSON.parse(r.body) as unknown,
-        kubeSeq: Number(r.kube_seq),
-      })),
+      objects: objects.rows.map((r) => objectRowOf({ ...r, cluster, body: JSON.parse(r.body) as unknown })),
       slices: slices.rows.map((r) => JSON.parse(r.body) as EndpointSlice),
     };
   });
