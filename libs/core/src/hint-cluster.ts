@@ -61,7 +61,7 @@ export function hintCluster(input: HintClusterInput): HintClusterOutput {
     const given = services.get(key);
     const service = given ?? assumedService(key.slice(0, i), key.slice(i + 1));
     const assumed = given === undefined ? `Service ${key} was not supplied, so it is treated as annotated ${ANNOTATION_TOPOLOGY_MODE}: Auto; ` : '';
-    const out = hintService({ service, slices, cache, managedBy, preferSameTrafficDistribution: input.preferSameTrafficDistribution ?? true });
+    const out = hintService({ service, slices, cache, managedBy, preferSameTrafficDistribution: input.preferSameTrafficDistribution ?? true, assumeSynced: given === undefined });
     slices.forEach((s, k) => {
       const after = out.slices[k];
       if (after !== undefined && after !== s) replaced.set(s, after);

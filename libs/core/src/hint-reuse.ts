@@ -26,7 +26,7 @@ import {
 } from '@slicemesh/topology';
 import { autoEnabledReason } from '@slicemesh/topology';
 import type { HintServiceInput, HintServiceOutput } from './hint-service.ts';
-import { hintService } from './hint-service.ts';
+import { hintService, unmanagedBecause } from './hint-service.ts';
 
 const HINTED_TYPES: readonly AddressType[] = ['IPv4', 'IPv6'];
 
@@ -170,7 +170,8 @@ export class HintReuse {
     });
     const key = serviceKey(service);
     const plain =
-      mode === 'None' || !ours || (mode === 'Auto' ? !this.#autoAgrees(input) : cache.hasPopulatedHints(key));
+      mode === 'None' || !ours || (input.assumeSynced !== true && unmanagedBecause(service) !== null) ||
+      (mode === 'Auto' ? !this.#autoAgrees(input) : cache.hasPopulatedHints(key));
     if (plain) return this.#plainHints(input);
 
     const out = new Map<EndpointSlice, EndpointSlice>();
@@ -326,6 +327,6 @@ export class HintReuse {
       out.set(s, hinted);
     }
     input.cache.removeHints(base.service, base.addressType);
-    return { ...base, enabled: result.hinted > 0, event: null, reason: `${modeReason}; ${trafficHintsNote(mode, result)}` };
+    return { ...base, enabled: true, event: null, reason: `${modeReason}; ${trafficHintsNote(mode, result)}` }; // C.5: never refused
   }
 }

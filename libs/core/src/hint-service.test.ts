@@ -79,6 +79,24 @@ const cases: Case[] = [
     want: { decisions: [{ addressType: 'IPv4', enabled: false, mode: 'Auto', event: null, reason: /managed by another controller/ }], zones: [['zone-a'], ['zone-b']] },
   },
   {
+    name: 'A.1.2 a Service without a selector is not synced: its slices keep their hints, the decision says why, no event',
+    service: { ...autoService(), spec: { ...autoService().spec, selector: {} } },
+    slices: [hinted],
+    want: { decisions: [{ addressType: 'IPv4', enabled: false, mode: 'Auto', event: null, reason: /does not sync Service default\/web \(it has no selector\)/ }], zones: [['zone-a'], ['zone-b']] },
+  },
+  {
+    name: 'A.1.2 an ExternalName Service is not synced, even with trafficDistribution: its slices pass through unchanged',
+    service: makeService('web', { spec: { type: 'ExternalName', externalName: 'db.example.com', trafficDistribution: 'PreferClose' } }),
+    slices: [makeSlice('web-1', [ep('10.0.0.1', 'zone-a', 'n-a')])],
+    want: { decisions: [{ addressType: 'IPv4', enabled: false, mode: 'PreferClose', event: null, reason: /ExternalName/ }], zones: [undefined] },
+  },
+  {
+    name: 'C.5 PreferClose stays enabled when no ready endpoint knows its zone: enabled follows the spec, the reason says why none got hints',
+    service: makeService('web', { spec: { trafficDistribution: 'PreferClose' } }),
+    slices: [makeSlice('web-1', [ep('10.0.0.1', undefined, 'n-a'), ep('10.0.0.2', undefined, 'n-b')])],
+    want: { decisions: [{ addressType: 'IPv4', enabled: true, mode: 'PreferClose', event: null, reason: /none of the 2 ready endpoints knows their own zone/ }], zones: [undefined, undefined] },
+  },
+  {
     name: 'FQDN slices pass through and get no decision',
     service: autoService(),
     slices: [makeSlice('web-f', [{ addresses: ['a.example.com'], conditions: { ready: true } }], { addressType: 'FQDN' })],

@@ -6,6 +6,7 @@
 import type { AddressType, EndpointSlice, Service } from '@slicemesh/model';
 import { LABEL_MANAGED_BY, MANAGED_BY_CONTROLLER } from '@slicemesh/model';
 import type { HintsDecision, TopologyCache } from '@slicemesh/topology';
+import { isSelectorless } from '@slicemesh/slicing';
 import { hintsMode, reconcileHints, serviceKey } from '@slicemesh/topology';
 
 export interface HintServiceInput {
@@ -18,6 +19,22 @@ export interface HintServiceInput {
   readonly preferSameTrafficDistribution: boolean;
   /** Only slices managed by this controller (or unlabelled) get hints. Default: the EndpointSlice controller. */
   readonly managedBy?: string;
+  /**
+   * Treat the Service as one the controller syncs whatever its spec says (the CLI's stand-in
+   * for a Service it was not given). Default: decided from the spec (see unmanagedBecause).
+   */
+  readonly assumeSynced?: boolean;
+}
+
+/**
+ * Why the EndpointSlice controller does not sync `service` (A.1.2), or null when it does: it
+ * syncs only Services with a selector that are not ExternalName. Their existing slices are left
+ * as they are: no slicing, no hint changes, no Events.
+ */
+export function unmanagedBecause(service: Service): string | null {
+  if (service.spec.type === 'ExternalName') return 'it is of type ExternalName';
+  if (isSelectorless(service)) return 'it has no selector';
+  return null;
 }
 
 export interface HintServiceOutput {
@@ -31,6 +48,8 @@ const HINTED_TYPES: readonly AddressType[] = ['IPv4', 'IPv6'];
 
 /**
  * Computes the hinted slices and the decisions for one service.
+ * - A Service the controller does not sync (no selector, ExternalName; A.1.2) changes nothing:
+ *   its slices come back as they are, with a decision saying why.
  * - Slices of another manager (e.g. mirrored ones) pass through untouched; an address type with
  *   only such slices gets a decision saying so (not enabled, no event).
  * - FQDN slices pass through untouched and get no decision.
@@ -41,6 +60,8 @@ const HINTED_TYPES: readonly AddressType[] = ['IPv4', 'IPv6'];
 export function hintService(input: HintServiceInput): HintServiceOutput {
   const { service, cache } = input;
   const key = serviceKey(service);
+  const skipped = input.assumeSynced === true ? null : unmanagedBecause(service);
+  if (skipped !== null) return unsyncedService(input, skipped);
   const managedBy = input.managedBy ?? MANAGED_BY_CONTROLLER;
   const replaced = new Map<string, EndpointSlice>();
   const decisions: HintsDecision[] = [];
@@ -79,4 +100,20 @@ export function hintService(input: HintServiceInput): HintServiceOutput {
   }
 
   return { slices: input.slices.map((s) => replaced.get(s.metadata.name) ?? s), decisions };
+}
+
+// A.1.2: the slices of a Service the controller does not sync pass through as they are, with a
+// decision per address type that says so (no event: the controller records none).
+function unsyncedService(input: HintServiceInput, why: string): HintServiceOutput {
+  const key = serviceKey(input.service);
+  const mode = hintsMode(input.service, { preferSameTrafficDistribution: input.preferSameTrafficDistribution }).mode;
+  const decisions: HintsDecision[] = HINTED_TYPES.filter((t) => input.slices.some((s) => s.addressType === t)).map((addressType) => ({
+    service: key,
+    addressType,
+    enabled: false,
+    mode,
+    event: null,
+    reason: `the EndpointSlice controller does not sync Service ${key} (${why}), so its slices keep the hints they have`,
+  }));
+  return { slices: input.slices, decisions };
 }

@@ -88,7 +88,9 @@ export function decideHints(work: HintsWork, input: ReconcileHintsInput): HintsD
   const result = applyTrafficDistribution(work, mode);
   return {
     ...base,
-    enabled: result.hinted > 0,
+    // The mode is on whatever the endpoints offer: this path never refuses (C.5), and the
+    // reason says how many endpoints got hints and why the others did not.
+    enabled: true,
     event,
     reason: `${modeReason}${leftAuto}; ${trafficHintsNote(mode, result)}`,
   };

@@ -2,13 +2,15 @@
 
 import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, MANAGED_BY_CONTROLLER, MAX_MAX_ENDPOINTS_PER_SLICE } from '@slicemesh/model';
 
-const PLAN = `slicemesh plan [-f FILE] [--max-endpoints-per-slice N] [--managed-by VALUE] [--output slices|changes]
+const PLAN = `slicemesh plan [-f FILE] [--max-endpoints-per-slice N] [--managed-by VALUE] [--output slices|changed|changes]
   Runs the EndpointSlice reconciler for Services with a selector and the mirroring reconciler
   for selectorless Services with an Endpoints object, then topology hints.
   --max-endpoints-per-slice N  endpoints per slice, 1..${MAX_MAX_ENDPOINTS_PER_SLICE} (default ${DEFAULT_MAX_ENDPOINTS_PER_SLICE})
   --managed-by VALUE           managed-by label of the slices this controller owns
                                (default ${MANAGED_BY_CONTROLLER})
-  --output slices              a List of the resulting EndpointSlices (default)
+  --output slices              a List of the cluster's EndpointSlices after the plan: every input
+                               slice, with the planned creates, updates and deletes applied (default)
+  --output changed             a List of the slices the plan creates or updates
   --output changes             {"create":[...],"update":[...],"delete":[...]}`;
 
 const HINTS = `slicemesh hints [-f FILE]

@@ -5,7 +5,7 @@ import { loadHintDecisions, loadPublishedViews } from '@slicemesh/db';
 import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 import { validateEndpointSlice, validateService } from '@slicemesh/model';
 import type { DeadLetterBody } from '@slicemesh/nats';
-import { dlqSubject, ensureStreams, kubeNodeSubject, kubeObjectSubject, openKv, parseViewKey, partitionOf, publishAcked, slicesSubject, svcKey } from '@slicemesh/nats';
+import { dlqSubject, ensureStreams, kubeNodeSubject, kubeObjectSubject, openKv, parseViewKey, partitionOf, publishAcked, slicesSubject, svcKey, viewKey } from '@slicemesh/nats';
 import { withJetStream } from '@slicemesh/nats/testing';
 import type { JetStreamFixture } from '@slicemesh/nats/testing';
 import { UNZONED_VIEW, zoneViews } from '@slicemesh/proxy-state';
@@ -149,6 +149,30 @@ describe('hints service', () => {
     const metrics = await h.metrics.registry.metrics();
     expect(metrics).toMatch(/slicemesh_hints_kv_puts_total\{bucket="views",component="hints"\} 4/);
     expect(metrics).toMatch(/slicemesh_hints_decisions_total\{address_type="IPv4",mode="Auto",enabled="true",reason="enabled",component="hints"\} 1/);
+  });
+
+  it('A.1.2 and C.5 live: a Service without a selector keeps its slices\' hints; PreferClose stays enabled without zones', async () => {
+    await start();
+    for (const n of threeZoneNodes()) await publishNode(n);
+    // A Service the EndpointSlice controller does not sync (no selector): its slice's hints
+    // (here one for another zone) must reach the views as they are.
+    await publishService(makeService('web', { selector: null, spec: { trafficDistribution: 'PreferClose' } }));
+    await publishSlices([makeSlice('web-abc', [ep('10.0.0.1', 'zone-a', 'n-a', { forZones: ['zone-b'] }), ep('10.0.0.2', 'zone-b', 'n-b', { forZones: ['zone-b'] })])]);
+    await eventually(async () => {
+      const [d] = await loadHintDecisions(tdb.db, CLUSTER);
+      expect([d?.enabled, d?.event ?? null]).toEqual([false, null]);
+      expect(d?.reason).toMatch(/does not sync Service default\/web \(it has no selector\)/);
+      const unzoned = (await bucket(f.names.views)).get(viewKey({ cluster: CLUSTER, zone: UNZONED_VIEW, namespace: 'default', service: 'web', slice: 'web-abc' })) as EndpointSlice | undefined;
+      expect(unzoned?.endpoints.map((e) => e.hints?.forZones?.map((z) => z.name))).toEqual([['zone-b'], ['zone-b']]); // kept, not recomputed
+    });
+    // A PreferClose Service whose ready endpoints carry no zone: the mode is on, nothing hinted.
+    await publishService(makeService('api', { spec: { trafficDistribution: 'PreferClose' } }));
+    await publishSlices([makeSlice('api-1', [ep('10.0.1.1', undefined, 'n-a')], { service: 'api' })], [], 'api');
+    await eventually(async () => {
+      const d = (await loadHintDecisions(tdb.db, CLUSTER)).find((x) => x.service === 'api');
+      expect([d?.enabled, d?.mode]).toEqual([true, 'PreferClose']);
+      expect(d?.reason).toMatch(/none of the 1 ready endpoint knows their own zone/);
+    });
   });
 
   it('C.3.1 with nodes in one zone only, the refusal reason is stored and every view holds every endpoint', async () => {

@@ -1,5 +1,5 @@
 import type { Endpoints, EndpointSlice, KubeObject } from '@slicemesh/model';
-import { ANNOTATION_TRIGGER_TIME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MANAGED_BY_CONTROLLER, MANAGED_BY_MIRRORING } from '@slicemesh/model';
+import { ANNOTATION_TRIGGER_TIME, LABEL_MANAGED_BY, MANAGED_BY_CONTROLLER, MANAGED_BY_MIRRORING } from '@slicemesh/model';
 import { deepFreeze, makeNode, makePod, makeService, makeSlice } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../cli-error.ts';
@@ -141,11 +141,32 @@ describe('planCommand output', () => {
   const existing = makeSlice('web-old', [], { labels: {} });
   const objects = deepFreeze([makeService('web'), ...webPods(2), ...nodes, existing, makeSlice('other-x', [], { service: 'other', managedBy: 'someone' })]);
 
-  it('slices: a List of unchanged, updated and created slices of every service, never deleted or foreign ones', () => {
+  it('slices: the whole cluster after the plan, foreign slices unchanged and in place', () => {
     const out = planCommand(objects, OPTS, () => undefined) as { kind: string; items: EndpointSlice[] };
     expect(out.kind).toBe('List');
-    expect(out.items.map((s) => s.metadata.labels?.[LABEL_SERVICE_NAME])).toEqual(['web']);
-    expect(out.items[0]?.endpoints).toHaveLength(2);
+    expect(names(out.items)).toEqual(['default/other-x', 'default/web-old']);
+    expect(out.items[1]?.endpoints).toHaveLength(2);
+    expect(out.items[0]).toEqual(objects[objects.length - 1]);
+  });
+
+  const cases: { name: string; objects: KubeObject[]; want: string[] }[] = [
+    {
+      name: 'slices: a slice being deleted by another manager stays in the output as it is',
+      objects: [makeService('web'), ...webPods(1), ...nodes, { ...makeSlice('x-1', [], { service: 'x', managedBy: 'someone' }), metadata: { ...makeSlice('x-1', [], { service: 'x', managedBy: 'someone' }).metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }],
+      want: ['default/x-1'],
+    },
+    { name: 'slices: a slice the plan deletes is gone', objects: [makeService('legacy', { selector: null }), mirrored('legacy')], want: [] },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const out = planCommand(deepFreeze(tc.objects), OPTS, () => undefined) as { items: EndpointSlice[] };
+      expect(names(out.items).filter((n) => tc.want.includes(n) || n.startsWith('default/x') || n.startsWith('default/legacy'))).toEqual(tc.want);
+    });
+  }
+
+  it('changed: only the slices the plan creates or updates', () => {
+    const out = planCommand(objects, { ...OPTS, output: 'changed' }, () => undefined) as { kind: string; items: EndpointSlice[] };
+    expect(names(out.items)).toEqual(['default/web-old']);
   });
 
   it('changes: create, update and delete only', () => {
@@ -170,7 +191,7 @@ describe('planOptions', () => {
     { name: 'rejects hex', flags: { 'max-endpoints-per-slice': '0x10' }, message: /integer/ },
     { name: 'rejects an empty manager', flags: { 'managed-by': '' }, message: /--managed-by must not be empty/ },
     { name: 'rejects a manager that is not a label value', flags: { 'managed-by': 'a/b' }, message: /label value/ },
-    { name: 'rejects an unknown output', flags: { output: 'yaml' }, message: /slices or changes/ },
+    { name: 'rejects an unknown output', flags: { output: 'yaml' }, message: /slices, changed or changes/ },
   ];
   for (const tc of bad) {
     it(tc.name, () => {

@@ -8,7 +8,12 @@ import { TopologyCache } from '@slicemesh/topology';
 import { UsageError } from '../cli-error.ts';
 import { inventory, sortByKey } from './objects.ts';
 
-export type PlanOutput = 'slices' | 'changes';
+/**
+ * `slices`: the cluster's EndpointSlices after the plan — every input slice, with the planned
+ * creates, updates and deletes applied (what kube-proxy on that cluster would program from);
+ * `changed`: only the slices the plan creates or updates; `changes`: the three lists.
+ */
+export type PlanOutput = 'slices' | 'changed' | 'changes';
 
 export interface PlanOptions {
   readonly maxEndpointsPerSlice: number;
@@ -31,7 +36,7 @@ export function planOptions(flags: Readonly<Record<string, string | undefined>>)
   const problem = managedBy === '' ? 'must not be empty' : labelValueProblem(managedBy);
   if (problem !== null) throw new UsageError(`--managed-by ${problem}`);
   const output = flags['output'] ?? 'slices';
-  if (output !== 'slices' && output !== 'changes') throw new UsageError(`--output must be slices or changes (got ${JSON.stringify(output)})`);
+  if (output !== 'slices' && output !== 'changed' && output !== 'changes') throw new UsageError(`--output must be slices, changed or changes (got ${JSON.stringify(output)})`);
   return { maxEndpointsPerSlice, managedBy, output };
 }
 
@@ -88,5 +93,16 @@ export function planCluster(objects: readonly KubeObject[], opts: PlanOptions, w
 export function planCommand(objects: readonly KubeObject[], opts: PlanOptions, warn: Warn): unknown {
   const r = planCluster(objects, opts, warn);
   if (opts.output === 'changes') return { create: r.create, update: r.update, delete: r.delete };
-  return { apiVersion: 'v1', kind: 'List', items: sortByKey([...r.unchanged, ...r.update, ...r.create]), metadata: { resourceVersion: '' } };
+  const list = (items: EndpointSlice[]) => ({ apiVersion: 'v1', kind: 'List', items: sortByKey(items), metadata: { resourceVersion: '' } });
+  if (opts.output === 'changed') return list([...r.update, ...r.create]);
+  return list(clusterAfter(inventory(objects).slices, r));
+}
+
+/** Every input slice with the plan applied: deletes gone, updates in place, creates added. */
+export function clusterAfter(input: readonly EndpointSlice[], plan: PlanResult): EndpointSlice[] {
+  const key = (s: EndpointSlice): string => `${s.metadata.namespace ?? 'default'}/${s.metadata.name}`;
+  const after = new Map(input.map((s) => [key(s), s]));
+  for (const s of plan.delete) after.delete(key(s));
+  for (const s of [...plan.update, ...plan.create]) after.set(key(s), s);
+  return [...after.values()];
 }
