@@ -53,32 +53,30 @@ const NEWER_VERSION_GUARD = sql.raw<boolean>([
   'or (excluded.resource_version = kube_objects.resource_version and excluded.deleted and not kube_objects.deleted)',
 ].join(' '));
 
-/** The multi-row upsert with the newer-version guard, for distinct keys (at most a few thousand rows: 9 parameters each). */
-export function buildUpsertObjects(db: Db, rows: readonly KubeObjectRow[]) {
-  return db
-    .insertInto('kube_objects')
-    .values(rows.map((r) => ({
-      cluster: r.cluster,
-      kind: r.kind,
-      namespace: r.namespace,
-      name: r.name,
-      uid: r.uid,
-      resource_version: r.resourceVersion,
-      deleted: r.deleted,
-      body: JSON.stringify(r.body),
-      kube_seq: r.kubeSeq,
-    })))
-    .onConflict((oc) => oc
-      .columns(['cluster', 'kind', 'namespace', 'name'])
-      .doUpdateSet((eb) => ({
-        uid: eb.ref('excluded.uid'),
-        resource_version: eb.ref('excluded.resource_version'),
-        deleted: eb.ref('excluded.deleted'),
-        body: eb.ref('excluded.body'),
-        kube_seq: eb.ref('excluded.kube_seq'),
-      }))
-      .where(NEWER_VERSION_GUARD))
-    .returning(['cluster', 'kind', 'namespace', 'name']);
+/**
+ * The multi-row upsert with the newer-version guard, for distinct keys. The rows travel as ONE
+ * JSON parameter that Postgres unpacks (jsonb_to_recordset): one JSON.stringify for the batch
+ * instead of nine bound parameters per row and a query tree per row to compile, which was most
+ * of the slicer's ingest time at 500-row batches.
+ */
+export function buildUpsertObjects(rows: readonly KubeObjectRow[]) {
+  const payload = JSON.stringify(rows.map((r) => ({
+    cluster: r.cluster,
+    kind: r.kind,
+    namespace: r.namespace,
+    name: r.name,
+    uid: r.uid,
+    resource_version: r.resourceVersion,
+    deleted: r.deleted,
+    body: r.body,
+    kube_seq: r.kubeSeq,
+  })));
+  return sql<ObjectKey>`insert into kube_objects (cluster, kind, namespace, name, uid, resource_version, deleted, body, kube_seq)
+select cluster, kind, namespace, name, uid, resource_version, deleted, body, kube_seq
+from jsonb_to_recordset(${payload}::jsonb) as r(cluster text, kind text, namespace text, name text, uid text, resource_version text, deleted boolean, body jsonb, kube_seq bigint)
+on conflict (cluster, kind, namespace, name) do update set uid = excluded.uid, resource_version = excluded.resource_version, deleted = excluded.deleted, body = excluded.body, kube_seq = excluded.kube_seq
+where ${NEWER_VERSION_GUARD}
+returning cluster, kind, namespace, name`;
 }
 
 /**
@@ -88,7 +86,7 @@ export function buildUpsertObjects(db: Db, rows: readonly KubeObjectRow[]) {
 export async function upsertObjects(trx: Trx, rows: readonly KubeObjectRow[]): Promise<readonly ObjectKey[]> {
   const unique = newestPerKey(rows);
   const applied: ObjectKey[] = [];
-  for (const part of chunks(unique)) applied.push(...(await buildUpsertObjects(trx, part).execute()));
+  for (const part of chunks(unique, 2000)) applied.push(...(await buildUpsertObjects(part).execute(trx)).rows);
   return applied;
 }
 
