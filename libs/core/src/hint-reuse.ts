@@ -26,7 +26,7 @@ import {
 } from '@slicemesh/topology';
 import { autoEnabledReason } from '@slicemesh/topology';
 import type { HintServiceInput, HintServiceOutput } from './hint-service.ts';
-import { hintService, unmanagedBecause } from './hint-service.ts';
+import { hintService, slicesOfType, unmanagedBecause } from './hint-service.ts';
 
 const HINTED_TYPES: readonly AddressType[] = ['IPv4', 'IPv6'];
 
@@ -177,11 +177,8 @@ export class HintReuse {
     const out = new Map<EndpointSlice, EndpointSlice>();
     const decisions: HintsDecision[] = [];
     for (const addressType of HINTED_TYPES) {
-      const ofType = input.slices.filter((s) => s.addressType === addressType);
-      if (ofType.length === 0) {
-        if (cache.hintedCounts(key, addressType) !== undefined) cache.removeHints(key, addressType);
-        continue;
-      }
+      const ofType = slicesOfType(input, key, addressType);
+      if (ofType === null) continue;
       const base = { service: key, addressType, mode };
       decisions.push(mode === 'Auto' ? this.#autoHints(input, base, modeReason, ofType, out) : this.#trafficHints(input, base, modeReason, ofType, out));
     }

@@ -67,11 +67,8 @@ export function hintService(input: HintServiceInput): HintServiceOutput {
   const decisions: HintsDecision[] = [];
 
   for (const addressType of HINTED_TYPES) {
-    const ofType = input.slices.filter((s) => s.addressType === addressType);
-    if (ofType.length === 0) {
-      if (cache.hintedCounts(key, addressType) !== undefined) cache.removeHints(key, addressType);
-      continue;
-    }
+    const ofType = slicesOfType(input, key, addressType);
+    if (ofType === null) continue;
     const eligible = ofType.filter((s) => {
       const owner = s.metadata.labels?.[LABEL_MANAGED_BY];
       return owner === undefined || owner === managedBy;
@@ -116,4 +113,15 @@ function unsyncedService(input: HintServiceInput, why: string): HintServiceOutpu
     reason: `the EndpointSlice controller does not sync Service ${key} (${why}), so its slices keep the hints they have`,
   }));
   return { slices: input.slices, decisions };
+}
+
+/**
+ * The input's slices of `addressType`; null when there are none, after making the cache forget
+ * the counts it holds for that type, so it no longer takes part in overload re-checks (C.4).
+ */
+export function slicesOfType(input: Pick<HintServiceInput, 'slices' | 'cache'>, key: string, addressType: AddressType): EndpointSlice[] | null {
+  const ofType = input.slices.filter((s) => s.addressType === addressType);
+  if (ofType.length > 0) return ofType;
+  if (input.cache.hintedCounts(key, addressType) !== undefined) input.cache.removeHints(key, addressType);
+  return null;
 }
