@@ -7,7 +7,7 @@
 import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 import type { HintDecision, NamespacedName, PublishedView } from './hints-store.ts';
 import {
-  deleteHintDecisions, deleteHintNodes, deleteHintServices, deleteHintSlices, deletePublishedViews, loadHintDecisions, loadHintNodes,
+  deleteHintDecisionsOf, deleteHintNodes, deleteHintServices, deleteHintSlices, deletePublishedViews, loadHintDecisions, loadHintNodes,
   loadHintServices, loadHintSlices, loadPublishedViews, saveHintDecisions, upsertHintNodes, upsertHintServices, upsertHintSlices, upsertPublishedViews,
 } from './hints-store.ts';
 import { advanceOffset, getOffset } from './offsets.ts';
@@ -101,7 +101,7 @@ export class HintsProjectionStore {
     const c = this.cluster;
     await this.db.transaction().execute(async (trx) => {
       const decided = intents.filter((i) => i.decisions !== undefined);
-      for (const i of decided) await deleteHintDecisions(trx, c, i.namespace, i.name);
+      await deleteHintDecisionsOf(trx, c, decided.map((i) => ({ namespace: i.namespace, service: i.name })));
       await saveHintDecisions(trx, c, decided.flatMap((i) => i.decisions ?? []));
       await upsertPublishedViews(trx, c, intents.flatMap((i) => i.pending.map((p) => ({ key: p.key, revision: 0, body: p.body }))));
     });

@@ -2,6 +2,7 @@
 // decision per service and address type, and what it last put in the views KV bucket, so a view
 // that disappears from the computed set can be deleted from KV.
 
+import { sql } from 'kysely';
 import type { EndpointSlice, KubeEvent, Node, Service } from '@slicemesh/model';
 import { LABEL_SERVICE_NAME } from '@slicemesh/model';
 import { chunks } from './batches.ts';
@@ -93,8 +94,16 @@ export async function saveHintDecisions(trx: Trx, cluster: string, decisions: re
 }
 
 /** Removes every decision of a service (all address types). */
+/** Removes the decisions of several Services in one statement per chunk. */
+export async function deleteHintDecisionsOf(trx: Trx, cluster: string, keys: readonly { readonly namespace: string; readonly service: string }[]): Promise<void> {
+  for (const part of chunks(keys)) {
+    const pairs = sql.join(part.map((k) => sql`(${k.namespace}, ${k.service})`));
+    await sql`delete from hint_decisions where cluster = ${cluster} and (namespace, service) in (${pairs})`.execute(trx);
+  }
+}
+
 export async function deleteHintDecisions(trx: Trx, cluster: string, namespace: string, service: string): Promise<void> {
-  await trx.deleteFrom('hint_decisions').where('cluster', '=', cluster).where('namespace', '=', namespace).where('service', '=', service).execute();
+  await deleteHintDecisionsOf(trx, cluster, [{ namespace, service }]);
 }
 
 /** Decisions sorted by namespace, service, address type; [] when none. */

@@ -35,7 +35,7 @@ function keyOf(r: ObjectKey): string {
 }
 
 /** One row per key, the winner under `supersedes` (Postgres rejects a key twice in one upsert). */
-function newestPerKey(rows: readonly KubeObjectRow[]): KubeObjectRow[] {
+export function newestPerKey(rows: readonly KubeObjectRow[]): KubeObjectRow[] {
   const byKey = new Map<string, KubeObjectRow>();
   for (const r of rows) {
     const k = keyOf(r);
@@ -60,6 +60,12 @@ const NEWER_VERSION_GUARD = sql.raw<boolean>([
  * of the slicer's ingest time at 500-row batches.
  */
 export function buildUpsertObjects(rows: readonly KubeObjectRow[]) {
+  return sql<ObjectKey>`${upsertObjectsStatement(rows)}
+returning cluster, kind, namespace, name`;
+}
+
+/** The upsert of buildUpsertObjects without its returning clause (for composing statements). */
+export function upsertObjectsStatement(rows: readonly KubeObjectRow[]) {
   const payload = JSON.stringify(rows.map((r) => ({
     cluster: r.cluster,
     kind: r.kind,
@@ -71,12 +77,11 @@ export function buildUpsertObjects(rows: readonly KubeObjectRow[]) {
     body: r.body,
     kube_seq: r.kubeSeq,
   })));
-  return sql<ObjectKey>`insert into kube_objects (cluster, kind, namespace, name, uid, resource_version, deleted, body, kube_seq)
+  return sql`insert into kube_objects (cluster, kind, namespace, name, uid, resource_version, deleted, body, kube_seq)
 select cluster, kind, namespace, name, uid, resource_version, deleted, body, kube_seq
 from jsonb_to_recordset(${payload}::jsonb) as r(cluster text, kind text, namespace text, name text, uid text, resource_version text, deleted boolean, body jsonb, kube_seq bigint)
 on conflict (cluster, kind, namespace, name) do update set uid = excluded.uid, resource_version = excluded.resource_version, deleted = excluded.deleted, body = excluded.body, kube_seq = excluded.kube_seq
-where ${NEWER_VERSION_GUARD}
-returning cluster, kind, namespace, name`;
+where ${NEWER_VERSION_GUARD}`;
 }
 
 /**

@@ -8,7 +8,7 @@ import type { EndpointSlice } from '@slicemesh/model';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '@slicemesh/model';
 import { chunks } from './batches.ts';
 import type { KubeObjectRow } from './object-store.ts';
-import { objectRowOf, upsertObjects } from './object-store.ts';
+import { newestPerKey, objectRowOf, upsertObjects, upsertObjectsStatement } from './object-store.ts';
 import { advanceOffset } from './offsets.ts';
 import type { OutboxMessage } from './outbox.ts';
 import { appendOutbox } from './outbox.ts';
@@ -60,11 +60,28 @@ export interface IngestCommit {
 
 /** Stores one ingested batch and advances its consumer's offset, in one transaction. */
 export async function commitIngestBatch(db: Db, batch: IngestCommit): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    if (batch.rows.length > 0) await upsertObjects(trx, batch.rows);
-    await advanceOffset(trx, batch.consumer, batch.offset);
-  });
+  const rows = newestPerKey(batch.rows);
+  if (rows.length > SINGLE_STATEMENT_ROWS) {
+    await db.transaction().execute(async (trx) => {
+      await upsertObjects(trx, rows);
+      await advanceOffset(trx, batch.consumer, batch.offset);
+    });
+    return;
+  }
+  // One statement is one implicit transaction and one round trip (BEGIN, two writes and COMMIT
+  // would be four): the objects and the offset still commit together or not at all.
+  const offset = sql`insert into consumer_offsets (consumer, last_seq) values (${batch.consumer}, ${batch.offset})
+on conflict (consumer) do update set last_seq = excluded.last_seq where consumer_offsets.last_seq < excluded.last_seq`;
+  if (rows.length === 0) {
+    await offset.execute(db);
+    return;
+  }
+  await sql`with objects as (${upsertObjectsStatement(rows)} returning 1), moved as (${offset} returning 1)
+select (select count(*) from objects) as objects, (select count(*) from moved) as moved`.execute(db);
 }
+
+/** Batches up to this many rows are written by one statement. */
+const SINGLE_STATEMENT_ROWS = 2000;
 
 export interface SliceWrites {
   readonly cluster: string;
