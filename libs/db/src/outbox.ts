@@ -8,9 +8,10 @@ export interface OutboxMessage {
   readonly subject: string;
   /**
    * The publish de-duplication id. A function receives the row's id (allocated before the insert),
-   * for ids such as `<cluster>/outbox/<id>`.
+   * for ids such as `<cluster>/outbox/<id>`; `{ prefix }` means prefix + id, which a single
+   * statement can compute in Postgres.
    */
-  readonly msgId: string | ((id: number) => string);
+  readonly msgId: string | ((id: number) => string) | { readonly prefix: string };
   readonly payload: unknown;
 }
 
@@ -26,10 +27,10 @@ export interface AppendedOutboxRow {
  */
 export async function appendOutbox(trx: Trx, rows: readonly OutboxMessage[]): Promise<readonly AppendedOutboxRow[]> {
   if (rows.length === 0) return [];
-  const ids = rows.some((r) => typeof r.msgId === 'function') ? await reserveOutboxIds(trx, rows.length) : undefined;
+  const ids = rows.some((r) => typeof r.msgId !== 'string') ? await reserveOutboxIds(trx, rows.length) : undefined;
   const values = rows.map((r, i) => {
     const id = ids?.[i];
-    const msgId = typeof r.msgId === 'function' ? r.msgId(id as number) : r.msgId;
+    const msgId = typeof r.msgId === 'function' ? r.msgId(id as number) : typeof r.msgId === 'string' ? r.msgId : `${r.msgId.prefix}${id as number}`;
     return { ...(id !== undefined ? { id } : {}), subject: r.subject, msg_id: msgId, payload: JSON.stringify(r.payload) };
   });
   const out = await trx.insertInto('outbox').values(values).returning(['id', 'msg_id']).execute();

@@ -55,6 +55,27 @@ describe('the slicer store', () => {
     expect(outbox[0]?.msg_id).toMatch(/^c1\/outbox\/\d+$/);
   });
 
+  it('a batch written as one statement (prefixed outbox ids) stores the same as the multi-statement path', async () => {
+    const writes = (prefixed: boolean) => ({
+      cluster: 'c1',
+      upserts: [slice('web-a', 1), slice('web-b', 3)],
+      deletes: [],
+      outbox: [
+        { subject: 'slices.c1.default.web', msgId: prefixed ? { prefix: 'c1/outbox/' } : (id: number) => `c1/outbox/${id}`, payload: { n: 1 } },
+        { subject: 'slices.c1.default.api', msgId: 'fixed-id', payload: { n: 2 } },
+      ],
+      records: [{ cluster: 'c1', namespace: 'default', service: 'web', kubeSeqFrom: 1, kubeSeqTo: 2, reconcileId: 'p2n0-x', created: 2, updated: 0, deleted: 0, settings: { managedBy: 'm', maxEndpointsPerSlice: 7 } }],
+    });
+    await commitSliceWrites(t.db, writes(true));
+    await commitSliceWrites(t.db, { cluster: 'c1', upserts: [slice('web-c', 1)], deletes: [{ namespace: 'default', name: 'web-a' }], outbox: [], records: [] });
+    const snap = await loadSlicerSnapshot(t.db, 'c1', []);
+    expect(snap.slices.map((s) => [s.metadata.name, s.metadata.generation])).toEqual([['web-b', 3], ['web-c', 1]]);
+    const outbox = await t.db.selectFrom('outbox').select(['id', 'msg_id', 'payload']).orderBy('id').execute();
+    expect(outbox.map((o) => [o.msg_id, o.payload])).toEqual([[`c1/outbox/${outbox[0]?.id}`, { n: 1 }], ['fixed-id', { n: 2 }]]);
+    const recs = await loadReconciles(t.db, 'c1', 'default', 'web');
+    expect(recs.map((r) => [r.kubeSeqFrom, r.kubeSeqTo, r.reconcileId, r.created, r.settings])).toEqual([[1, 2, 'p2n0-x', 2, { managedBy: 'm', maxEndpointsPerSlice: 7 }]]);
+  });
+
   it('a failing slice write leaves slices, outbox and records as they were', async () => {
     await expect(
       commitSliceWrites(t.db, {

@@ -92,14 +92,63 @@ export interface SliceWrites {
   readonly records: readonly ReconcileRecord[];
 }
 
-/** Writes one batch of reconciles (slices, their outbox messages, replay records) in one transaction. */
+/**
+ * Writes one batch of reconciles (slices, their outbox messages, replay records) atomically: as
+ * ONE statement when it is small and every outbox id is a plain string or a prefix + row id (one
+ * round trip instead of five to seven), otherwise in one transaction of several statements.
+ */
 export async function commitSliceWrites(db: Db, w: SliceWrites): Promise<void> {
+  const small = w.upserts.length + w.deletes.length + w.outbox.length + w.records.length <= 2000;
+  if (small && w.outbox.every((o) => typeof o.msgId !== 'function')) {
+    await sliceWritesStatement(w).execute(db);
+    return;
+  }
   await db.transaction().execute(async (trx) => {
     await deleteSlices(trx, w.cluster, w.deletes);
     await upsertSlices(trx, w.cluster, w.upserts);
     await appendOutbox(trx, w.outbox);
     await recordReconciles(trx, w.records);
   });
+}
+
+/** commitSliceWrites as one statement of data-modifying CTEs (their rows never overlap). */
+function sliceWritesStatement(w: SliceWrites) {
+  const slices = JSON.stringify(w.upserts.map((s) => sliceRow(s)));
+  const deletes = JSON.stringify(w.deletes.map((d) => ({ namespace: d.namespace, name: d.name })));
+  const outbox = JSON.stringify(w.outbox.map((o) => ({
+    subject: o.subject,
+    msg_id: typeof o.msgId === 'string' ? o.msgId : null,
+    prefix: typeof o.msgId === 'object' ? o.msgId.prefix : null,
+    payload: o.payload,
+  })));
+  const records = JSON.stringify(w.records.map((r) => ({
+    namespace: r.namespace, service: r.service, kube_seq_from: r.kubeSeqFrom, kube_seq_to: r.kubeSeqTo, reconcile_id: r.reconcileId,
+    created: r.created, updated: r.updated, deleted: r.deleted, settings: r.settings ?? null,
+  })));
+  return sql`with
+  gone as (
+    delete from endpoint_slices e using jsonb_to_recordset(${deletes}::jsonb) as d(namespace text, name text)
+    where e.cluster = ${w.cluster} and e.namespace = d.namespace and e.name = d.name returning 1),
+  written as (
+    insert into endpoint_slices (cluster, namespace, name, service, address_type, managed_by, generation, body)
+    select ${w.cluster}, namespace, name, service, address_type, managed_by, generation, body
+    from jsonb_to_recordset(${slices}::jsonb) as s(namespace text, name text, service text, address_type text, managed_by text, generation int, body jsonb)
+    on conflict (cluster, namespace, name) do update set service = excluded.service, address_type = excluded.address_type,
+      managed_by = excluded.managed_by, generation = excluded.generation, body = excluded.body
+    returning 1),
+  numbered as (
+    select nextval(pg_get_serial_sequence('outbox', 'id')) as id, e.value->>'subject' as subject, e.value->>'msg_id' as msg_id,
+      e.value->>'prefix' as prefix, e.value->'payload' as payload, e.n
+    from jsonb_array_elements(${outbox}::jsonb) with ordinality as e(value, n)),
+  queued as (
+    insert into outbox (id, subject, msg_id, payload)
+    select id, subject, coalesce(msg_id, prefix || id::text), payload from numbered order by n returning 1),
+  recorded as (
+    insert into reconciles (cluster, namespace, service, kube_seq_from, kube_seq_to, reconcile_id, created, updated, deleted, settings)
+    select ${w.cluster}, namespace, service, kube_seq_from, kube_seq_to, reconcile_id, created, updated, deleted, settings
+    from jsonb_to_recordset(${records}::jsonb) as r(namespace text, service text, kube_seq_from bigint, kube_seq_to bigint, reconcile_id text, created int, updated int, deleted int, settings jsonb)
+    returning 1)
+select (select count(*) from gone) as gone, (select count(*) from written) as written, (select count(*) from queued) as queued, (select count(*) from recorded) as recorded`;
 }
 
 async function deleteSlices(trx: Trx, cluster: string, keys: SliceWrites['deletes']): Promise<void> {
@@ -109,24 +158,28 @@ async function deleteSlices(trx: Trx, cluster: string, keys: SliceWrites['delete
   }
 }
 
+function sliceRow(s: EndpointSlice) {
+  const namespace = s.metadata.namespace ?? '';
+  const service = s.metadata.labels?.[LABEL_SERVICE_NAME] ?? '';
+  if (!s.metadata.name || !namespace || !service) throw new Error(`EndpointSlice ${namespace}/${s.metadata.name}: name, namespace and ${LABEL_SERVICE_NAME} are required`);
+  return {
+    namespace,
+    name: s.metadata.name,
+    service,
+    address_type: s.addressType,
+    managed_by: s.metadata.labels?.[LABEL_MANAGED_BY] ?? '',
+    generation: s.metadata.generation ?? 1,
+    body: s,
+  };
+}
+
 async function upsertSlices(trx: Trx, cluster: string, slices: readonly EndpointSlice[]): Promise<void> {
   for (const part of chunks(slices)) {
     await trx
       .insertInto('endpoint_slices')
       .values(part.map((s) => {
-        const namespace = s.metadata.namespace ?? '';
-        const service = s.metadata.labels?.[LABEL_SERVICE_NAME] ?? '';
-        if (!s.metadata.name || !namespace || !service) throw new Error(`EndpointSlice ${namespace}/${s.metadata.name}: name, namespace and ${LABEL_SERVICE_NAME} are required`);
-        return {
-          cluster,
-          namespace,
-          name: s.metadata.name,
-          service,
-          address_type: s.addressType,
-          managed_by: s.metadata.labels?.[LABEL_MANAGED_BY] ?? '',
-          generation: s.metadata.generation ?? 1,
-          body: JSON.stringify(s),
-        };
+        const r = sliceRow(s);
+        return { cluster, ...r, body: JSON.stringify(r.body) };
       }))
       .onConflict((oc) => oc.columns(['cluster', 'namespace', 'name']).doUpdateSet((eb) => ({
         service: eb.ref('excluded.service'),

@@ -151,7 +151,7 @@ function planOne(key: string, mark: DirtyMark, deps: ReconcileDeps, writes: { up
     };
     writes.outbox.push({
       subject: slicesSubject({ cluster: deps.cluster, namespace, service: name }, { prefix: deps.prefix }),
-      msgId: (id) => `${deps.cluster}/outbox/${id}`,
+      msgId: { prefix: `${deps.cluster}/outbox/` },
       payload: message,
     });
   }

@@ -70,7 +70,7 @@ export class MemoryStore implements SlicerStore {
     for (const s of w.upserts) this.#slices.set(sliceKey(s.metadata.namespace ?? '', s.metadata.name), s);
     for (const m of w.outbox) {
       const id = this.#nextId++;
-      this.#outbox.push({ id, subject: m.subject, msgId: typeof m.msgId === 'function' ? m.msgId(id) : m.msgId, payload: m.payload });
+      this.#outbox.push({ id, subject: m.subject, msgId: typeof m.msgId === 'function' ? m.msgId(id) : typeof m.msgId === 'string' ? m.msgId : `${m.msgId.prefix}${id}`, payload: m.payload });
     }
     for (const r of w.records) this.#reconciles.push({ ...r, id: this.#nextId++ });
     this.commits.slices++;
