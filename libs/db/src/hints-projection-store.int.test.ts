@@ -75,6 +75,20 @@ describe('HintsProjectionStore publishing records', () => {
     expect(await loadHintDecisions(t.db, 'i4')).toEqual([]);
   });
 
+  it('replacing decisions drops the address types no longer decided, updates the others, and leaves other services alone', async () => {
+    const store = new HintsProjectionStore(t.db, 'i7');
+    const v6 = (name: string): HintDecision => ({ ...decision(name), addressType: 'IPv6' });
+    await store.recordIntents([
+      { namespace: 'default', name: 'web', decisions: [decision('web'), v6('web')], pending: [] },
+      { namespace: 'default', name: 'api', decisions: [decision('api')], pending: [] },
+    ]);
+    await store.recordIntents([{ namespace: 'default', name: 'web', decisions: [{ ...decision('web'), enabled: false, reason: 'off now' }], pending: [] }]);
+    expect((await loadHintDecisions(t.db, 'i7')).map((d) => [d.service, d.addressType, d.enabled, d.reason])).toEqual([
+      ['api', 'IPv4', decision('api').enabled, decision('api').reason],
+      ['web', 'IPv4', false, 'off now'],
+    ]);
+  });
+
   it('loadSnapshot returns every row of the cluster and the offsets asked for (0 when unknown)', async () => {
     const store = new HintsProjectionStore(t.db, 'i5');
     await store.commitIngest('i5-slices', 4, { slices: { upserts: [makeSlice('web-b', []), makeSlice('web-a', [])], deletes: [] } });

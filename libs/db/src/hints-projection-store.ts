@@ -4,11 +4,12 @@
 // confirmation after) for any number of services at once. The service keeps the live state in
 // memory; this is what a restart loads before it tails the log from the stored offsets.
 
+import { sql } from 'kysely';
 import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 import type { HintDecision, NamespacedName, PublishedView } from './hints-store.ts';
 import {
-  deleteHintDecisionsOf, deleteHintNodes, deleteHintServices, deleteHintSlices, deletePublishedViews, loadHintDecisions, loadHintNodes,
-  loadHintServices, loadHintSlices, loadPublishedViews, saveHintDecisions, upsertHintNodes, upsertHintServices, upsertHintSlices, upsertPublishedViews,
+  deleteHintNodes, deleteHintServices, deleteHintSlices, loadHintDecisions, loadHintNodes,
+  loadHintServices, loadHintSlices, loadPublishedViews, upsertHintNodes, upsertHintServices, upsertHintSlices,
 } from './hints-store.ts';
 import { advanceOffset, getOffset } from './offsets.ts';
 import type { Db } from './schema.ts';
@@ -95,24 +96,56 @@ export class HintsProjectionStore {
     });
   }
 
-  /** Step 1 of publishing, for several services in one transaction: decisions and unconfirmed keys. */
+  /**
+   * Step 1 of publishing, for several services at once: their decisions replaced and the keys
+   * about to be put recorded unconfirmed. One statement (one round trip, atomic); the decisions
+   * removed and the ones written never share a row.
+   */
   async recordIntents(intents: readonly HintsIntent[]): Promise<void> {
     if (intents.length === 0) return;
-    const c = this.cluster;
-    await this.db.transaction().execute(async (trx) => {
-      const decided = intents.filter((i) => i.decisions !== undefined);
-      await deleteHintDecisionsOf(trx, c, decided.map((i) => ({ namespace: i.namespace, service: i.name })));
-      await saveHintDecisions(trx, c, decided.flatMap((i) => i.decisions ?? []));
-      await upsertPublishedViews(trx, c, intents.flatMap((i) => i.pending.map((p) => ({ key: p.key, revision: 0, body: p.body }))));
-    });
+    const decided = intents.filter((i) => i.decisions !== undefined);
+    const services = JSON.stringify(decided.map((i) => ({ namespace: i.namespace, service: i.name })));
+    const decisions = JSON.stringify(decided.flatMap((i) => i.decisions ?? []).map((d) => ({
+      namespace: d.namespace, service: d.service, address_type: d.addressType, enabled: d.enabled, mode: d.mode,
+      event: d.event, reason: d.reason, decided_at: d.decidedAt.toISOString(),
+    })));
+    const pending = JSON.stringify(intents.flatMap((i) => i.pending.map((p) => ({ key: p.key, body: p.body }))));
+    await sql`with
+  fresh as (select * from jsonb_to_recordset(${decisions}::jsonb)
+    as d(namespace text, service text, address_type text, enabled boolean, mode text, event jsonb, reason text, decided_at timestamptz)),
+  dropped as (
+    delete from hint_decisions h using jsonb_to_recordset(${services}::jsonb) as s(namespace text, service text)
+    where h.cluster = ${this.cluster} and h.namespace = s.namespace and h.service = s.service
+      and not exists (select 1 from fresh f where f.namespace = h.namespace and f.service = h.service and f.address_type = h.address_type)
+    returning 1),
+  saved as (
+    insert into hint_decisions (cluster, namespace, service, address_type, enabled, mode, event, reason, decided_at)
+    select ${this.cluster}, namespace, service, address_type, enabled, mode, event, reason, decided_at from fresh
+    on conflict (cluster, namespace, service, address_type) do update set enabled = excluded.enabled, mode = excluded.mode,
+      event = excluded.event, reason = excluded.reason, decided_at = excluded.decided_at
+    returning 1),
+  intended as (
+    insert into published_views (cluster, key, revision, body)
+    select ${this.cluster}, key, 0, body from jsonb_to_recordset(${pending}::jsonb) as p(key text, body jsonb)
+    on conflict (cluster, key) do update set revision = excluded.revision, body = excluded.body
+    returning 1)
+select (select count(*) from dropped) as dropped, (select count(*) from saved) as saved, (select count(*) from intended) as intended`.execute(this.db);
   }
 
-  /** Step 3 of publishing, in one transaction: confirmed revisions recorded, deleted keys forgotten. */
+  /** Step 3 of publishing, in one statement: confirmed revisions recorded, deleted keys forgotten. */
   async recordPublished(confirmed: readonly PublishedView[], deleted: readonly string[]): Promise<void> {
     if (confirmed.length === 0 && deleted.length === 0) return;
-    await this.db.transaction().execute(async (trx) => {
-      await upsertPublishedViews(trx, this.cluster, confirmed);
-      await deletePublishedViews(trx, this.cluster, deleted);
-    });
+    const rows = JSON.stringify(confirmed.map((v) => ({ key: v.key, revision: v.revision, body: v.body })));
+    const gone = JSON.stringify(deleted);
+    await sql`with
+  confirmed as (
+    insert into published_views (cluster, key, revision, body)
+    select ${this.cluster}, key, revision, body from jsonb_to_recordset(${rows}::jsonb) as v(key text, revision bigint, body jsonb)
+    on conflict (cluster, key) do update set revision = excluded.revision, body = excluded.body
+    returning 1),
+  forgotten as (
+    delete from published_views where cluster = ${this.cluster} and key in (select jsonb_array_elements_text(${gone}::jsonb))
+    returning 1)
+select (select count(*) from confirmed) as confirmed, (select count(*) from forgotten) as forgotten`.execute(this.db);
   }
 }

@@ -93,7 +93,6 @@ export async function saveHintDecisions(trx: Trx, cluster: string, decisions: re
   }
 }
 
-/** Removes every decision of a service (all address types). */
 /** Removes the decisions of several Services in one statement per chunk. */
 export async function deleteHintDecisionsOf(trx: Trx, cluster: string, keys: readonly { readonly namespace: string; readonly service: string }[]): Promise<void> {
   for (const part of chunks(keys)) {
@@ -102,6 +101,7 @@ export async function deleteHintDecisionsOf(trx: Trx, cluster: string, keys: rea
   }
 }
 
+/** Removes every decision of a service (all address types). */
 export async function deleteHintDecisions(trx: Trx, cluster: string, namespace: string, service: string): Promise<void> {
   await deleteHintDecisionsOf(trx, cluster, [{ namespace, service }]);
 }
