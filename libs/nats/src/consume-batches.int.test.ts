@@ -25,7 +25,7 @@ const within = <T>(ms: number, p: Promise<T>): Promise<T> =>
 const numbers = (msgs: readonly { data: unknown }[]) => msgs.map((m) => (m.data as { n: number }).n);
 
 describe('consumeBatchesInOrder', () => {
-  it('hands a backlog over in batches of at most `batch`, in stream order', async () => {
+  it('hands a backlog over in stream order, in batches of at most `batch`', async () => {
     for (let n = 1; n <= 7; n++) await publish(n);
     const ac = new AbortController();
     const batches: number[][] = [];
@@ -45,7 +45,8 @@ describe('consumeBatchesInOrder', () => {
     );
     expect(batches.flat()).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(batches.every((b) => b.length <= 3)).toBe(true);
-    expect(batches[0]).toEqual([1, 2, 3]); // the pending backlog fills the first batch
+    // How the backlog splits into batches depends on how it arrives (batches are formed from what
+    // has arrived); order and the size bound do not.
     // Acks are fire-and-forget: the server may count the last ones a moment after the loop ends.
     await vi.waitFor(async () => expect(await pendingCount(f.jsm, f.names.kube, spec.durable)).toBe(0), { timeout: 5_000, interval: 20 });
   });
