@@ -544,17 +544,25 @@ async function processRss(pid: number | undefined): Promise<number | null> {
 }
 
 class Pipeline {
+  readonly stack: Stack;
+  readonly sim: ClusterSim;
+  readonly logDir: string;
+  readonly closers: Closers;
   readonly tracker = new ChangeTracker();
   readonly #stop = new AbortController();
   readonly #decoder = new TextDecoder();
   readonly #state: Record<ServiceName, string> = { watcher: 'starting', slicer: 'starting', hints: 'starting' };
 
   private constructor(
-    readonly stack: Stack,
-    readonly sim: ClusterSim,
-    readonly logDir: string,
-    readonly closers: Closers,
+    stack: Stack,
+    sim: ClusterSim,
+    logDir: string,
+    closers: Closers,
   ) {
+    this.stack = stack;
+    this.sim = sim;
+    this.logDir = logDir;
+    this.closers = closers;
     for (const name of SERVICES) this.#follow(name, stack.component(name).ready());
   }
 

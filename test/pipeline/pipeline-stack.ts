@@ -37,10 +37,13 @@ export type ViewEndpoints = ReadonlyMap<string, boolean>;
 
 /** Keeps the views bucket's current content and wakes waiters on every change. */
 export class ViewRecorder {
+  readonly cluster: string;
   readonly #entries = new Map<string, EndpointSlice>();
   readonly #waiters = new Set<() => void>();
 
-  constructor(readonly cluster: string) {}
+  constructor(cluster: string) {
+    this.cluster = cluster;
+  }
 
   apply(key: string, slice: EndpointSlice | undefined): void {
     if (slice === undefined) this.#entries.delete(key);
@@ -79,6 +82,7 @@ export class ViewRecorder {
 }
 
 export class Pipeline {
+  readonly opts: PipelineOptions;
   readonly views: ViewRecorder;
   readonly agents = new Map<string, ProxyAgentHandle>();
   /** Milliseconds from start() to each stage being ready. */
@@ -87,7 +91,8 @@ export class Pipeline {
   readonly #closers: (() => Promise<void>)[] = [];
   readonly #stopWatch = new AbortController();
 
-  constructor(readonly opts: PipelineOptions) {
+  constructor(opts: PipelineOptions) {
+    this.opts = opts;
     this.views = new ViewRecorder(opts.cluster);
   }
 

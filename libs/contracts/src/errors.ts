@@ -2,22 +2,30 @@
 
 /** A name that cannot become a subject token / KV key token (see tokens.ts). */
 export class TokenEncodeError extends Error {
+  readonly input: string;
+  readonly reason: string;
   override readonly name = 'TokenEncodeError';
   constructor(
-    readonly input: string,
-    readonly reason: string,
+    input: string,
+    reason: string,
   ) {
     super(`cannot encode ${JSON.stringify(input.length > 80 ? `${input.slice(0, 80)}…` : input)} as a NATS token: ${reason}`);
+    this.input = input;
+    this.reason = reason;
   }
 }
 
 /** A token (or subject / key) that is not the canonical output of the encoder. */
 export class TokenDecodeError extends Error {
+  readonly token: string;
+  readonly reason: string;
   override readonly name = 'TokenDecodeError';
   constructor(
-    readonly token: string,
-    readonly reason: string,
+    token: string,
+    reason: string,
   ) {
     super(`invalid token ${JSON.stringify(token)}: ${reason}`);
+    this.token = token;
+    this.reason = reason;
   }
 }

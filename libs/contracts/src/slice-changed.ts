@@ -58,11 +58,16 @@ function isObject(v: unknown): v is Readonly<Record<string, unknown>> {
 }
 
 class Reject extends Error {
+  readonly reason: string;
+  readonly field: string;
+
   constructor(
-    readonly reason: string,
-    readonly field: string,
+    reason: string,
+    field: string,
   ) {
     super(reason);
+    this.reason = reason;
+    this.field = field;
   }
 }
 

@@ -43,10 +43,16 @@ export interface HintsIntent {
 }
 
 export class HintsProjectionStore {
+  private readonly db: Db;
+  private readonly cluster: string;
+
   constructor(
-    private readonly db: Db,
-    private readonly cluster: string,
-  ) {}
+    db: Db,
+    cluster: string,
+  ) {
+    this.db = db;
+    this.cluster = cluster;
+  }
 
   /** Everything of the cluster, read in one repeatable-read transaction so rows and offsets agree. */
   loadSnapshot(consumers: readonly string[]): Promise<HintsSnapshot> {

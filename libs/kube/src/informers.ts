@@ -100,11 +100,14 @@ const defaultRestartDelay = (attempt: number): number => Math.min(30_000, 500 * 
 
 /** Sees what client-node's informer sees: the watch requests, their events and how they end. */
 class ObservedWatch extends Watch {
+  private readonly owner: ObjectWatch;
+
   constructor(
     config: KubeConfig,
-    private readonly owner: ObjectWatch,
+    owner: ObjectWatch,
   ) {
     super(config);
+    this.owner = owner;
   }
 
   override watch(

@@ -17,13 +17,17 @@ export type KubeConnection =
 
 /** A connection that cannot be built. The message names the setting and the fix. */
 export class KubeConfigError extends Error {
+  readonly setting: string;
+  readonly reason: string;
   override readonly name = 'KubeConfigError';
   constructor(
-    readonly setting: string,
-    readonly reason: string,
+    setting: string,
+    reason: string,
     options?: ErrorOptions,
   ) {
     super(`${setting}: ${reason}`, options);
+    this.setting = setting;
+    this.reason = reason;
   }
 }
 

@@ -12,14 +12,20 @@ import type { KubeConfig } from '@kubernetes/client-node';
 
 /** A failed API call. `statusCode` is the HTTP status (0 when no response arrived). */
 export class KubeApiError extends Error {
+  readonly path: string;
+  readonly statusCode: number;
+  readonly reason: string;
   override readonly name = 'KubeApiError';
   constructor(
-    readonly path: string,
-    readonly statusCode: number,
-    readonly reason: string,
+    path: string,
+    statusCode: number,
+    reason: string,
     options?: ErrorOptions,
   ) {
     super(`GET ${path}: ${statusCode === 0 ? '' : `${statusCode} `}${reason}`, options);
+    this.path = path;
+    this.statusCode = statusCode;
+    this.reason = reason;
   }
 }
 

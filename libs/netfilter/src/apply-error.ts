@@ -12,19 +12,29 @@ export interface ScriptLine {
 
 /** A command that changes the data plane failed. Nothing about the failure is hidden in the message. */
 export class ApplyError extends Error {
+  /** e.g. `iptables-restore`, `nft`, `ipvsadm`, `ip`. */
+  readonly tool: string;
+  readonly code: number;
+  readonly stderr: string;
+  /** The failing line of the script the tool named, or null when it named none. */
+  readonly line: number | null;
+  /** That line and up to 3 lines either side; empty without a line. */
+  readonly excerpt: readonly ScriptLine[];
   override readonly name = 'ApplyError';
   constructor(
-    /** e.g. `iptables-restore`, `nft`, `ipvsadm`, `ip`. */
-    readonly tool: string,
-    readonly code: number,
-    readonly stderr: string,
-    /** The failing line of the script the tool named, or null when it named none. */
-    readonly line: number | null,
-    /** That line and up to 3 lines either side; empty without a line. */
-    readonly excerpt: readonly ScriptLine[],
+    tool: string,
+    code: number,
+    stderr: string,
+    line: number | null,
+    excerpt: readonly ScriptLine[],
   ) {
     const first = stderr.split('\n').find((l) => l.trim() !== '') ?? '';
     super(`${tool} failed (exit ${code})${line !== null ? ` at line ${line}` : ''}: ${first.trim()}`);
+    this.tool = tool;
+    this.code = code;
+    this.stderr = stderr;
+    this.line = line;
+    this.excerpt = excerpt;
   }
 
   /** The excerpt as printable text, the failing line marked with '>'. */

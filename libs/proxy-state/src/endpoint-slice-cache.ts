@@ -26,9 +26,12 @@ interface Tracker {
 }
 
 export class EndpointSliceCache {
+  private readonly opts: { readonly nodeName: string; readonly family: IPFamily };
   private readonly trackers = new Map<string, Tracker>();
 
-  constructor(private readonly opts: { readonly nodeName: string; readonly family: IPFamily }) {}
+  constructor(opts: { readonly nodeName: string; readonly family: IPFamily }) {
+    this.opts = opts;
+  }
 
   /** `<ns>/<service>` of a slice this cache accepts, or null (other family, no service label, no name). */
   private serviceKeyOf(slice: EndpointSlice): string | null {

@@ -23,9 +23,12 @@ function portMapOf(service: Service | null, family: IPFamily): ServicePortMap {
 }
 
 export class ServiceChangeTracker {
+  private readonly family: IPFamily;
   private readonly changes = new Map<string, ServiceChange>();
 
-  constructor(private readonly family: IPFamily) {}
+  constructor(family: IPFamily) {
+    this.family = family;
+  }
 
   /**
    * Records `previous` -> `current` for one service (null for add / delete). Returns whether

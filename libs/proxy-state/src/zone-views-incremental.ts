@@ -60,14 +60,23 @@ interface GroupState {
 
 /** The memory of updateZoneViews between calls. Opaque; each state can be passed back once. */
 export class ZoneViewsState {
+  readonly nodes: ZoneViewsInput['nodes'];
+  readonly topo: ZoneTopology;
+  readonly gate: boolean;
+  readonly groups: ReadonlyMap<string, GroupState>;
   #consumed = false;
   /** @internal */
   constructor(
-    readonly nodes: ZoneViewsInput['nodes'],
-    readonly topo: ZoneTopology,
-    readonly gate: boolean,
-    readonly groups: ReadonlyMap<string, GroupState>,
-  ) {}
+    nodes: ZoneViewsInput['nodes'],
+    topo: ZoneTopology,
+    gate: boolean,
+    groups: ReadonlyMap<string, GroupState>,
+  ) {
+    this.nodes = nodes;
+    this.topo = topo;
+    this.gate = gate;
+    this.groups = groups;
+  }
 
   /** @internal Marks the state handed over; a second hand-over throws. */
   take(): this {

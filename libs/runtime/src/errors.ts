@@ -18,13 +18,17 @@ export class TerminalError extends Error {
 
 /** A bad setting. The message is one line naming the setting and the reason. */
 export class ConfigError extends Error {
+  /** How the user spelled it, e.g. `--workers` or `env WORKERS`. */
+  readonly setting: string;
+  readonly reason: string;
   override readonly name = 'ConfigError';
   constructor(
-    /** How the user spelled it, e.g. `--workers` or `env WORKERS`. */
-    readonly setting: string,
-    readonly reason: string,
+    setting: string,
+    reason: string,
   ) {
     super(`${setting}: ${reason}`);
+    this.setting = setting;
+    this.reason = reason;
   }
 }
 

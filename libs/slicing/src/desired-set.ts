@@ -33,7 +33,11 @@ export interface DesiredSet {
 }
 
 export class MapDesiredSet implements DesiredSet {
-  constructor(private readonly map: Map<string, Endpoint>) {}
+  private readonly map: Map<string, Endpoint>;
+
+  constructor(map: Map<string, Endpoint>) {
+    this.map = map;
+  }
 
   keysOf(slice: EndpointSlice): SliceEndpointKeys {
     return { identities: slice.endpoints.map(endpointIdentity), producers: slice.endpoints.map(() => null) };
@@ -52,6 +56,14 @@ export class MapDesiredSet implements DesiredSet {
 }
 
 export class StampedDesiredSet implements DesiredSet {
+  private readonly registry: IdentityRegistry<DesiredEndpoint>;
+  private readonly stamp: number;
+  private readonly group: number;
+  private readonly family: SliceAddressType;
+  /** How many DesiredEndpoints of this group and family the sync marked (all held by `registry`). */
+  private readonly size: number;
+  /** The sync's newly registered endpoints, in identity order (where leftovers usually are). */
+  private readonly fresh: readonly DesiredEndpoint[];
   private takenCount = 0;
 
   keysOf(slice: EndpointSlice): SliceEndpointKeys {
@@ -59,15 +71,20 @@ export class StampedDesiredSet implements DesiredSet {
   }
 
   constructor(
-    private readonly registry: IdentityRegistry<DesiredEndpoint>,
-    private readonly stamp: number,
-    private readonly group: number,
-    private readonly family: SliceAddressType,
-    /** How many DesiredEndpoints of this group and family the sync marked (all held by `registry`). */
-    private readonly size: number,
-    /** The sync's newly registered endpoints, in identity order (where leftovers usually are). */
-    private readonly fresh: readonly DesiredEndpoint[],
-  ) {}
+    registry: IdentityRegistry<DesiredEndpoint>,
+    stamp: number,
+    group: number,
+    family: SliceAddressType,
+    size: number,
+    fresh: readonly DesiredEndpoint[],
+  ) {
+    this.registry = registry;
+    this.stamp = stamp;
+    this.group = group;
+    this.family = family;
+    this.size = size;
+    this.fresh = fresh;
+  }
 
   take(identity: string, producer: DesiredEndpoint | null): Endpoint | undefined {
     const d = producer !== null && producer.mark === this.stamp ? producer : this.registry.find(identity);

@@ -24,6 +24,9 @@ import { namespaceOf } from './selector.ts';
  * per-sync scratch fields (only meaningful while `mark` equals the current sync's stamp).
  */
 export class DesiredEndpoint implements RegistryEntry {
+  readonly key: string;
+  readonly endpoint: Endpoint;
+  readonly family: SliceAddressType;
   /** Stamp of the last sync that found this endpoint desired. */
   mark = 0;
   /** Port group index within that sync. */
@@ -34,10 +37,14 @@ export class DesiredEndpoint implements RegistryEntry {
   epoch = 0;
 
   constructor(
-    readonly key: string,
-    readonly endpoint: Endpoint,
-    readonly family: SliceAddressType,
-  ) {}
+    key: string,
+    endpoint: Endpoint,
+    family: SliceAddressType,
+  ) {
+    this.key = key;
+    this.endpoint = endpoint;
+    this.family = family;
+  }
 }
 
 /**
@@ -45,9 +52,12 @@ export class DesiredEndpoint implements RegistryEntry {
  * looked up once per sync and name rather than once per pod.
  */
 export class NodeSlot {
+  readonly name: string;
   private stamp = 0;
   private node: Node | undefined = undefined;
-  constructor(readonly name: string) {}
+  constructor(name: string) {
+    this.name = name;
+  }
 
   /** nodes.get(name), looked up at most once per sync `stamp`. */
   lookup(nodes: ReadonlyMap<string, Node>, stamp: number): Node | undefined {
@@ -69,12 +79,15 @@ const MAX_NODE_SLOTS = 16384;
  * planned Services.
  */
 export class Scope {
+  readonly name: string;
   readonly registry = new IdentityRegistry<DesiredEndpoint>();
   /** The previous sync's pods and what was derived from each (position-aligned; see pod-memo.ts). */
   podMemo: { readonly pods: Pod[]; readonly records: PodRecord[] } | null = null;
   private layouts: PortLayouts | null = null;
   private readonly nodeSlots = new Map<string, NodeSlot>();
-  constructor(readonly name: string) {}
+  constructor(name: string) {
+    this.name = name;
+  }
 
   /** The shared slot of a node name. */
   nodeSlot(name: string): NodeSlot {

@@ -51,6 +51,8 @@ export function podAddressesByFamily(pod: Pod): { readonly IPv4: string[]; reado
  * plain Endpoint. Absent optional fields are not own properties.
  */
 export class PodEndpoint implements Endpoint {
+  readonly addresses: readonly string[];
+  readonly conditions: EndpointConditions;
   declare readonly hostname?: string;
   declare readonly targetRef?: ObjectReference;
   declare readonly nodeName?: string;
@@ -58,13 +60,15 @@ export class PodEndpoint implements Endpoint {
   #link: unknown = null;
 
   constructor(
-    readonly addresses: readonly string[],
-    readonly conditions: EndpointConditions,
+    addresses: readonly string[],
+    conditions: EndpointConditions,
     hostname: string | undefined,
     targetRef: ObjectReference,
     nodeName: string | undefined,
     zone: string | undefined,
   ) {
+    this.addresses = addresses;
+    this.conditions = conditions;
     const self = this as { -readonly [K in keyof Endpoint]: Endpoint[K] };
     if (hostname !== undefined) self.hostname = hostname;
     self.targetRef = targetRef;

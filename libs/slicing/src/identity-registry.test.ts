@@ -3,11 +3,16 @@ import { IdentityRegistry } from './identity-registry.ts';
 import type { RegistryEntry } from './identity-registry.ts';
 
 class Entry implements RegistryEntry {
+  readonly key: string;
+  public mark: number;
   epoch = 0;
   constructor(
-    readonly key: string,
-    public mark: number,
-  ) {}
+    key: string,
+    mark: number,
+  ) {
+    this.key = key;
+    this.mark = mark;
+  }
 }
 
 const keys = (r: IdentityRegistry<Entry>): string[] => r.sorted.map((e) => e.key);

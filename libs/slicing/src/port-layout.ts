@@ -37,12 +37,14 @@ function part(n: number | null): number | string | undefined {
 
 /** The layouts of one `spec.ports` value (compare `ports` by identity to reuse it). */
 export class PortLayouts {
+  private readonly service: Service;
   readonly ports: Service['spec']['ports'];
   private readonly named: readonly ServicePort[];
   private readonly byResolution = new Map<number | string, PortLayout>();
   private shared: PortLayout | null = null;
 
-  constructor(private readonly service: Service) {
+  constructor(service: Service) {
+    this.service = service;
     this.ports = service.spec.ports;
     this.named = (service.spec.ports ?? []).filter((p) => typeof (p.targetPort ?? p.port) !== 'number');
   }

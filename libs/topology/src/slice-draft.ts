@@ -52,12 +52,17 @@ export type DraftOrigin = 'create' | 'update' | 'unchanged';
 
 /** One slice whose endpoint hints may be rewritten; `result()` materialises it. */
 export class SliceDraft {
+  readonly original: EndpointSlice;
+  readonly origin: DraftOrigin;
   #endpoints: Endpoint[] | null = null;
 
   constructor(
-    readonly original: EndpointSlice,
-    readonly origin: DraftOrigin,
-  ) {}
+    original: EndpointSlice,
+    origin: DraftOrigin,
+  ) {
+    this.original = original;
+    this.origin = origin;
+  }
 
   get endpoints(): readonly Endpoint[] {
     return this.#endpoints ?? this.original.endpoints;

@@ -22,13 +22,15 @@ interface Published {
 }
 
 export class BatchedRecords implements ServiceRecordStore {
+  private readonly projection: HintsProjection;
   readonly #intents: GroupCommit<HintsIntent>;
   readonly #published: GroupCommit<Published>;
 
   constructor(
     record: PublishingRecord,
-    private readonly projection: HintsProjection,
+    projection: HintsProjection,
   ) {
+    this.projection = projection;
     this.#intents = new GroupCommit((items) => record.recordIntents(items));
     this.#published = new GroupCommit((items) => record.recordPublished(items.flatMap((i) => i.confirmed), items.flatMap((i) => i.deleted)));
   }

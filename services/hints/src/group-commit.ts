@@ -4,12 +4,15 @@
 // longer than the write in flight plus its own.
 
 export class GroupCommit<T> {
+  private readonly write: (items: readonly T[]) => Promise<void>;
   #pending: { readonly item: T; readonly resolve: () => void; readonly reject: (err: unknown) => void }[] = [];
   #running = false;
   #scheduled = false;
 
   /** `write` stores a batch of items; it runs once at a time. */
-  constructor(private readonly write: (items: readonly T[]) => Promise<void>) {}
+  constructor(write: (items: readonly T[]) => Promise<void>) {
+    this.write = write;
+  }
 
   /** Resolves once `item` is written; rejects with the error of the write that carried it. */
   submit(item: T): Promise<void> {

@@ -9,13 +9,17 @@ import type { Node, Service } from '@slicemesh/model';
 
 /** Input that can never be applied: dead-letter it, never retry. */
 export class MalformedMessageError extends Error {
+  readonly reason: string;
+  /** JSON path of the offending field, when known. */
+  readonly field?: string;
   override readonly name = 'MalformedMessageError';
   constructor(
-    readonly reason: string,
-    /** JSON path of the offending field, when known. */
-    readonly field?: string,
+    reason: string,
+    field?: string,
   ) {
     super(field === undefined ? reason : `${field}: ${reason}`);
+    this.reason = reason;
+    this.field = field;
   }
 }
 

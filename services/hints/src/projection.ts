@@ -130,12 +130,15 @@ interface StagedSlice {
  * skipped, later messages seeing earlier ones), applied to it only by `apply`.
  */
 export class IngestStage {
+  private readonly projection: HintsProjection;
   readonly #slices = new Map<string, StagedSlice>();
   readonly #nodes = new Map<string, Node | null>();
   readonly #nodeEvents: KubeEnvelope<Node>[] = [];
   readonly #services = new Map<ServiceKey, { readonly id: NamespacedName; readonly service: Service | null }>();
 
-  constructor(private readonly projection: HintsProjection) {}
+  constructor(projection: HintsProjection) {
+    this.projection = projection;
+  }
 
   applySliceChanged(msg: SliceChangedV1): void {
     // Deletes first: a name both deleted and upserted in one event ends up upserted.

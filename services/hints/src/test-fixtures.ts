@@ -10,13 +10,18 @@ import { serviceKeyOf } from './published-index.ts';
 export { autoService, ep, threeZoneNodes, threeZoneSlice } from '@slicemesh/testing';
 
 export class FakeKv implements KvPort {
+  private readonly name: string;
+  private readonly journal?: string[];
   readonly values = new Map<string, { readonly revision: number; readonly text: string }>();
   readonly ops: string[] = [];
   revision = 0;
   /** Makes put/delete of matching keys throw. */
   failOn: ((op: 'put' | 'delete', key: string) => boolean) | undefined;
 
-  constructor(private readonly name: string, private readonly journal?: string[]) {}
+  constructor(name: string, journal?: string[]) {
+    this.name = name;
+    this.journal = journal;
+  }
 
   put(key: string, text: string): Promise<number> {
     if (this.failOn?.('put', key)) return Promise.reject(new Error(`${this.name}: put ${key} failed`));
@@ -48,6 +53,7 @@ export class FakeKv implements KvPort {
 
 /** The state, the record and the ingest store in one in-memory object. */
 export class FakeStore implements ServiceRecordStore, IngestStore {
+  private readonly journal?: string[];
   readonly services = new Map<string, Service>();
   readonly slices = new Map<string, EndpointSlice>(); // ns/name
   readonly decisions = new Map<string, readonly HintDecision[]>(); // ns/service
@@ -57,7 +63,9 @@ export class FakeStore implements ServiceRecordStore, IngestStore {
   /** Makes the next matching write throw. */
   failOn: ((op: 'intent' | 'published' | 'apply') => boolean) | undefined;
 
-  constructor(private readonly journal?: string[]) {}
+  constructor(journal?: string[]) {
+    this.journal = journal;
+  }
 
   setService(s: Service): void {
     this.services.set(serviceKeyOf(s.metadata.namespace ?? '', s.metadata.name), s);

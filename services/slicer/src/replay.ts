@@ -92,9 +92,12 @@ function settingsOf(rec: ReplayInput['records'][number], input: ReplayInput): Re
 
 /** Cursor over one log: applies messages up to a bound; rewinds (rebuild) if a bound goes back. */
 class Cursor {
+  private readonly log: readonly LogMessage[];
   private next = 0;
   private bound = 0;
-  constructor(private readonly log: readonly LogMessage[]) {}
+  constructor(log: readonly LogMessage[]) {
+    this.log = log;
+  }
   /** False when `to` is below the last bound (the projection must be rebuilt). */
   advance(to: number, apply: (m: LogMessage) => void): boolean {
     if (to < this.bound) return false;

@@ -16,6 +16,7 @@ const v = <T extends WatchedObject>(obj: T, rv: string, uid?: string): T =>
 
 /** In-memory KUBE + DLQ with msgID de-duplication, and scripted failures. */
 class MemoryKubeLog implements KubeLog {
+  private readonly recorded: KubeChangeEvent[];
   readonly messages: KubeMessage[] = [];
   readonly letters: { cluster: string; letter: DeadLetter }[] = [];
   readonly ids = new Set<string>();
@@ -24,7 +25,9 @@ class MemoryKubeLog implements KubeLog {
   inFlight = new Map<string, number>();
   mostInFlightPerSubject = 0;
   delayMs = 0;
-  constructor(private readonly recorded: KubeChangeEvent[] = []) {}
+  constructor(recorded: KubeChangeEvent[] = []) {
+    this.recorded = recorded;
+  }
 
   async publish(msg: KubeMessage): Promise<PublishResult> {
     const failure = this.failures.shift();
@@ -50,9 +53,12 @@ class MemoryKubeLog implements KubeLog {
 
 /** Watches whose initial list is scripted; live events are pushed with `emit`. */
 class FakeCluster {
+  private readonly initial: ObjectWatchEvent[];
   readonly handlers = new Map<WatchedKind, ChangeHandlers>();
   readonly seeds = new Map<WatchedKind, readonly WatchedObject[]>();
-  constructor(private readonly initial: ObjectWatchEvent[] = []) {}
+  constructor(initial: ObjectWatchEvent[] = []) {
+    this.initial = initial;
+  }
   open = (kind: WatchedKind, seed: readonly WatchedObject[], h: ChangeHandlers) => {
     this.handlers.set(kind, h);
     this.seeds.set(kind, seed);

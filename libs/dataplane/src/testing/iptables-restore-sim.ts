@@ -25,12 +25,14 @@ export interface SimRule {
 export type IptablesTables = ReadonlyMap<string, ReadonlyMap<string, readonly SimRule[]>>;
 
 export class IptablesRestoreError extends Error {
+  readonly line: number;
   override readonly name = 'IptablesRestoreError';
   constructor(
-    readonly line: number,
+    line: number,
     reason: string,
   ) {
     super(`line ${line}: ${reason}`);
+    this.line = line;
   }
 }
 

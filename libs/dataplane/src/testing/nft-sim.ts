@@ -33,12 +33,14 @@ export interface NftTable {
 export type NftRuleset = ReadonlyMap<string, NftTable>;
 
 export class NftError extends Error {
+  readonly line: number;
   override readonly name = 'NftError';
   constructor(
-    readonly line: number,
+    line: number,
     reason: string,
   ) {
     super(`line ${line}: ${reason}`);
+    this.line = line;
   }
 }
 

@@ -35,10 +35,16 @@ function clone(p: Path): Path {
 }
 
 class Tracer {
+  private readonly tables: IptablesTables;
+  private readonly opts: TraceOptions;
+
   constructor(
-    private readonly tables: IptablesTables,
-    private readonly opts: TraceOptions,
-  ) {}
+    tables: IptablesTables,
+    opts: TraceOptions,
+  ) {
+    this.tables = tables;
+    this.opts = opts;
+  }
 
   isLocal(ip: string): boolean {
     return this.opts.nodeIPs.includes(ip) || cidrContains('127.0.0.0/8', ip) || ip === '::1';

@@ -33,12 +33,22 @@ function clone(p: Path): Path {
 }
 
 class NftTracer {
+  private readonly table: NftTable;
+  private readonly src: string;
+  private readonly proto: string;
+  private readonly opts: TraceOptions;
+
   constructor(
-    private readonly table: NftTable,
-    private readonly src: string,
-    private readonly proto: string,
-    private readonly opts: TraceOptions,
-  ) {}
+    table: NftTable,
+    src: string,
+    proto: string,
+    opts: TraceOptions,
+  ) {
+    this.table = table;
+    this.src = src;
+    this.proto = proto;
+    this.opts = opts;
+  }
 
   isLocal(ip: string): boolean {
     return this.opts.nodeIPs.includes(ip) || cidrContains('127.0.0.0/8', ip) || ip === '::1';

@@ -20,10 +20,16 @@ const NUMBER = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 const ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't']);
 
 class Problem {
+  readonly offset: number;
+  readonly reason: string;
+
   constructor(
-    readonly offset: number,
-    readonly reason: string,
-  ) {}
+    offset: number,
+    reason: string,
+  ) {
+    this.offset = offset;
+    this.reason = reason;
+  }
 }
 
 /** Returns the offset just past the string starting at `i` (a `"`), or a Problem. */

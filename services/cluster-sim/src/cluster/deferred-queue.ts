@@ -4,16 +4,25 @@
 import type { Clock, TimerHandle } from '../time/clock.ts';
 
 export class DeferredQueue {
+  private readonly clock: Clock;
+  private readonly work: (key: string) => void;
+  private readonly delayMs: number;
+  private readonly onError: (key: string, err: unknown) => void;
   #pending = new Set<string>();
   #timer: TimerHandle | undefined;
   #stopped = false;
 
   constructor(
-    private readonly clock: Clock,
-    private readonly work: (key: string) => void,
-    private readonly delayMs = 0,
-    private readonly onError: (key: string, err: unknown) => void = () => {},
-  ) {}
+    clock: Clock,
+    work: (key: string) => void,
+    delayMs = 0,
+    onError: (key: string, err: unknown) => void = () => {},
+  ) {
+    this.clock = clock;
+    this.work = work;
+    this.delayMs = delayMs;
+    this.onError = onError;
+  }
 
   add(key: string): void {
     if (this.#stopped) return;

@@ -11,11 +11,13 @@ interface NodePool {
 }
 
 export class PodIPAM {
+  readonly nodePrefix: number;
   readonly #parent: Cidr4;
   readonly #pools = new Map<string, NodePool>();
   #next = 0;
 
-  constructor(podCIDR: string, readonly nodePrefix: number) {
+  constructor(podCIDR: string, nodePrefix: number) {
+    this.nodePrefix = nodePrefix;
     const parent = parseCidr4(podCIDR);
     if (!parent || nodePrefix < parent.prefix || nodePrefix > 30) throw new Error(`invalid pod CIDR ${podCIDR} for /${nodePrefix} node blocks`);
     this.#parent = parent;

@@ -2,20 +2,30 @@
 // field (`scenarios/x.yaml: deployments[2].replicas: must be a non-negative integer`).
 
 export class ScenarioError extends Error {
+  readonly source: string;
+  readonly path: string;
+  readonly reason: string;
   override readonly name = 'ScenarioError';
   constructor(
-    readonly source: string,
-    readonly path: string,
-    readonly reason: string,
+    source: string,
+    path: string,
+    reason: string,
   ) {
     super(`${source}: ${path || '(top level)'}: ${reason}`);
+    this.source = source;
+    this.path = path;
+    this.reason = reason;
   }
 }
 
 export type Raw = Readonly<Record<string, unknown>>;
 
 export class Reader {
-  constructor(readonly source: string) {}
+  readonly source: string;
+
+  constructor(source: string) {
+    this.source = source;
+  }
 
   fail(path: string, reason: string): never {
     throw new ScenarioError(this.source, path, reason);

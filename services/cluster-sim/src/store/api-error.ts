@@ -21,14 +21,20 @@ export interface StatusDetails {
 }
 
 export class ApiError extends Error {
+  readonly code: number;
+  readonly reason: StatusReason;
+  readonly details?: StatusDetails;
   override readonly name = 'ApiError';
   constructor(
-    readonly code: number,
-    readonly reason: StatusReason,
+    code: number,
+    reason: StatusReason,
     message: string,
-    readonly details?: StatusDetails,
+    details?: StatusDetails,
   ) {
     super(message);
+    this.code = code;
+    this.reason = reason;
+    this.details = details;
   }
 }
 

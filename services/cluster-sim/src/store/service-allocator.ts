@@ -8,9 +8,13 @@ export const DEFAULT_SERVICE_CIDR = '10.96.0.0/16';
 export const DEFAULT_NODE_PORT_RANGE: readonly [number, number] = [30000, 32767];
 
 class SlotPool {
+  readonly first: number;
+  readonly last: number;
   readonly #used = new Set<number>();
   #cursor: number;
-  constructor(readonly first: number, readonly last: number, start: number) {
+  constructor(first: number, last: number, start: number) {
+    this.first = first;
+    this.last = last;
     this.#cursor = start;
   }
   contains(n: number): boolean {
