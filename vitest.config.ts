@@ -9,7 +9,7 @@ export const config = defineConfig({
         extends: true,
         test: { name: 'unit', include: ['libs/**/*.test.ts', 'services/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['**/node_modules/**', '**/*.int.test.ts', '**/*.e2e.test.ts'] },
       },
-      { extends: true, test: { name: 'int', include: ['**/*.int.test.ts'], exclude: ['**/node_modules/**'], testTimeout: 60_000, hookTimeout: 60_000 } },
+      { extends: true, test: { name: 'int', include: ['**/*.int.test.ts'], exclude: ['**/node_modules/**'], globalSetup: ['test/setup/build-dist.ts'], testTimeout: 60_000, hookTimeout: 60_000 } },
       { extends: true, test: { name: 'e2e', include: ['test/**/*.e2e.test.ts'], exclude: ['**/node_modules/**'], testTimeout: 180_000, hookTimeout: 120_000, fileParallelism: false } },
     ],
   },

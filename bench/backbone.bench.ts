@@ -4,7 +4,7 @@
 // multi-row inserts of 500-byte JSONB rows, and one-row transactions).
 //
 // The services run as deployed: startStack (services/stack) starts the watcher, the slicer and
-// the hints service each as its own child process (`node --import tsx services/<svc>/src/main.ts`,
+// the hints service each as its own child process (`node dist/<svc>.js`, as built for production,
 // configured through environment variables), on fresh streams, buckets and schema
 // (freshRunNames). cluster-sim and the measuring code stay in this process: the bench writes to
 // cluster-sim's store, and reads only what an operator sees from outside: NATS (KUBE and SLICES
@@ -45,8 +45,9 @@ import { connectNats, kvWatchJson, openKv, pendingCount, zoneViewsFilter } from 
 import { withJetStream } from '@slicemesh/nats/testing';
 import type { JetStreamFixture } from '@slicemesh/nats/testing';
 import { UNZONED_VIEW } from '@slicemesh/proxy-state';
-import { LOG_LEVELS, consumersOf, deleteRunState, freshRunNames, newRunId, startStack } from '@slicemesh/stack';
+import { LOG_LEVELS, REPO_ROOT, consumersOf, deleteRunState, freshRunNames, newRunId, startStack } from '@slicemesh/stack';
 import type { LogLevel, Stack } from '@slicemesh/stack';
+import { buildDist } from '../scripts/build.ts';
 import { fmtMs, printTable, sampleMemory } from './harness.ts';
 import type { FigureKey, Figures, HistogramTotals, MetricValue, Target } from './summary.ts';
 import {
@@ -68,6 +69,9 @@ const HINTS_RECONCILE = 'slicemesh_hints_reconcile_duration_seconds';
 const SUSTAINED_RATE = 500;
 
 type Row = [string, string, string?];
+/** The services run as deployed: the bundles `npm run build` writes, built once per bench run. */
+let distBuilt: Promise<string> | undefined;
+const built = (): Promise<string> => (distBuilt ??= buildDist().then(() => REPO_ROOT));
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const perSecond = (n: number, ms: number) => (n * 1000) / ms;
 const fmtRate = (r: number | null) => (r == null || !Number.isFinite(r) ? 'n/a' : `${Math.round(r).toLocaleString('en-US')}/s`);
@@ -577,7 +581,7 @@ class Pipeline {
     o.closers.push(() => deleteRunState(o.natsUrl, o.pgUrl, run));
     const stack = await startStack({
       natsUrl: o.natsUrl, databaseUrl: o.pgUrl, run, cluster: CLUSTER, partitions: PARTITIONS, sim: o.sim,
-      services: SERVICES, agents: 'none', processes: true, runDir: join(o.logDir, 'run'), logDir: o.logDir, logLevel: LEVEL,
+      services: SERVICES, agents: 'none', processes: true, builtRoot: await built(), runDir: join(o.logDir, 'run'), logDir: o.logDir, logLevel: LEVEL,
       // The services' own defaults (BATCH_PERIOD 0, ACK_WAIT 30s), not the stack's test-friendly ones.
       batchPeriodMs: 0, ackWaitMs: 30_000,
     });
@@ -758,7 +762,7 @@ export async function runBackboneBench(opts: { quick: boolean }): Promise<Backbo
   const smallRows = await phase(res, ['burst_p99_ms', 'saturation_events_per_s', 'sustained_rate', 'sustained_reflected_ratio', 'sustained_p99_ms'], 'many services', (rows) => manyServices(ctx, res, rows));
 
   printTable(
-    `backbone (services as separate processes: watcher, slicer and hints each \`node --import tsx services/<svc>/src/main.ts\`; cluster-sim and the measuring code in the bench process; ${availableParallelism()} cores shared by all four; ${fmtMs(performance.now() - t0)} in all)`,
+    `backbone (services as separate processes: watcher, slicer and hints each \`node dist/<svc>.js\`; cluster-sim and the measuring code in the bench process; ${availableParallelism()} cores shared by all four; ${fmtMs(performance.now() - t0)} in all)`,
     [...rawRows, ...smallRows, ...bigRows],
   );
   printTargets(res, opts.quick);
@@ -956,7 +960,7 @@ async function largeService(ctx: PhaseContext, res: Results, rows: Row[]): Promi
     rows.push([
       `  slicer restart with ${n} pods behind it: new slicer process ready`,
       fmtMs(restartMs),
-      `process start (node + tsx) to /readyz 200, pid ${oldPid} → ${pipe.stack.component('slicer').pid()}; old one stopped (SIGTERM → exit) in ${fmtMs(stopMs)}; ` +
+      `process start (node dist/slicer.js) to /readyz 200, pid ${oldPid} → ${pipe.stack.component('slicer').pid()}; old one stopped (SIGTERM → exit) in ${fmtMs(stopMs)}; ` +
         `${whileDown} changes made while down ${caughtUp ? `all in KV ${fmtMs(afterReady)} after ready` : `INCOMPLETE: ${pipe.tracker.pending} missing 30 s after ready`}`,
     ]);
   } finally {

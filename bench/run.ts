@@ -19,6 +19,7 @@ const sections: Record<string, (o: { quick: boolean }) => Promise<void>> = {
     backbone = await (await import('./backbone.bench.ts')).runBackboneBench(o);
   },
   proxy: async (o) => (await import('./proxy.bench.ts')).runProxyBench(o),
+  startup: async (o) => (await import('./startup.bench.ts')).runStartupBench(o),
 };
 const wanted = values.section ?? Object.keys(sections);
 for (const name of wanted) {

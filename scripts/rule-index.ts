@@ -1,9 +1,9 @@
 // The rule index: which files cite which upstream-behaviour rule (ids such as A.3.4, B.2.5,
 // C.4, D.4.12, F.11, documented in docs/rules.md), and whether docs/rules.md says so.
 //
-//   node --import tsx scripts/rule-index.ts           prints every cited id with its files
-//   node --import tsx scripts/rule-index.ts --check   exit 1 unless docs/rules.md matches the code
-//   node --import tsx scripts/rule-index.ts --write   rewrites only the "Cited in" lists of docs/rules.md
+//   node scripts/rule-index.ts           prints every cited id with its files
+//   node scripts/rule-index.ts --check   exit 1 unless docs/rules.md matches the code
+//   node scripts/rule-index.ts --write   rewrites only the "Cited in" lists of docs/rules.md
 //
 // A citation is an id in a comment or a string literal (test names count) of a .ts file under
 // libs/, services/, test/ or bench/. Ids have the shape <letter>.<section>[.<item>] with the
@@ -35,7 +35,7 @@ export const RULES_DOC = 'docs/rules.md';
 /** Problems printed by --check before the rest is only counted. */
 const MAX_REPORTED = 50;
 /** The command that regenerates the file lists. */
-export const WRITE_COMMAND = 'node --import tsx scripts/rule-index.ts --write';
+export const WRITE_COMMAND = 'node scripts/rule-index.ts --write';
 
 const ID = String.raw`[A-F]\.[1-9][0-9]?(?:\.[1-9][0-9]?)?`;
 /** An id inside free text (comment or string), not glued to a word, a dot or more digits. */
@@ -277,7 +277,7 @@ function main(argv: readonly string[]): number {
   const mode = argv.includes('--write') ? 'write' : argv.includes('--check') ? 'check' : 'print';
   const unknown = argv.filter((a) => a !== '--write' && a !== '--check');
   if (unknown.length > 0 || (argv.includes('--write') && argv.includes('--check'))) {
-    process.stderr.write(`usage: node --import tsx scripts/rule-index.ts [--check | --write]\n`);
+    process.stderr.write(`usage: node scripts/rule-index.ts [--check | --write]\n`);
     return 2;
   }
   const citations = repositoryCitations(REPO_ROOT);

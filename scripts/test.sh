@@ -3,6 +3,8 @@
 # kernel, end-to-end). Starts local Postgres/NATS first unless DATABASE_URL/NATS_URL are set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/node-env.sh
+echo "test: node $(node --version)"
 bash scripts/ensure-servers.sh
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 export NATS_URL="${NATS_URL:-nats://127.0.0.1:4222}"

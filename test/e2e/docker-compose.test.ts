@@ -1,6 +1,7 @@
-// docker-compose.yml and infra/Dockerfile cannot run here (no Docker engine), so they are checked
-// statically: every service starts an existing program, its environment parses with that
-// service's own config, the shared settings agree, and every mounted file exists.
+// docker-compose.yml and infra/Dockerfile, checked statically on every test run: every service
+// starts a program the build writes, its environment parses with that service's own config, the
+// shared settings agree, and every mounted file exists. scripts/compose-smoke.sh runs them for
+// real (it needs a Docker engine, so it is not part of `npm test`).
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { parseProxyAgentConfig } from '@slicemesh/proxy-agent';
 import { slicerConfig } from '@slicemesh/slicer';
 import { watcherConfig } from '@slicemesh/watcher';
 import { REPO_ROOT } from '../../services/stack/src/index.ts';
+import { PROGRAMS } from '../../scripts/build.ts';
 
 interface ComposeService {
   readonly image?: string;
@@ -38,7 +40,7 @@ const PARSERS: Record<string, (env: Record<string, string>) => unknown> = {
   hints: (env) => hintsConfig.parse([], env),
   'proxy-agent': (env) => parseProxyAgentConfig([], env),
 };
-const programOf = (s: ComposeService): string => /^services\/([a-z-]+)\//.exec(s.command?.[0] ?? '')?.[1] ?? '';
+const programOf = (s: ComposeService): string => /^dist\/([a-z-]+)\.js$/.exec(s.command?.[0] ?? '')?.[1] ?? '';
 
 describe('docker-compose.yml', () => {
   it('runs NATS, Postgres, cluster-sim, the watcher, the slicer, the hints service and dry-run proxy agents', () => {
@@ -51,9 +53,9 @@ describe('docker-compose.yml', () => {
   for (const [name, s] of ours) {
     it(`${name}: builds infra/Dockerfile and starts an existing program`, () => {
       expect(s.build?.dockerfile).toBe('infra/Dockerfile');
-      const entry = s.command?.[0] ?? '';
-      expect(existsSync(join(REPO_ROOT, entry)), entry).toBe(true);
-      if (!s.profiles) expect(entry).toMatch(/^services\/[a-z-]+\/src\/main\.ts$/);
+      const program = programOf(s);
+      expect(PROGRAMS[program], `${s.command?.[0]} is one of the programs scripts/build.ts writes`).toBeDefined();
+      expect(existsSync(join(REPO_ROOT, PROGRAMS[program] ?? '')), PROGRAMS[program]).toBe(true);
     });
   }
 
@@ -93,7 +95,8 @@ describe('docker-compose.yml', () => {
         if (source.startsWith('./')) expect(existsSync(join(REPO_ROOT, source)), `${name} mounts ${source}`).toBe(true);
         else expect(compose.volumes[source], `${name} volume ${source}`).toBeDefined();
       }
-      published.push(...(s.ports ?? []).map((p) => p.split(':')[0] ?? p));
+      // "${SLICEMESH_X_PORT:-4222}:4222": the host port is the variable's default.
+      published.push(...(s.ports ?? []).map((p) => /^\$\{SLICEMESH_[A-Z_]+_PORT:-(\d+)\}:\d+$/.exec(p)?.[1] ?? p));
     }
     expect(published.length).toBe(new Set(published).size);
   });
@@ -101,10 +104,20 @@ describe('docker-compose.yml', () => {
 
 describe('infra/Dockerfile', () => {
   const text = readFileSync(join(REPO_ROOT, 'infra/Dockerfile'), 'utf8');
-  it('is one node:20-bookworm-slim image installed with npm ci, whose command selects the service', () => {
-    expect(text).toMatch(/^FROM node:20-bookworm-slim$/m);
-    expect(text).toMatch(/^RUN npm ci\b/m);
-    expect(text).toMatch(/^ENTRYPOINT \["node", "--import", "tsx"\]$/m);
-    for (const dir of ['libs', 'services']) expect(text).toContain(`COPY ${dir} ./${dir}`);
+  const stages = text.split(/^FROM /m).slice(1);
+  const final = stages.at(-1) ?? '';
+  it('builds in its own stage and ships a Node 24 image with dist/ and production node_modules only', () => {
+    expect(text).toMatch(/^ARG NODE_IMAGE=node:24-bookworm-slim$/m);
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    expect(text).toMatch(/npm prune --omit=dev/);
+    expect(final).toMatch(/^COPY --from=[a-z-]+ \/src\/dist \.\/dist$/m);
+    expect(final).toMatch(/^COPY --from=[a-z-]+ \/src\/node_modules \.\/node_modules$/m);
+    expect(final).not.toMatch(/^COPY (libs|services) /m);
+    expect(text).not.toContain('tsx');
+  });
+  it('runs as the unprivileged node user with a HEALTHCHECK on /readyz', () => {
+    expect(final).toMatch(/^USER node$/m);
+    expect(final).toMatch(/^HEALTHCHECK .*infra\/healthcheck\.js/m);
+    expect(readFileSync(join(REPO_ROOT, 'infra/healthcheck.js'), 'utf8')).toContain('/readyz');
   });
 });

@@ -12,3 +12,4 @@ export * from './run-workers.ts';
 export * from './bounded-frequency-runner.ts';
 export * from './shutdown.ts';
 export * from './service-host.ts';
+export * from './layout.ts';

@@ -1,5 +1,6 @@
-// The CLI as users run it: a real process through bin/slicemesh.js (tsx), checked for exit
-// codes, one-line errors and JSON output.
+// The CLI as users run it, in both forms: the bundle the image ships (dist/slicemesh.js, built by
+// the test setup) and bin/slicemesh.js in the repository (the sources, which Node strips of their
+// types); each is checked for exit codes, one-line errors and JSON output.
 
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -7,15 +8,19 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const BIN = 'services/cli/bin/slicemesh.js';
+const FORMS = [
+  { name: 'dist/slicemesh.js', bin: 'dist/slicemesh.js' },
+  { name: 'bin/slicemesh.js (sources)', bin: 'services/cli/bin/slicemesh.js' },
+];
 const FIXTURE = 'test/fixtures/example-cluster.json';
 
-function slicemesh(args: string[], stdin = ''): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, input: stdin, encoding: 'utf8', timeout: 30_000 });
+function run(bin: string, args: string[], stdin = ''): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: ROOT, input: stdin, encoding: 'utf8', timeout: 30_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe('slicemesh process', () => {
+describe.each(FORMS)('slicemesh process: $name', ({ bin }) => {
+  const slicemesh = (args: string[], stdin = '') => run(bin, args, stdin);
   const failures: { name: string; args: string[]; stdin?: string; line: RegExp }[] = [
     { name: 'invalid JSON exits 2 with one line', args: ['plan'], stdin: '{"kind": "List", items: []}', line: /^slicemesh: stdin: <json>: invalid JSON at line 1 column 18: / },
     { name: 'an invalid object exits 2 naming object and field', args: ['plan'], stdin: JSON.stringify({ kind: 'Pod', apiVersion: 'v1', metadata: { name: 'web*', namespace: 'default' }, spec: { containers: [{ name: 'c' }] } }), line: /^slicemesh: Pod default\/web\*: metadata\.name: "web\*" must be a DNS-1123 subdomain/ },

@@ -1,5 +1,6 @@
-// The service process: prints its URL, serves the default scenario, exits 0 on SIGTERM,
-// and exits 2 with a one-line message on a bad scenario.
+// The service process as deployed (dist/cluster-sim.js, built by the test setup, with its
+// scenarios beside it): prints its URL, serves the default scenario, exits 0 on SIGTERM, and
+// exits 2 with a one-line message on a bad scenario.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,10 +8,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../../dist/cluster-sim.js', import.meta.url));
 
 function start(args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

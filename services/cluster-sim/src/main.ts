@@ -1,5 +1,5 @@
 // The cluster-sim service: parses flags, starts the simulator, prints its URL, and shuts
-// down cleanly on SIGINT/SIGTERM. Run: node --import tsx src/main.ts [flags].
+// down cleanly on SIGINT/SIGTERM. Run: node src/main.ts [flags] (Node strips the types), or dist/cluster-sim.js when built.
 import { createLogger } from '@slicemesh/runtime';
 import { pinoLog } from './log.ts';
 import { parseMainOptions, USAGE, UsageError } from './options.ts';

@@ -1,6 +1,8 @@
 // Programmatic entry point: a store, the HTTP API on it, and a scenario driving it.
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { builtRootOf } from '@slicemesh/runtime';
 import { createApiServer } from './http/server.ts';
 import { silentLog } from './log.ts';
 import type { Log } from './log.ts';
@@ -13,10 +15,16 @@ import { ObjectStore } from './store/object-store.ts';
 import { realClock } from './time/clock.ts';
 import type { Clock } from './time/clock.ts';
 
+/** A bundled scenario: beside the sources, or in dist/scenarios/ where the build copies them. */
+function scenarioFile(name: string): string {
+  const built = builtRootOf(import.meta.url);
+  return built === undefined ? fileURLToPath(new URL(`../scenarios/${name}`, import.meta.url)) : join(built, 'dist', 'scenarios', name);
+}
+
 /** The scenario `npm start` and the tests use by default. */
-export const DEFAULT_SCENARIO_FILE = fileURLToPath(new URL('../scenarios/default.yaml', import.meta.url));
+export const DEFAULT_SCENARIO_FILE = scenarioFile('default.yaml');
 /** The benchmark scenario (500 nodes, 20k pods). */
-export const LARGE_SCENARIO_FILE = fileURLToPath(new URL('../scenarios/large.yaml', import.meta.url));
+export const LARGE_SCENARIO_FILE = scenarioFile('large.yaml');
 
 /** A cluster with nothing but the default namespaces: for tests that create their own objects. */
 export const EMPTY_SCENARIO: Scenario = parseScenario('cluster: {kubernetesService: false}', '<empty>');

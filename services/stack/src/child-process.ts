@@ -1,22 +1,34 @@
-// A service as a child process: `node --import tsx services/<svc>/src/main.ts` with its settings
-// in the environment — exactly how it runs in a container — so it can be killed with SIGKILL.
+// A service as a child process with its settings in the environment — exactly how it runs in a
+// container — so it can be killed with SIGKILL. The child runs the same form as this process:
+// the built dist/<svc>.js under a built stack, the TypeScript sources (Node strips the types)
+// under the sources.
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { builtRootOf } from '@slicemesh/runtime';
 import type { Incarnation } from './component.ts';
 import type { Env } from './service-env.ts';
 
-/** The repository root (services/stack/src → ../../..). */
-export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const BUILT_ROOT = builtRootOf(import.meta.url);
+
+/** The repository root (services/stack/src → ../../..), or the directory holding dist/ when built. */
+export const REPO_ROOT = BUILT_ROOT ?? fileURLToPath(new URL('../../../', import.meta.url));
 
 export type ServiceProgram = 'watcher' | 'slicer' | 'hints' | 'proxy-agent' | 'cluster-sim' | 'stack';
 
-/** The main.ts of a service, absolute. */
-export function mainOf(program: ServiceProgram): string {
+/** The entry file of a service, absolute: <builtRoot>/dist/<program>.js when built, else its src/main.ts. */
+export function mainOf(program: ServiceProgram, builtRoot = BUILT_ROOT): string {
+  if (builtRoot !== undefined) return join(builtRoot, 'dist', `${program}.js`);
   return fileURLToPath(new URL(`../../${program}/src/main.ts`, import.meta.url));
+}
+
+/** Node's arguments that run a service: source maps for the bundles' stack traces. */
+export function nodeArgsOf(program: ServiceProgram, builtRoot = BUILT_ROOT): string[] {
+  return builtRoot === undefined ? [mainOf(program)] : ['--enable-source-maps', mainOf(program, builtRoot)];
 }
 
 /** A free TCP port on 127.0.0.1 right now (the child binds it moments later). */
@@ -39,6 +51,8 @@ export interface ChildOptions {
   readonly env: Env;
   /** The port the env sets as HEALTH_PORT: readiness is polled at /readyz there. */
   readonly healthPort: number;
+  /** Run the bundles in <builtRoot>/dist (`npm run build`); defaults to this process's own form. */
+  readonly builtRoot?: string;
   /** Receives the child's stdout and stderr (its JSON log lines); default: dropped. */
   readonly output?: (chunk: Buffer) => void;
   /** Wait for exit after SIGTERM before SIGKILL, ms. Defaults to 15000. */
@@ -64,7 +78,7 @@ async function readyz(port: number): Promise<boolean> {
 export function startChild(opts: ChildOptions): Incarnation {
   const env: Record<string, string> = {};
   for (const k of INHERITED) if (process.env[k] !== undefined) env[k] = process.env[k] as string;
-  const child = spawn(process.execPath, ['--import', 'tsx', mainOf(opts.program)], { cwd: REPO_ROOT, env: { ...env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, nodeArgsOf(opts.program, opts.builtRoot ?? BUILT_ROOT), { cwd: REPO_ROOT, env: { ...env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const tail: string[] = [];
   const onOutput = (chunk: Buffer): void => {
     opts.output?.(chunk);

@@ -33,7 +33,7 @@ export const stackConfig = defineConfig({
     flag: '--processes',
     default: false,
     parse: 'bool',
-    doc: 'Run watcher, slicer, hints and agents as child processes (node --import tsx services/<svc>/src/main.ts) instead of in this process.',
+    doc: 'Run watcher, slicer, hints and agents as child processes (node dist/<svc>.js, as built; from the sources when the stack itself runs from them) instead of in this process.',
   },
   keepState: {
     env: 'STACK_KEEP_STATE',

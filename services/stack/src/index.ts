@@ -3,7 +3,7 @@ export { startStack, SERVICE_KINDS } from './start-stack.ts';
 export type { Stack, StackOptions, StackUrls, ServiceKind } from './start-stack.ts';
 export type { Component, ComponentMode, Incarnation } from './component.ts';
 export { restartableComponent } from './component.ts';
-export { startChild, mainOf, freePort, REPO_ROOT } from './child-process.ts';
+export { startChild, mainOf, nodeArgsOf, freePort, REPO_ROOT } from './child-process.ts';
 export type { ChildOptions, ServiceProgram } from './child-process.ts';
 export { pickAgents, AGENT_MODES } from './agents.ts';
 export type { AgentMode, NodeLike } from './agents.ts';

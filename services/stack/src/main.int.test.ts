@@ -1,4 +1,4 @@
-// `npm start` as a user runs it (node --import tsx services/stack/src/main.ts): a short run
+// `npm start` as a user runs it (node dist/stack.js, built by the test setup): a short run
 // against the real servers exits 0 after --duration, prints the live summary, verifies by replay
 // and removes its state; missing servers are named with the command that starts them.
 
@@ -12,7 +12,7 @@ import { connectNats, isApiError, jetstreamManager } from '@slicemesh/nats';
 import { REPO_ROOT, mainOf } from './child-process.ts';
 import { freshRunNames, streamsOf } from './run-names.ts';
 
-const MAIN = mainOf('stack');
+const MAIN = mainOf('stack', REPO_ROOT);
 const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -24,7 +24,7 @@ interface Run {
 
 function runMain(args: readonly string[], timeoutMs = 90_000): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    const child = spawn(process.execPath, ['--enable-source-maps', MAIN, ...args], {
       cwd: REPO_ROOT,
       env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', NATS_URL, DATABASE_URL },
       stdio: ['ignore', 'pipe', 'pipe'],

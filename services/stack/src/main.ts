@@ -1,6 +1,6 @@
 // `npm start`: the whole stack on this machine. Composition only: settings → preflight →
 // startStack → live summary → shutdown (Ctrl-C, SIGTERM or --duration).
-// Run: node --import tsx services/stack/src/main.ts [--flag value ...]   (--help for settings)
+// Run: npm start -- [--flag value ...] (dist/stack.js), or from the sources: node services/stack/src/main.ts
 
 import { join, resolve } from 'node:path';
 import { ConfigError, helpRequested, onShutdown } from '@slicemesh/runtime';
@@ -113,7 +113,7 @@ async function main(argv: readonly string[]): Promise<void> {
     async () => {
       if (run.persistent) return;
       if (c.cleanup) await deleteRunState(c.natsUrl, c.databaseUrl, run);
-      else out(`kept: replay with  node --import tsx services/stack/src/replay-main.ts --run-id ${run.id} --cluster ${c.cluster} --partitions ${c.partitions}`);
+      else out(`kept: replay with  npm run replay -- --run-id ${run.id} --cluster ${c.cluster} --partitions ${c.partitions}`);
     },
     async () => out('stopped'),
   ];

@@ -1,5 +1,5 @@
 // `replay`: rebuild the slices of a (kept) run from its KUBE log and compare with its schema.
-// Run: node --import tsx services/stack/src/replay-main.ts --run-id <id>   (or --keep-state)
+// Run: npm run replay -- --run-id <id> (dist/replay.js), or node services/stack/src/replay-main.ts; --keep-state names without --run-id
 // Exit: 0 identical, 1 differences (listed), 2 bad settings or servers unreachable.
 
 import { createDb } from '@slicemesh/db';

@@ -54,8 +54,10 @@ export interface StackOptions {
   readonly services?: readonly ServiceKind[];
   /** Proxy agents: one per node, one per zone, or none. Defaults to 'node'. */
   readonly agents?: AgentMode;
-  /** Run these as child processes (`node --import tsx services/<svc>/src/main.ts`); true = all. Defaults to none. */
+  /** Run these as child processes (dist/<svc>.js when built, else services/<svc>/src/main.ts); true = all. Defaults to none. */
   readonly processes?: boolean | readonly ServiceKind[];
+  /** Child processes run the bundles in <builtRoot>/dist, as deployed, whatever form this process runs in. */
+  readonly builtRoot?: string;
   /** Directory of the agents' dry-run rules files (`<node>.rules`); created if missing. */
   readonly runDir: string;
   /** Directory of one log file per component; undefined: logs are dropped. */
@@ -178,7 +180,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         if (!asProcess(kind)) return inProcess(envOf(0), file ?? NULL_DESTINATION);
         // A fixed port per component, so a restarted child serves at the same URL.
         const p = await portFor(name);
-        return startChild({ program, env: envOf(p), healthPort: p, ...(file ? { output: (c: Buffer) => void file.write(c) } : {}) });
+        return startChild({ program, env: envOf(p), healthPort: p, ...(options.builtRoot !== undefined ? { builtRoot: options.builtRoot } : {}), ...(file ? { output: (c: Buffer) => void file.write(c) } : {}) });
       };
       let gate = after;
       const start = (): Incarnation => {
