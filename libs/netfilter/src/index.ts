@@ -7,3 +7,4 @@ export * from './iptables-restorer.ts';
 export * from './nft-applier.ts';
 export * from './ip-link.ts';
 export * from './ipvs-client.ts';
+export * from './listen.ts';

@@ -6,3 +6,4 @@ export * from './endpoint-slice-cache.ts';
 export * from './service-change-tracker.ts';
 export * from './zone-views.ts';
 export { deepEqual } from './deep-equal.ts';
+export * from './service-health.ts';

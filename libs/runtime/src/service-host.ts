@@ -20,6 +20,8 @@ export interface HostedService {
   readonly ready: Promise<void>;
   /** Answers /readyz. */
   readiness(): ReadyStatus;
+  /** Answers /healthz (false: 503); absent, the process is live while it runs. */
+  live?(): boolean;
   /** Stops the service and releases what it opened. Idempotent. */
   close(): Promise<void>;
 }
@@ -63,7 +65,7 @@ export function hostService<C>(def: ServiceDefinition<C>, config: C, opts: HostO
   const metrics = createMetrics(def.name);
   const service = def.start(config, { logger, metrics });
   let health: HealthServer | undefined;
-  const listening = startHealthServer({ port: common.healthPort, ...(opts.host !== undefined ? { host: opts.host } : {}), registry: metrics.registry, ready: () => service.readiness() }).then((h) => {
+  const listening = startHealthServer({ port: common.healthPort, ...(opts.host !== undefined ? { host: opts.host } : {}), registry: metrics.registry, ready: () => service.readiness(), ...(service.live ? { live: () => service.live?.() ?? true } : {}) }).then((h) => {
     health = h;
   });
   const ready = Promise.all([service.ready, listening]).then(() => {});

@@ -54,6 +54,22 @@ export const proxyAgentConfig = defineConfig({
   ipFamily: { env: 'IP_FAMILY', flag: '--ip-family', default: 'IPv4', parse: 'string', choices: ['IPv4', 'IPv6'], doc: 'The family this agent programs.' },
   svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', parse: 'string', doc: 'KV bucket of service specs.' },
   viewsBucket: { env: 'VIEWS_BUCKET', flag: '--views-bucket', default: 'views', parse: 'string', doc: 'KV bucket of per-zone endpoint views.' },
+  healthzTimeout: {
+    env: 'HEALTHZ_TIMEOUT',
+    flag: '--healthz-timeout',
+    parse: 'duration',
+    optional: true,
+    min: 1,
+    doc: '/healthz answers 503 once a change has waited this long for a successful sync (kube-proxy\'s healthz); unset: twice --sync-period.',
+  },
+  healthCheckServers: {
+    env: 'HEALTH_CHECK_SERVERS',
+    flag: '--health-check-servers',
+    default: 'auto',
+    parse: 'string',
+    choices: ['auto', 'on', 'off'],
+    doc: 'Serve the health-check node port of every LoadBalancer Service with externalTrafficPolicy Local (on the node IPs, in NETNS when set); auto: on except with the dry-run backend.',
+  },
   healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 10256, parse: 'int', min: 0, max: 65535, doc: 'Port of /healthz, /readyz and /metrics (0: any free port).' },
   logLevel: { env: 'LOG_LEVEL', flag: '--log-level', default: 'info', parse: 'string', choices: ['debug', 'info', 'warn', 'error', 'silent'], doc: 'Minimum log level.' },
 });

@@ -6,7 +6,8 @@ import type { DpServicePort, DpState } from '@slicemesh/dataplane';
 import { dpServicePort } from '@slicemesh/dataplane';
 import type { EndpointSlice, IPFamily, Node, Service } from '@slicemesh/model';
 import { LABEL_ZONE } from '@slicemesh/model';
-import { proxyModel } from '@slicemesh/proxy-state';
+import type { ServiceHealthInfo } from '@slicemesh/proxy-state';
+import { proxyModel, serviceHealthInfo } from '@slicemesh/proxy-state';
 
 /** What the node contributes to endpoint selection and to the rules. */
 export interface NodeSettings {
@@ -33,6 +34,18 @@ export function selfNode(s: Pick<NodeSettings, 'nodeName' | 'zone'>): Node {
  */
 export function servicePortsFor(service: Service, slices: readonly EndpointSlice[], node: Node, s: Pick<NodeSettings, 'nodeName' | 'family'>): DpServicePort[] {
   return proxyModel({ services: [service], slices, nodes: [node], nodeName: s.nodeName, family: s.family }).map(dpServicePort);
+}
+
+/** What a sync keeps per service: the ports it programs and the service's health facts (D.9). */
+export interface ServiceModel {
+  readonly ports: readonly DpServicePort[];
+  readonly health: ServiceHealthInfo;
+}
+
+/** `servicePortsFor` plus the health facts, from one endpoint selection. */
+export function serviceModelFor(service: Service, slices: readonly EndpointSlice[], node: Node, s: Pick<NodeSettings, 'nodeName' | 'family'>): ServiceModel {
+  const entries = proxyModel({ services: [service], slices, nodes: [node], nodeName: s.nodeName, family: s.family });
+  return { ports: entries.map(dpServicePort), health: serviceHealthInfo(entries) };
 }
 
 /** The whole state for the renderers. No ports: a state that programs only the fixed chains. */

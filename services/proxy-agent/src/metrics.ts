@@ -1,5 +1,6 @@
 // The agent's metrics, named as kube-proxy names them (with our `slicemesh_` prefix): sync
-// duration, network programming latency, rule counts, last sync time, changes, failures.
+// duration, network programming latency, rule counts, last sync time, changes, failures;
+// plus the health-check servers open.
 
 import type { Metrics } from '@slicemesh/runtime';
 import type { BackendKind } from './config.ts';
@@ -18,6 +19,10 @@ export interface ProxyMetrics {
   readonly endpointChanges: Counter;
   readonly serviceChanges: Counter;
   readonly syncFailures: Counter;
+  /** Health-check node port servers open (D.9.1). */
+  readonly healthCheckServers: Gauge;
+  /** Health-check node ports that could not be opened (each attempt). */
+  readonly healthCheckListenFailures: Counter;
   /** Sets the backend's rule-count gauge. */
   setRuleCounts(counts: Readonly<Record<string, number>>): void;
 }
@@ -49,6 +54,8 @@ export function createProxyMetrics(m: Metrics, backend: BackendKind): ProxyMetri
     endpointChanges: m.counter({ name: 'sync_proxy_rules_endpoint_changes_total', help: 'Endpoint changes (view slices) that reached a sync.' }),
     serviceChanges: m.counter({ name: 'sync_proxy_rules_service_changes_total', help: 'Service changes that reached a sync.' }),
     syncFailures: m.counter<'mode'>({ name: 'sync_proxy_rules_failures_total', help: 'Syncs whose apply failed, by the mode tried.', labelNames: ['mode'] }),
+    healthCheckServers: m.gauge({ name: 'service_health_check_servers', help: 'Health-check node port servers open (Services with externalTrafficPolicy Local).' }),
+    healthCheckListenFailures: m.counter({ name: 'service_health_check_listen_failures_total', help: 'Attempts to open a health-check node port that failed (retried at the next sync).' }),
     setRuleCounts: (values) => {
       for (const [k, v] of Object.entries(values)) counts.set({ [g.label]: k }, v);
     },

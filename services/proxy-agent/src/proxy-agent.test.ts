@@ -1,12 +1,17 @@
+import { Server } from 'node:net';
 import { describeTrace, traceIptables } from '@slicemesh/dataplane/testing';
+import type { Service } from '@slicemesh/model';
 import { svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
+import type { ListenOptions } from '@slicemesh/netfilter';
+import { ListenError } from '@slicemesh/netfilter';
 import { FakeIptables, RecordingExec } from '@slicemesh/netfilter/testing';
 import { UNZONED_VIEW } from '@slicemesh/proxy-state';
 import { FakeClock, createLogger, createMetrics, settle } from '@slicemesh/runtime';
+import { makeService } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
 import { parseProxyAgentConfig } from './config.ts';
 import { startProxyAgent } from './proxy-agent.ts';
-import { FakeKvSource, endpoint, service, slice, svcPut, viewPut } from './test-support.ts';
+import { FakeKvSource, del, endpoint, service, slice, svcPut, viewPut } from './test-support.ts';
 
 const C = 'c1';
 
@@ -20,9 +25,20 @@ function harness(env: Record<string, string> = {}) {
   const zone = config.nodeZone === '' ? UNZONED_VIEW : config.nodeZone;
   services.put(svcPut(C, service('web', '10.96.0.10')));
   views.put(viewPut(C, zone, slice('web-1', 'web', [endpoint('10.244.1.2'), endpoint('10.244.2.2')])));
+  const listens: ListenOptions[] = [];
+  let listenFailures = 0;
   const agent = startProxyAgent(config, {
     sources: { services, views },
     exec: rec.exec,
+    // Records what would be opened; the sockets are never bound (the int tests bind real ones).
+    listen: async (o) => {
+      listens.push(o);
+      if (listenFailures > 0) {
+        listenFailures--;
+        throw new ListenError('EADDRINUSE', o);
+      }
+      return new Server();
+    },
     clock,
     log: createLogger({ service: 'proxy-agent', level: 'silent' }),
     metrics: createMetrics('proxy-agent-test'),
@@ -34,7 +50,17 @@ function harness(env: Record<string, string> = {}) {
   const flush = async () => {
     for (let i = 0; i < 20; i++) await settle();
   };
-  return { config, clock, ipt, rec, services, views, agent, syncs, reach, flush, zone };
+  const failNextListens = (n: number) => (listenFailures = n);
+  return { config, clock, ipt, rec, services, views, agent, syncs, reach, flush, zone, listens, failNextListens };
+}
+
+/** A LoadBalancer Service with externalTrafficPolicy Local and health-check node port `hc`. */
+function lbLocal(hc: number): Service {
+  return makeService('lb', {
+    clusterIP: '10.96.0.30',
+    ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30080 }],
+    spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Local', healthCheckNodePort: hc },
+  });
 }
 
 describe('startProxyAgent', () => {
@@ -148,5 +174,93 @@ describe('startProxyAgent', () => {
     });
     await expect(agent.ready).rejects.toThrow(/the ipvs backend needs IPVS, but `ipvsadm -L -n` fails here: ipvsadm: command not found/);
     await agent.close();
+  });
+
+  it('D.9.3 /healthz: a change that waits HEALTHZ_TIMEOUT for a successful sync turns the agent unhealthy; the next good sync heals it', async () => {
+    const h = harness({ HEALTHZ_TIMEOUT: '10s' });
+    await h.agent.ready;
+    expect(h.agent.healthy()).toBe(true);
+    await h.clock.advanceAsync(3_600_000); // quiet for an hour: still healthy
+    expect(h.agent.healthy()).toBe(true);
+    h.rec.failWhen((c) => c.command === 'iptables-restore', { stderr: 'iptables-restore: line 3 failed\n' }, 1);
+    const queuedAt = h.clock.now();
+    h.views.put(viewPut(C, 'zone-a', slice('web-1', 'web', [endpoint('10.244.1.7')])));
+    await h.flush();
+    expect(h.agent.lastSync).toMatchObject({ ok: false });
+    await h.clock.advanceAsync(9_999);
+    expect(h.agent.healthy()).toBe(true);
+    await h.clock.advanceAsync(1);
+    expect(h.agent.health()).toMatchObject({ healthy: false, oldestPending: queuedAt });
+    await h.clock.advanceAsync(20_000); // the retry after SYNC_PERIOD succeeds
+    await h.flush();
+    expect(h.agent.lastSync).toMatchObject({ ok: true, mode: 'full' });
+    expect(h.agent.health()).toMatchObject({ healthy: true, oldestPending: null, lastUpdated: h.clock.now() });
+    await h.agent.close();
+  });
+
+  it('D.9.1 a health-check server opens on every node IP of the NETNS for a Local LoadBalancer, moves with its port and closes when the Service goes', async () => {
+    const h = harness({ NODE_IPS: '192.168.77.11,192.168.78.11' });
+    await h.agent.ready;
+    expect(h.listens).toEqual([]);
+    h.services.put(svcPut(C, lbLocal(32001)));
+    await h.flush();
+    await h.clock.advanceAsync(1000);
+    await h.flush();
+    expect(h.listens).toEqual([
+      { host: '192.168.77.11', port: 32001, netns: 'node-a1-ns' },
+      { host: '192.168.78.11', port: 32001, netns: 'node-a1-ns' },
+    ]);
+    expect([...h.agent.healthCheckPorts()]).toEqual([['default/lb', 32001]]);
+    h.services.put(svcPut(C, lbLocal(32002)));
+    await h.flush();
+    await h.clock.advanceAsync(1000);
+    await h.flush();
+    expect(h.listens.map((l) => l.port)).toEqual([32001, 32001, 32002, 32002]);
+    expect([...h.agent.healthCheckPorts()]).toEqual([['default/lb', 32002]]);
+    h.services.put(del(svcPut(C, lbLocal(32002)).key));
+    await h.flush();
+    await h.clock.advanceAsync(1000);
+    await h.flush();
+    expect([...h.agent.healthCheckPorts()]).toEqual([]);
+    await h.agent.close();
+  });
+
+  it('D.9.1 a health-check port that cannot be opened is tried again at the next sync', async () => {
+    const h = harness();
+    await h.agent.ready;
+    h.failNextListens(1);
+    h.services.put(svcPut(C, lbLocal(32001)));
+    await h.flush();
+    await h.clock.advanceAsync(1000);
+    await h.flush();
+    expect(h.listens).toEqual([{ host: '0.0.0.0', port: 32001, netns: 'node-a1-ns' }]);
+    expect(h.agent.healthCheckPorts().size).toBe(0);
+    await h.clock.advanceAsync(30_000); // the periodic sync
+    await h.flush();
+    expect(h.listens).toHaveLength(2);
+    expect([...h.agent.healthCheckPorts()]).toEqual([['default/lb', 32001]]);
+    await h.agent.close();
+  });
+
+  it('D.9.1 the dry-run backend serves no health-check ports unless asked to', async () => {
+    for (const [setting, opened] of [['auto', 0], ['on', 1]] as const) {
+      const config = parseProxyAgentConfig([], { NODE_NAME: 'n1', BACKEND: 'dry-run', HEALTH_CHECK_SERVERS: setting });
+      const services = new FakeKvSource();
+      services.put(svcPut('local', lbLocal(32001)));
+      const listens: ListenOptions[] = [];
+      const agent = startProxyAgent(config, {
+        sources: { services, views: new FakeKvSource() },
+        writeFile: async () => {},
+        listen: async (o) => {
+          listens.push(o);
+          return new Server();
+        },
+        log: createLogger({ service: 'proxy-agent', level: 'silent' }),
+        metrics: createMetrics('proxy-agent-test'),
+      });
+      await agent.ready;
+      expect(listens, setting).toHaveLength(opened);
+      await agent.close();
+    }
   });
 });

@@ -1,13 +1,15 @@
 // startProxyAgent: wires config → adapters (NATS buckets, exec in the node's namespace, the
-// backend) → ViewState + ProxySyncer + BoundedFrequencyRunner + ProxyAgent, and returns a
-// handle. Every adapter can be injected, so tests and the all-in-one process share this.
+// backend) → ViewState + ProxySyncer + BoundedFrequencyRunner + ProxyAgent, plus the proxier
+// health (D.9.3) and the health-check node port servers (D.9.1), and returns a handle. Every
+// adapter can be injected, so tests and the all-in-one process share this.
 
 import { rename, writeFile as fsWriteFile } from 'node:fs/promises';
 import type { KvChange, NatsConnection } from '@slicemesh/nats';
 import { connectNats, kvWatchJson, openKv, svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
-import type { Exec } from '@slicemesh/netfilter';
-import { netnsExec, spawnExec } from '@slicemesh/netfilter';
-import { UNZONED_VIEW } from '@slicemesh/proxy-state';
+import type { Exec, Listen } from '@slicemesh/netfilter';
+import { listenTcp, netnsExec, spawnExec } from '@slicemesh/netfilter';
+import type { ProxierHealthStatus } from '@slicemesh/proxy-state';
+import { ProxierHealth, UNZONED_VIEW } from '@slicemesh/proxy-state';
 import type { Clock, Logger, Metrics } from '@slicemesh/runtime';
 import { BoundedFrequencyRunner, createLogger, createMetrics, realClock } from '@slicemesh/runtime';
 import type { KvChangeSource } from './agent.ts';
@@ -16,6 +18,7 @@ import type { Backend } from './backend.ts';
 import { createBackend } from './backends/create-backend.ts';
 import type { ProxyAgentConfig } from './config.ts';
 import type { NodeSettings } from './dp-model.ts';
+import { HealthCheckServers } from './health-check-servers.ts';
 import { createProxyMetrics } from './metrics.ts';
 import type { SyncReport } from './sync.ts';
 import { ProxySyncer } from './sync.ts';
@@ -37,6 +40,8 @@ export interface ProxyAgentDeps {
   readonly writeFile?: (path: string, text: string) => Promise<void>;
   /** Re-watch delay by attempt after a watch fails. */
   readonly restartDelay?: (attempt: number) => number;
+  /** Opens the health-check node port sockets; defaults to listenTcp (in NETNS when set). */
+  readonly listen?: Listen;
 }
 
 export interface ProxyAgentHandle {
@@ -49,6 +54,15 @@ export interface ProxyAgentHandle {
   /** The watch filters in use: `svc` and the one `views` wildcard. */
   readonly filters: Readonly<{ svc: string; views: string }>;
   readonly metrics: Metrics;
+  /**
+   * kube-proxy's proxier health (D.9.3): false once a change has waited longer than
+   * HEALTHZ_TIMEOUT for a successful sync. Answers /healthz.
+   */
+  healthy(): boolean;
+  /** The same with its times: when the rules were last brought up to date, what waits. */
+  health(): ProxierHealthStatus;
+  /** The health-check node ports being served, by `<ns>/<name>` (D.9.1). */
+  healthCheckPorts(): ReadonlyMap<string, number>;
   /** Stops watching and syncing (rules stay in place, as kube-proxy leaves them). */
   close(): Promise<void>;
 }
@@ -103,6 +117,7 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
   let syncer: ProxySyncer | null = null;
   let inFlight: Promise<unknown> = Promise.resolve();
   let retry: (ms: number) => void = () => {};
+  const proxierHealth = new ProxierHealth(config.healthzTimeout ?? 2 * config.syncPeriod);
   const runner = new BoundedFrequencyRunner({
     name: 'sync-proxy-rules',
     minIntervalMs: config.minSyncPeriod,
@@ -113,6 +128,7 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
       const run = syncer.sync();
       inFlight = run;
       const report = await run;
+      if (report.ok) proxierHealth.updated(clock.now());
       if (report.ok && !ready) {
         ready = true;
         resolveReady();
@@ -121,18 +137,45 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
     onError: (err) => log.error({ err }, 'sync runner error'),
   });
   retry = (ms) => runner.retryAfter(ms);
+  // As kube-proxy: the loop's start counts as up to date, and every change that asks for a
+  // sync is queued for the health check until a sync succeeds (D.9.3).
+  const healthRunner = {
+    start: () => {
+      proxierHealth.updated(clock.now());
+      runner.start();
+    },
+    run: () => {
+      proxierHealth.queued(clock.now());
+      runner.run();
+    },
+  };
+  let hcServers: HealthCheckServers | null = null;
 
   let ownNc: NatsConnection | null = null;
   const agentPromise = (async () => {
     const exec = netnsExec(deps.exec ?? spawnExec(), config.netns);
     const backend = deps.backend ?? (await createBackend(config, { exec, clock, writeFile: deps.writeFile ?? atomicWrite }));
+    const pm = createProxyMetrics(metrics, backend.kind);
+    if (config.healthCheckServers === 'on' || (config.healthCheckServers === 'auto' && backend.kind !== 'dry-run')) {
+      hcServers = new HealthCheckServers({
+        addresses: config.nodeIPs,
+        family: config.ipFamily,
+        ...(config.netns !== undefined ? { netns: config.netns } : {}),
+        listen: deps.listen ?? listenTcp,
+        proxyHealthy: () => proxierHealth.status(clock.now()).healthy,
+        log,
+        metrics: pm,
+      });
+    }
+    const servers = hcServers;
     syncer = new ProxySyncer({
       state,
       backend,
       settings,
       clock,
-      metrics: createProxyMetrics(metrics, backend.kind),
+      metrics: pm,
       log,
+      ...(servers !== null ? { onSynced: (health) => servers.sync(health) } : {}),
       fullSyncPeriodMs: config.fullSyncPeriod,
       retryAfter: (ms) => retry(ms),
       retryDelayMs: config.syncPeriod,
@@ -142,7 +185,7 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
       const nc = deps.nc ?? (ownNc = await connectNats({ url: config.natsUrl, name: `proxy-agent-${config.nodeName}`, log: (e) => log.info({ event: e.type, detail: e.detail }, 'nats status') }));
       sources = { services: kvSource(nc, config.svcBucket), views: kvSource(nc, config.viewsBucket) };
     }
-    const agent = new ProxyAgent({ cluster: config.cluster, view, state, runner, services: sources.services, views: sources.views, clock, log, ...(deps.restartDelay ? { restartDelay: deps.restartDelay } : {}) });
+    const agent = new ProxyAgent({ cluster: config.cluster, view, state, runner: healthRunner, services: sources.services, views: sources.views, clock, log, ...(deps.restartDelay ? { restartDelay: deps.restartDelay } : {}) });
     log.info({ backend: backend.kind, view, netns: config.netns ?? null, filters: agent.filters }, 'proxy agent starting');
     return agent;
   })();
@@ -163,11 +206,15 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
     },
     filters: { svc: svcClusterFilter(config.cluster), views: zoneViewsFilter(config.cluster, view) },
     metrics,
+    healthy: () => proxierHealth.status(clock.now()).healthy,
+    health: () => proxierHealth.status(clock.now()),
+    healthCheckPorts: () => hcServers?.ports ?? new Map(),
     async close() {
       abort.abort();
       runner.stop();
       await running;
       await inFlight.catch(() => {});
+      await hcServers?.close();
       if (ownNc !== null) await ownNc.close();
       rejectReady(new Error('proxy agent closed before its first sync'));
     },

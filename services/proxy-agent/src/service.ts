@@ -14,6 +14,8 @@ export const proxyAgentService: ServiceDefinition<ProxyAgentConfig> = {
     const a = startProxyAgent(config, { log: deps.logger, metrics: deps.metrics });
     return {
       ready: a.ready,
+      // /healthz is kube-proxy's proxier health (D.9.3): 503 once a change waits too long.
+      live: () => a.healthy(),
       readiness: () => (a.isReady() ? { ready: true } : { ready: false, reason: a.lastSync?.error ?? 'waiting for the initial state and the first sync' }),
       close: () => a.close(),
     };

@@ -3,13 +3,13 @@
 // Habit 5: a failed apply sets needFullSync, so the retry never takes the partial path; a
 // full sync also happens at start and at least every fullSyncPeriod.
 
-import type { DpServicePort } from '@slicemesh/dataplane';
 import type { Node } from '@slicemesh/model';
+import type { ServiceHealthInfo } from '@slicemesh/proxy-state';
 import { ApplyError } from '@slicemesh/netfilter';
 import type { Clock, Logger } from '@slicemesh/runtime';
 import type { Backend } from './backend.ts';
-import type { NodeSettings } from './dp-model.ts';
-import { dpStateOf, selfNode, servicePortsFor } from './dp-model.ts';
+import type { NodeSettings, ServiceModel } from './dp-model.ts';
+import { dpStateOf, selfNode, serviceModelFor } from './dp-model.ts';
 import type { ProxyMetrics } from './metrics.ts';
 import type { ViewState } from './view-state.ts';
 
@@ -41,13 +41,18 @@ export interface ProxySyncerOptions {
   /** After a failure: ask for the next run no later than this from now. */
   readonly retryAfter: (ms: number) => void;
   readonly retryDelayMs: number;
+  /**
+   * Told after every successful sync, with the health facts of every service (D.9): the
+   * health-check servers follow them. Awaited; must not throw.
+   */
+  readonly onSynced?: (health: ReadonlyMap<string, ServiceHealthInfo>) => Promise<void> | void;
 }
 
 export class ProxySyncer {
   readonly #o: ProxySyncerOptions;
   readonly #node: Node;
-  /** Programmed ports per service `<ns>/<name>`, as of the last sync. */
-  #ports = new Map<string, readonly DpServicePort[]>();
+  /** Programmed ports and health facts per service `<ns>/<name>`, as of the last sync. */
+  #models = new Map<string, ServiceModel>();
   #needFullSync = true;
   #lastFullSyncAt = -Infinity;
   #last: SyncReport | null = null;
@@ -67,9 +72,9 @@ export class ProxySyncer {
     return this.#needFullSync || this.#o.clock.now() - this.#lastFullSyncAt >= this.#o.fullSyncPeriodMs;
   }
 
-  #model(key: string): readonly DpServicePort[] | undefined {
+  #model(key: string): ServiceModel | undefined {
     const service = this.#o.state.service(key);
-    return service === undefined ? undefined : servicePortsFor(service, this.#o.state.slicesOf(key), this.#node, this.#o.settings);
+    return service === undefined ? undefined : serviceModelFor(service, this.#o.state.slicesOf(key), this.#node, this.#o.settings);
   }
 
   /** Runs one sync. Never throws: failures are logged, counted and reported. */
@@ -84,17 +89,20 @@ export class ProxySyncer {
     metrics.endpointChanges.inc(co.endpointChanges);
     try {
       if (full) {
-        const ports = new Map<string, readonly DpServicePort[]>();
-        for (const key of state.serviceKeys()) ports.set(key, this.#model(key) ?? []);
-        this.#ports = ports;
+        const models = new Map<string, ServiceModel>();
+        for (const key of state.serviceKeys()) {
+          const m = this.#model(key);
+          if (m !== undefined) models.set(key, m);
+        }
+        this.#models = models;
       } else {
         for (const key of changed) {
-          const p = this.#model(key);
-          if (p === undefined) this.#ports.delete(key);
-          else this.#ports.set(key, p);
+          const m = this.#model(key);
+          if (m === undefined) this.#models.delete(key);
+          else this.#models.set(key, m);
         }
       }
-      const servicePorts = [...this.#ports.values()].flat();
+      const servicePorts = [...this.#models.values()].flatMap((m) => m.ports);
       const result = await backend.sync({ state: dpStateOf(servicePorts, this.#o.settings), changedServices: full ? null : co.changedServices });
       const finishedAt = clock.now();
       this.#needFullSync = false;
@@ -105,6 +113,7 @@ export class ProxySyncer {
       for (const times of co.triggerTimes.values()) {
         for (const t of times) if (finishedAt >= t) metrics.programmingLatency.observe((finishedAt - t) / 1000);
       }
+      await this.#o.onSynced?.(new Map([...this.#models].map(([k, m]) => [k, m.health])));
       log.info({ mode: result.mode, durationMs: finishedAt - startedAt, servicePorts: servicePorts.length, changedServices: changed.length, counts: result.counts, ...result.detail }, 'synced proxy rules');
       this.#last = { ok: true, mode: result.mode, startedAt, finishedAt, changedServices: changed, counts: result.counts };
     } catch (err) {
