@@ -28,6 +28,7 @@ async function main(): Promise<number> {
       bookmarkIntervalMs: options.bookmarkIntervalMs,
       historySize: options.historySize,
       speed: options.speed,
+      eventTTLMs: options.eventTTLMs,
       log,
     });
   } catch (err) {

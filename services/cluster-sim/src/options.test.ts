@@ -2,8 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_PORT, parseMainOptions, UsageError } from './options.ts';
 
 describe('parseMainOptions', () => {
-  it('defaults: port 8001, localhost, 10s bookmarks, 10000 events, speed 1, info logs', () => {
-    expect(parseMainOptions([], {})).toEqual({ port: DEFAULT_PORT, host: '127.0.0.1', bookmarkIntervalMs: 10_000, historySize: 10_000, speed: 1, logLevel: 'info' });
+  it('defaults: port 8001, localhost, 10s bookmarks, 10000 events, speed 1, info logs, Events kept 1h', () => {
+    expect(parseMainOptions([], {})).toEqual({ port: DEFAULT_PORT, host: '127.0.0.1', bookmarkIntervalMs: 10_000, historySize: 10_000, speed: 1, logLevel: 'info', eventTTLMs: 3_600_000 });
+  });
+
+  it('--event-ttl takes a duration, 0 keeps Events forever', () => {
+    expect(parseMainOptions(['--event-ttl', '90s'], {}).eventTTLMs).toBe(90_000);
+    expect(parseMainOptions([], { CLUSTER_SIM_EVENT_TTL: '0' }).eventTTLMs).toBe(0);
   });
 
   it('flags win over environment variables', () => {
@@ -17,6 +22,7 @@ describe('parseMainOptions', () => {
     [['--bookmark-interval', '0s'], '--bookmark-interval'],
     [['--speed', '-1'], '--speed'],
     [['--log-level', 'loud'], '--log-level'],
+    [['--event-ttl', 'soon'], '--event-ttl'],
     [['--nope'], 'nope'],
   ];
   for (const [argv, mention] of bad) {

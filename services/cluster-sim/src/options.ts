@@ -16,10 +16,12 @@ export interface MainOptions {
   readonly historySize: number;
   readonly speed: number;
   readonly logLevel: LogLevel;
+  readonly eventTTLMs: number;
 }
 
 export const USAGE = `usage: cluster-sim [--port N] [--host ADDR] [--scenario FILE] [--seed S]
                    [--bookmark-interval DURATION] [--history N] [--speed X] [--log-level LEVEL]
+                   [--event-ttl DURATION]
   --port               listen port (env CLUSTER_SIM_PORT, default ${DEFAULT_PORT}; 0 = any free port)
   --host               listen address (env CLUSTER_SIM_HOST, default 127.0.0.1)
   --scenario           scenario YAML (env CLUSTER_SIM_SCENARIO, default scenarios/default.yaml)
@@ -27,7 +29,8 @@ export const USAGE = `usage: cluster-sim [--port N] [--host ADDR] [--scenario FI
   --bookmark-interval  BOOKMARK period for watches, e.g. 10s (env CLUSTER_SIM_BOOKMARK_INTERVAL, default 10s)
   --history            watch events kept per kind (env CLUSTER_SIM_HISTORY, default 10000)
   --speed              run the scenario timeline X times faster (env CLUSTER_SIM_SPEED, default 1)
-  --log-level          debug|info|warn|error (env CLUSTER_SIM_LOG_LEVEL, default info)`;
+  --log-level          debug|info|warn|error (env CLUSTER_SIM_LOG_LEVEL, default info)
+  --event-ttl          delete Events this long after their last write, 0 = never (env CLUSTER_SIM_EVENT_TTL, default 1h)`;
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -47,7 +50,7 @@ export function parseMainOptions(argv: readonly string[], env: Readonly<Record<s
       options: {
         port: { type: 'string' }, host: { type: 'string' }, scenario: { type: 'string' }, seed: { type: 'string' },
         'bookmark-interval': { type: 'string' }, history: { type: 'string' }, speed: { type: 'string' },
-        'log-level': { type: 'string' }, help: { type: 'boolean' },
+        'log-level': { type: 'string' }, 'event-ttl': { type: 'string' }, help: { type: 'boolean' },
       },
       strict: true,
       allowPositionals: false,
@@ -65,6 +68,9 @@ export function parseMainOptions(argv: readonly string[], env: Readonly<Record<s
   if (!Number.isFinite(speed) || speed <= 0) throw new UsageError(`--speed: must be a positive number, got ${JSON.stringify(speedText)}`);
   const logLevel = pick('log-level', 'CLUSTER_SIM_LOG_LEVEL') ?? 'info';
   if (!isLogLevel(logLevel)) throw new UsageError(`--log-level: must be debug, info, warn or error, got ${JSON.stringify(logLevel)}`);
+  const ttlText = pick('event-ttl', 'CLUSTER_SIM_EVENT_TTL') ?? '1h';
+  const eventTTLMs = parseDuration(ttlText);
+  if (eventTTLMs === undefined || eventTTLMs < 0) throw new UsageError(`--event-ttl: must be a duration like 1h or 0, got ${JSON.stringify(ttlText)}`);
   const scenario = pick('scenario', 'CLUSTER_SIM_SCENARIO');
   const seed = pick('seed', 'CLUSTER_SIM_SEED');
   return {
@@ -76,5 +82,6 @@ export function parseMainOptions(argv: readonly string[], env: Readonly<Record<s
     historySize: int('history', pick('history', 'CLUSTER_SIM_HISTORY') ?? '10000', 1, 10_000_000),
     speed,
     logLevel,
+    eventTTLMs,
   };
 }

@@ -51,6 +51,8 @@ export interface ClusterSimOptions {
   readonly log?: Log;
   /** Readiness delay of pods created through the API. Defaults to 1000 ms. */
   readonly apiPodReadinessDelayMs?: number;
+  /** Events are deleted this long after their last write (upstream's --event-ttl); 0 keeps them. Defaults to 1 h. */
+  readonly eventTTLMs?: number;
 }
 
 export interface ClusterSim {
@@ -83,6 +85,8 @@ export async function startClusterSim(options: ClusterSimOptions = {}): Promise<
     seed,
     serviceCIDR: scenario.cluster.serviceCIDR,
     ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
+    ...(options.eventTTLMs !== undefined ? { ttlMs: { Event: options.eventTTLMs } } : {}),
+    timers: clock,
     onWatcherError: (err) => log('error', 'watcher failed', { err: String((err as Error)?.stack ?? err) }),
   });
   const metrics = createSimMetrics();
@@ -122,6 +126,7 @@ export async function startClusterSim(options: ClusterSimOptions = {}): Promise<
       closing ??= new Promise<void>((resolve) => {
         ready = false;
         driver.stop();
+        store.stop();
         api.endWatches();
         api.server.close(() => resolve());
         api.server.closeAllConnections();

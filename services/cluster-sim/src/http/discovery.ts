@@ -1,6 +1,6 @@
 // Discovery documents: what kubectl and client libraries read to learn which resources exist,
 // whether they are namespaced, their verbs and short names.
-import { apiVersionOf, KINDS, servedGroupVersions } from '../store/kinds.ts';
+import { apiVersionOf, SERVED, servedGroupVersions } from '../store/kinds.ts';
 
 /** The Kubernetes version the simulator reports; its behaviour follows 1.32-era semantics. */
 export const SIM_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-slicemesh-sim' } as const;
@@ -44,7 +44,7 @@ export function apiGroupList(): Record<string, unknown> {
 }
 
 export function apiResourceList(group: string, version: string): Record<string, unknown> {
-  const resources = KINDS.filter((k) => k.group === group && k.version === version).flatMap((k) => [
+  const resources = SERVED.filter((k) => k.group === group && k.version === version).flatMap((k) => [
     {
       name: k.resource,
       singularName: k.singular,
@@ -63,5 +63,5 @@ export function apiResourceList(group: string, version: string): Record<string, 
 
 /** Every served kind with its apiVersion, e.g. for logging what the server offers. */
 export function servedKinds(): readonly string[] {
-  return KINDS.map((k) => `${apiVersionOf(k)}/${k.kind}`);
+  return SERVED.map((k) => `${apiVersionOf(k)}/${k.kind}`);
 }

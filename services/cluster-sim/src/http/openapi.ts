@@ -4,7 +4,7 @@
 // server (which validates on write) and skip client-side schema checks. The documents carry
 // no schemas and do not advertise strategic merge patch, so kubectl computes apply patches
 // from its built-in types, which covers every kind served here.
-import { KINDS, servedGroupVersions } from '../store/kinds.ts';
+import { SERVED, servedGroupVersions } from '../store/kinds.ts';
 
 const REVISION = 'cluster-sim-1';
 
@@ -25,7 +25,7 @@ const QUERY_PARAMS = ['dryRun', 'fieldManager', 'fieldValidation', 'force', 'pre
 
 export function openapiGroupVersion(group: string, version: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  for (const k of KINDS.filter((x) => x.group === group && x.version === version)) {
+  for (const k of SERVED.filter((x) => x.group === group && x.version === version)) {
     const base = `/${gvPath(group, version)}${k.namespaced ? '/namespaces/{namespace}' : ''}/${k.resource}/{name}`;
     paths[base] = {
       patch: {

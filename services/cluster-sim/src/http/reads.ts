@@ -1,7 +1,7 @@
 // GET of one object or a list, with selectors, paging and Table / metadata-only output.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { badRequest, notFound } from '../store/api-error.ts';
-import { apiVersionOf } from '../store/kinds.ts';
+import { apiVersionOf, toWire } from '../store/kinds.ts';
 import { parseFieldSelector, parseLabelSelector } from '../store/selectors.ts';
 import type { ObjectFilter } from '../store/selectors.ts';
 import type { HandlerContext } from './context.ts';
@@ -40,7 +40,7 @@ export function handleGet(ctx: HandlerContext, route: ResourceRoute, query: URLS
   if (wantsTable(accept)) {
     return sendJson(res, 200, toTable(route.info, [obj], ctx.clock.now(), { resourceVersion: obj.metadata.resourceVersion }, includeObject(query)));
   }
-  sendJson(res, 200, wantsPartialMetadata(accept) ? partialMetadata(obj) : obj);
+  sendJson(res, 200, wantsPartialMetadata(accept) ? partialMetadata(obj) : toWire(route.info, obj));
 }
 
 export function handleList(ctx: HandlerContext, route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
@@ -55,5 +55,5 @@ export function handleList(ctx: HandlerContext, route: ResourceRoute, query: URL
   const accept = req.headers.accept;
   if (wantsTable(accept)) return sendJson(res, 200, toTable(info, page.items, ctx.clock.now(), listMeta, includeObject(query)));
   if (wantsPartialMetadata(accept)) return sendJson(res, 200, partialMetadataList(page.items, listMeta));
-  sendJson(res, 200, { kind: info.listKind, apiVersion: apiVersionOf(info), metadata: listMeta, items: page.items });
+  sendJson(res, 200, { kind: info.listKind, apiVersion: apiVersionOf(info), metadata: listMeta, items: info.codec ? page.items.map(info.codec.toWire) : page.items });
 }

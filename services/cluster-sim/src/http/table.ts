@@ -1,5 +1,6 @@
 // Server-side printing: `kubectl get` asks for a meta.k8s.io Table and prints its columns
 // as is. Columns follow what kubectl shows for these kinds against a real cluster.
+import { toWire } from '../store/kinds.ts';
 import type { KindInfo } from '../store/kinds.ts';
 import type { KubeObj } from '../store/types.ts';
 import { humanAge, parseTimestamp } from '../time/timestamps.ts';
@@ -134,17 +135,61 @@ function endpointsColumns(): Column[] {
   ];
 }
 
+/** The first three values, `a,b,c + N more...` past that, `<unset>` for none (upstream's listWithMoreString). */
+function firstThree(values: readonly string[]): string {
+  if (values.length > 3) return `${values.slice(0, 3).join(',')} + ${values.length - 3} more...`;
+  return values.length === 0 ? '<unset>' : values.join(',');
+}
+
 function sliceColumns(): Column[] {
   return [
     name,
     col('AddressType', 0, (o) => String(get(o, 'addressType') ?? '')),
-    col('Ports', 0, (o) => ((get(o, 'ports') as Json[] | undefined) ?? []).map((p) => String(p['port'] ?? '<unset>')).join(',') || '<unset>'),
-    col('Endpoints', 0, (o) => {
-      const addrs = ((get(o, 'endpoints') as Json[] | undefined) ?? []).flatMap((e) => (e['addresses'] as string[] | undefined) ?? []);
-      if (addrs.length === 0) return '<unset>';
-      return addrs.length > 3 ? `${addrs.slice(0, 3).join(',')} + ${addrs.length - 3} more...` : addrs.join(',');
-    }),
+    // A port without a number (all ports) shows its name, or `*`.
+    col('Ports', 0, (o) => firstThree(((get(o, 'ports') as Json[] | undefined) ?? []).map((p) => String(p['port'] ?? p['name'] ?? '*')))),
+    col('Endpoints', 0, (o) => firstThree(((get(o, 'endpoints') as Json[] | undefined) ?? []).flatMap((e) => (e['addresses'] as string[] | undefined) ?? []))),
     age,
+  ];
+}
+
+function sinceOrUnknown(value: unknown, now: number): string {
+  const t = typeof value === 'string' ? parseTimestamp(value) : undefined;
+  return t === undefined ? '<unknown>' : humanAge(now - t);
+}
+
+// Upstream's printEvent: new-style events (eventTime, series) and old ones (first/last
+// timestamp, count) print alike; the object is `kind/name` in lower case.
+function eventColumns(): Column[] {
+  const first = (o: Json, now: number): string => sinceOrUnknown(get(o, 'firstTimestamp') ?? get(o, 'eventTime'), now);
+  const last = (o: Json, now: number): string => {
+    if (get(o, 'series')) return sinceOrUnknown(get(o, 'series', 'lastObservedTime'), now);
+    return get(o, 'lastTimestamp') ? sinceOrUnknown(get(o, 'lastTimestamp'), now) : first(o, now);
+  };
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  return [
+    col('Last Seen', 0, last),
+    col('Type', 0, (o) => text(get(o, 'type'))),
+    col('Reason', 0, (o) => text(get(o, 'reason'))),
+    col('Object', 0, (o) => {
+      const kind = text(get(o, 'involvedObject', 'kind')).toLowerCase();
+      const objName = text(get(o, 'involvedObject', 'name'));
+      return objName ? `${kind}/${objName}` : kind;
+    }),
+    col('Subobject', 1, (o) => text(get(o, 'involvedObject', 'fieldPath'))),
+    col('Source', 1, (o) => {
+      const component = text(get(o, 'source', 'component')) || text(get(o, 'reportingComponent'));
+      const instance = text(get(o, 'source', 'host')) || text(get(o, 'reportingInstance'));
+      return instance ? `${component}, ${instance}` : component;
+    }),
+    col('Message', 0, (o) => text(get(o, 'message')).trim()),
+    col('First Seen', 1, first),
+    col('Count', 1, (o) => {
+      const series = get(o, 'series', 'count');
+      if (get(o, 'series')) return typeof series === 'number' ? series : 0;
+      const count = get(o, 'count');
+      return typeof count === 'number' && count !== 0 ? count : 1;
+    }),
+    { ...name, priority: 1 },
   ];
 }
 
@@ -154,12 +199,14 @@ const COLUMNS: Readonly<Record<string, Column[]>> = {
   Node: nodeColumns(),
   Endpoints: endpointsColumns(),
   EndpointSlice: sliceColumns(),
+  Event: eventColumns(),
+  Lease: [name, col('Holder', 0, (o) => String(get(o, 'spec', 'holderIdentity') ?? '')), age],
   Namespace: [name, col('Status', 0, (o) => String(get(o, 'status', 'phase') ?? '')), age],
 };
 
-function rowObject(obj: KubeObj, include: IncludeObject): Json | undefined {
+function rowObject(info: KindInfo, obj: KubeObj, include: IncludeObject): Json | undefined {
   if (include === 'None') return undefined;
-  if (include === 'Object') return obj;
+  if (include === 'Object') return toWire(info, obj);
   return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata };
 }
 
@@ -178,7 +225,7 @@ export function toTable(
     metadata: listMeta,
     columnDefinitions: columns.map((c) => ({ name: c.name, type: 'string', format: c.format ?? '', description: c.description, priority: c.priority })),
     rows: objects.map((obj) => {
-      const object = rowObject(obj, include);
+      const object = rowObject(info, obj, include);
       return { cells: columns.map((c) => c.cell(obj as Json, now)), ...(object ? { object } : {}) };
     }),
   };

@@ -74,7 +74,8 @@ export function handleWatch(ctx: HandlerContext, route: ResourceRoute, query: UR
     if (closed) return;
     const body = table && type !== 'BOOKMARK' && type !== 'ERROR'
       ? JSON.stringify(toTable(info, [object], now(), { resourceVersion: object.metadata.resourceVersion }))
-      : type === 'BOOKMARK' || type === 'ERROR' ? JSON.stringify(object) : jsonOf(object);
+      : type === 'BOOKMARK' || type === 'ERROR' ? JSON.stringify(object)
+        : info.codec ? JSON.stringify(info.codec.toWire(object)) : jsonOf(object);
     res.write(`{"type":"${type}","object":${body}}\n`);
     ctx.metrics.watchEvent(info.resource, type);
     if (res.writableLength > MAX_BUFFERED_BYTES) {

@@ -2,7 +2,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, badRequest, notFound } from '../store/api-error.ts';
-import { apiVersionOf } from '../store/kinds.ts';
+import { apiVersionOf, toWire } from '../store/kinds.ts';
+import type { KindInfo } from '../store/kinds.ts';
 import type { DeleteOptions } from '../store/object-store.ts';
 import type { KubeObj } from '../store/types.ts';
 import { isRecord } from '../store/validation.ts';
@@ -18,7 +19,15 @@ function isDryRun(query: URLSearchParams, body?: Record<string, unknown>): boole
   return query.getAll('dryRun').includes('All') || (Array.isArray(dry) && dry.includes('All'));
 }
 
-/** Reads the body as an object of the route's kind, with namespace and name checked against the URL. */
+/** A body in the route's form, in the stored form (views convert). */
+function fromWire(info: KindInfo, obj: KubeObj): KubeObj {
+  return info.codec ? info.codec.fromWire(obj) : obj;
+}
+
+/**
+ * Reads the body as an object of the route's kind, with namespace and name checked against
+ * the URL, in the stored form.
+ */
 async function objectBody(route: ResourceRoute, req: IncomingMessage): Promise<KubeObj> {
   const contentType = req.headers['content-type'];
   const bytes = await readBodyBytes(req);
@@ -35,12 +44,17 @@ async function objectBody(route: ResourceRoute, req: IncomingMessage): Promise<K
   if (body['kind'] !== undefined && body['kind'] !== route.info.kind) {
     throw badRequest(`the object kind ${String(body['kind'])} does not match the resource kind ${route.info.kind}`);
   }
-  return {
+  const apiVersion = apiVersionOf(route.info);
+  // A body of another version would lose its renamed fields (a core Event sent to events.k8s.io).
+  if (body['apiVersion'] !== undefined && body['apiVersion'] !== '' && body['apiVersion'] !== apiVersion) {
+    throw badRequest(`the API version in the data (${String(body['apiVersion'])}) does not match the expected API version (${apiVersion})`);
+  }
+  return fromWire(route.info, {
     ...body,
-    apiVersion: apiVersionOf(route.info),
+    apiVersion,
     kind: route.info.kind,
     metadata: { ...meta, ...(route.namespace ? { namespace: route.namespace } : {}), ...(route.name ? { name: route.name } : {}) },
-  } as KubeObj;
+  } as KubeObj);
 }
 
 // API creates reset status for kinds whose status belongs to a controller; a Node keeps it
@@ -52,18 +66,19 @@ function resetsStatus(route: ResourceRoute): boolean {
 export async function handleCreate(ctx: HandlerContext, route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (route.info.namespaced && !route.namespace) throw new ApiError(405, 'MethodNotAllowed', 'create requires a namespaced path');
   const obj = await objectBody(route, req);
-  const created = ctx.store.create(route.info.kind, obj, { resetStatus: resetsStatus(route), dryRun: isDryRun(query) });
-  sendJson(res, 201, created);
+  const created = ctx.store.create(route.info.kind, obj, { resetStatus: resetsStatus(route), dryRun: isDryRun(query), as: route.info });
+  sendJson(res, 201, toWire(route.info, created));
 }
 
 export async function handleUpdate(ctx: HandlerContext, route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const obj = await objectBody(route, req);
   const dryRun = isDryRun(query);
+  const as = route.info;
   if (!route.subresource && route.info.allowCreateOnUpdate && !ctx.store.get(route.info.kind, route.namespace, route.name!)) {
-    return sendJson(res, 201, ctx.store.create(route.info.kind, obj, { dryRun }));
+    return sendJson(res, 201, toWire(as, ctx.store.create(route.info.kind, obj, { dryRun, as })));
   }
-  const updated = ctx.store.update(route.info.kind, obj, { scope: route.subresource === 'status' ? 'status' : 'main', dryRun });
-  sendJson(res, 200, updated);
+  const updated = ctx.store.update(route.info.kind, obj, { scope: route.subresource === 'status' ? 'status' : 'main', dryRun, as });
+  sendJson(res, 200, toWire(as, updated));
 }
 
 export async function handlePatch(ctx: HandlerContext, route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -83,20 +98,22 @@ export async function handlePatch(ctx: HandlerContext, route: ResourceRoute, que
     // Server-side apply creates what does not exist yet.
     if (type !== 'apply' || !isRecord(patch)) throw notFound(info, route.name!);
     const meta = isRecord(patch['metadata']) ? patch['metadata'] : {};
-    const obj = { ...patch, kind: info.kind, metadata: { ...meta, name: route.name, ...(route.namespace ? { namespace: route.namespace } : {}) } } as KubeObj;
-    return sendJson(res, 201, ctx.store.create(info.kind, obj, { resetStatus: resetsStatus(route), dryRun }));
+    const obj = { ...patch, apiVersion: apiVersionOf(info), kind: info.kind, metadata: { ...meta, name: route.name, ...(route.namespace ? { namespace: route.namespace } : {}) } } as KubeObj;
+    return sendJson(res, 201, toWire(info, ctx.store.create(info.kind, fromWire(info, obj), { resetStatus: resetsStatus(route), dryRun, as: info })));
   }
+  // Patches apply to the object as this resource shows it.
+  const shown = toWire(info, current);
   const patched =
-    type === 'json' ? jsonPatch(current, patch)
-      : type === 'merge' ? mergePatch(current, patch)
-        : strategicMergePatch(current, patch);
+    type === 'json' ? jsonPatch(shown, patch)
+      : type === 'merge' ? mergePatch(shown, patch)
+        : strategicMergePatch(shown, patch);
   if (!isRecord(patched) || !isRecord(patched['metadata'])) throw badRequest('the patch removed the object metadata');
   const meta = patched['metadata'];
   if (meta['name'] !== route.name || (route.namespace && meta['namespace'] !== route.namespace)) {
     throw badRequest('a patch may not change the name or namespace of an object');
   }
-  const updated = ctx.store.update(info.kind, patched as KubeObj, { scope: route.subresource === 'status' ? 'status' : 'main', dryRun });
-  sendJson(res, 200, updated);
+  const updated = ctx.store.update(info.kind, fromWire(info, patched as KubeObj), { scope: route.subresource === 'status' ? 'status' : 'main', dryRun, as: info });
+  sendJson(res, 200, toWire(info, updated));
 }
 
 function deleteOptions(query: URLSearchParams, body: unknown): DeleteOptions {
@@ -115,19 +132,19 @@ function deleteOptions(query: URLSearchParams, body: unknown): DeleteOptions {
 export async function handleDelete(ctx: HandlerContext, route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = parseBody(await readBody(req), req.headers['content-type']);
   const { info } = route;
-  const result = ctx.store.delete(info.kind, route.namespace, route.name!, deleteOptions(query, body));
-  if (info.returnDeletedObject || !result.removed) return sendJson(res, 200, result.object);
+  const result = ctx.store.delete(info.kind, route.namespace, route.name!, { ...deleteOptions(query, body), as: info });
+  if (info.returnDeletedObject || !result.removed) return sendJson(res, 200, toWire(info, result.object));
   sendJson(res, 200, successStatus({ name: route.name, ...(info.group ? { group: info.group } : {}), kind: info.resource, uid: result.object.metadata.uid }));
 }
 
 export async function handleDeleteCollection(ctx: HandlerContext, route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = parseBody(await readBody(req), req.headers['content-type']);
   const { info } = route;
-  const options = deleteOptions(query, body);
+  const options = { ...deleteOptions(query, body), as: info };
   const items: KubeObj[] = [];
   for (const obj of ctx.store.list(info.kind, filterFor(route, query))) {
     try {
-      items.push(ctx.store.delete(info.kind, obj.metadata.namespace, obj.metadata.name, options).object);
+      items.push(toWire(info, ctx.store.delete(info.kind, obj.metadata.namespace, obj.metadata.name, options).object));
     } catch (err) {
       if (!(err instanceof ApiError && err.code === 404)) throw err;
     }

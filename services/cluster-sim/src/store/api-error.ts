@@ -67,8 +67,20 @@ export function fieldInvalid(field: string, value: unknown, why: string): Status
   return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${why}` };
 }
 
-export function fieldRequired(field: string): StatusCause {
-  return { reason: 'FieldValueRequired', field, message: 'Required value' };
+export function fieldRequired(field: string, detail?: string): StatusCause {
+  return { reason: 'FieldValueRequired', field, message: detail ? `Required value: ${detail}` : 'Required value' };
+}
+
+export function fieldNotSupported(field: string, value: unknown, supported: readonly string[]): StatusCause {
+  return { reason: 'FieldValueNotSupported', field, message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}` };
+}
+
+export function fieldDuplicate(field: string, value: unknown): StatusCause {
+  return { reason: 'FieldValueDuplicate', field, message: `Duplicate value: ${JSON.stringify(value)}` };
+}
+
+export function fieldTooMany(field: string, count: number, max: number): StatusCause {
+  return { reason: 'FieldValueTooMany', field, message: `Too many: ${count}: must have at most ${max} items` };
 }
 
 export function badRequest(message: string): ApiError {

@@ -1,5 +1,17 @@
 // The resource types the simulator serves, with the facts discovery, routing and the store
-// need about each. Adding a kind here makes it listable, watchable and writable.
+// need about each. Adding a kind to KINDS makes it stored, listable, watchable and writable;
+// VIEWS serve a stored kind under another group/version (events.k8s.io/v1 Events are the
+// core Events, converted on the way in and out, as the API server keeps one copy of both).
+import { coreEventToEventsV1, eventsV1ToCoreEvent, EVENTS_V1_FIELD_LABELS } from './event-codec.ts';
+import type { KubeObj } from './types.ts';
+
+/** Converts between the stored form of a kind and the form a view serves. */
+export interface WireCodec {
+  /** The stored object as this resource returns it. */
+  toWire(obj: KubeObj): KubeObj;
+  /** A body written through this resource, in the stored form. */
+  fromWire(obj: KubeObj): KubeObj;
+}
 
 export interface KindInfo {
   readonly kind: string;
@@ -21,6 +33,10 @@ export interface KindInfo {
   /** Field selector keys accepted besides metadata.name and metadata.namespace. */
   readonly fieldLabels: readonly string[];
   readonly categories: readonly string[];
+  /** Field selector keys of a view mapped to the stored kind's field labels. */
+  readonly fieldLabelAliases?: Readonly<Record<string, string>>;
+  /** Set on views: the store holds `kind` in the core form, this resource serves another. */
+  readonly codec?: WireCodec;
 }
 
 export function apiVersionOf(info: KindInfo): string {
@@ -68,7 +84,36 @@ export const KINDS: readonly KindInfo[] = [
     statusSubresource: false, allowCreateOnUpdate: false, returnDeletedObject: false,
     fieldLabels: ['addressType'], categories: [],
   },
+  {
+    ...core, kind: 'Event', listKind: 'EventList', resource: 'events', singular: 'event',
+    namespaced: true, shortNames: ['ev'], statusSubresource: false, allowCreateOnUpdate: true,
+    returnDeletedObject: false,
+    fieldLabels: [
+      'involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid',
+      'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath',
+      'reason', 'reportingComponent', 'source', 'type',
+    ],
+    categories: [],
+  },
+  {
+    group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', listKind: 'LeaseList', resource: 'leases',
+    singular: 'lease', namespaced: true, shortNames: [], statusSubresource: false, allowCreateOnUpdate: false,
+    returnDeletedObject: false, fieldLabels: [], categories: [],
+  },
 ];
+
+/** Stored kinds served again under another group/version. */
+export const VIEWS: readonly KindInfo[] = [
+  {
+    group: 'events.k8s.io', version: 'v1', kind: 'Event', listKind: 'EventList', resource: 'events', singular: 'event',
+    namespaced: true, shortNames: ['ev'], statusSubresource: false, allowCreateOnUpdate: true,
+    returnDeletedObject: false, fieldLabels: Object.keys(EVENTS_V1_FIELD_LABELS), fieldLabelAliases: EVENTS_V1_FIELD_LABELS,
+    categories: [], codec: { toWire: coreEventToEventsV1, fromWire: eventsV1ToCoreEvent },
+  },
+];
+
+/** Every resource the API serves: the stored kinds, then the views. */
+export const SERVED: readonly KindInfo[] = [...KINDS, ...VIEWS];
 
 const byKind = new Map(KINDS.map((k) => [k.kind, k]));
 
@@ -78,14 +123,19 @@ export function kindInfo(kind: string): KindInfo {
   return info;
 }
 
-/** The kind served at `/{prefix}/{resource}` for this group/version, if any. */
+/** The resource served at `/{prefix}/{resource}` for this group/version, if any. */
 export function kindForResource(group: string, version: string, resource: string): KindInfo | undefined {
-  return KINDS.find((k) => k.group === group && k.version === version && k.resource === resource);
+  return SERVED.find((k) => k.group === group && k.version === version && k.resource === resource);
 }
 
 /** Distinct served group/versions, the core group first. */
 export function servedGroupVersions(): readonly { readonly group: string; readonly version: string }[] {
   const seen = new Map<string, { group: string; version: string }>();
-  for (const k of KINDS) seen.set(`${k.group}/${k.version}`, { group: k.group, version: k.version });
+  for (const k of SERVED) seen.set(`${k.group}/${k.version}`, { group: k.group, version: k.version });
   return [...seen.values()];
+}
+
+/** The object as `info` serves it (views convert from the stored form). */
+export function toWire(info: KindInfo, obj: KubeObj): KubeObj {
+  return info.codec ? info.codec.toWire(obj) : obj;
 }

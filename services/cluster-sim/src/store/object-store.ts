@@ -11,12 +11,14 @@ import { matchesFilter } from './selectors.ts';
 import type { ObjectFilter } from './selectors.ts';
 import { strategyFor, validationCauses } from './strategies.ts';
 import type { StrategyContext } from './strategies.ts';
+import { DEFAULT_EVENT_TTL_MS } from './store-options.ts';
 import type { CreateOptions, DeleteOptions, DeleteResult, StoreOptions, UpdateOptions, Watcher } from './store-options.ts';
 import { freezeDeep, jsonEqual, objectKey } from './types.ts';
 import type { KubeObj, Meta, StoreEvent } from './types.ts';
 import { compareKeys, dropUndefinedMeta, podGraceSeconds, withoutMetaAndStatus } from './write-rules.ts';
 import { createRandom, deterministicUid, nameSuffix } from '../random.ts';
 import type { Random } from '../random.ts';
+import type { Clock, TimerHandle } from '../time/clock.ts';
 import { parseTimestamp, rfc3339 } from '../time/timestamps.ts';
 
 export const DEFAULT_NAMESPACES: readonly string[] = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
@@ -24,10 +26,41 @@ const UNDELETABLE_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']
 export const DEFAULT_HISTORY_SIZE = 10_000;
 
 export type { CreateOptions, DeleteOptions, DeleteResult, StoreOptions, UpdateOptions, UpdateScope, WriteOptions, Watcher } from './store-options.ts';
+export { DEFAULT_EVENT_TTL_MS } from './store-options.ts';
 
 interface Registration {
   readonly watcher: Watcher;
   lastRv: number;
+}
+
+/** One write of an object whose kind has a TTL: it goes at `at` unless written again since. */
+interface Expiry {
+  readonly key: string;
+  readonly rv: number;
+  readonly at: number;
+}
+
+/** Expiries of one kind in write order, which is due order (one TTL per kind, time moves forward). */
+class ExpiryQueue {
+  #items: Expiry[] = [];
+  #head = 0;
+
+  push(e: Expiry): void {
+    this.#items.push(e);
+  }
+
+  peek(): Expiry | undefined {
+    return this.#items[this.#head];
+  }
+
+  shift(): Expiry | undefined {
+    const e = this.#items[this.#head++];
+    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return e;
+  }
 }
 
 export class ObjectStore {
@@ -43,6 +76,10 @@ export class ObjectStore {
   readonly #watchers = new Map<string, Set<Registration>>();
   #queue: StoreEvent[] = [];
   #dispatching = false;
+  readonly #ttl = new Map<string, number>();
+  readonly #expiries = new Map<string, ExpiryQueue>();
+  readonly #timers: Pick<Clock, 'setTimer' | 'clearTimer'> | undefined;
+  #expiryTimer: { readonly handle: TimerHandle; readonly at: number } | undefined;
 
   constructor(options: StoreOptions) {
     this.#now = options.now;
@@ -57,6 +94,14 @@ export class ObjectStore {
       this.#objects.set(k.kind, new Map());
       this.#history.set(k.kind, new EventHistory(options.historySize ?? DEFAULT_HISTORY_SIZE));
       this.#watchers.set(k.kind, new Set());
+    }
+    this.#timers = options.timers;
+    for (const [kind, ms] of Object.entries(options.ttlMs ?? { Event: DEFAULT_EVENT_TTL_MS })) {
+      kindInfo(kind);
+      if (Number.isFinite(ms) && ms > 0) {
+        this.#ttl.set(kind, ms);
+        this.#expiries.set(kind, new ExpiryQueue());
+      }
     }
     for (const name of options.namespaces ?? DEFAULT_NAMESPACES) {
       this.create('Namespace', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
@@ -84,7 +129,8 @@ export class ObjectStore {
   }
 
   create(kind: string, input: KubeObj, options: CreateOptions = {}): KubeObj {
-    const info = kindInfo(kind);
+    const stored = kindInfo(kind);
+    const info = options.as ?? stored;
     if (input.kind && input.kind !== kind) throw badRequest(`the object kind ${input.kind} does not match the resource kind ${kind}`);
     const namespace = this.#namespaceFor(info, input.metadata?.namespace);
     const name = input.metadata?.name || this.#generateName(info, namespace, input.metadata?.generateName);
@@ -92,23 +138,23 @@ export class ObjectStore {
     const { status: _status, ...withoutStatus } = input;
     const base: KubeObj = {
       ...(options.resetStatus ? withoutStatus : input),
-      apiVersion: apiVersionOf(info),
+      apiVersion: apiVersionOf(stored),
       kind,
       metadata: { ...meta, name, ...(namespace ? { namespace } : {}) },
     };
-    const causes = validationCauses(base);
+    const causes = validationCauses(base, { via: info });
     if (causes.length > 0) throw invalid(info, name, causes);
     if (this.get(kind, namespace, name)) throw alreadyExists(info, name);
+    const strategy = strategyFor(kind);
     const stamped: KubeObj = {
       ...base,
       metadata: {
         ...base.metadata,
         uid: deterministicUid(this.#seed, kind, namespace ?? '', name, ++this.#uids),
-        generation: 1,
+        ...(strategy.generation === false ? {} : { generation: 1 }),
         creationTimestamp: rfc3339(this.#now()),
       },
     };
-    const strategy = strategyFor(kind);
     const mark = this.#ctx.allocator.mark();
     const done = strategy.complete(stamped, undefined, this.#ctx);
     if (options.dryRun) {
@@ -120,7 +166,8 @@ export class ObjectStore {
   }
 
   update(kind: string, input: KubeObj, options: UpdateOptions = {}): KubeObj {
-    const info = kindInfo(kind);
+    const stored = kindInfo(kind);
+    const info = options.as ?? stored;
     const namespace = info.namespaced ? input.metadata.namespace : undefined;
     const prev = this.get(kind, namespace, input.metadata.name);
     if (!prev) throw notFound(info, input.metadata.name);
@@ -136,7 +183,7 @@ export class ObjectStore {
     else next = input;
     next = {
       ...next,
-      apiVersion: apiVersionOf(info),
+      apiVersion: apiVersionOf(stored),
       kind,
       metadata: {
         ...(scope === 'status' ? prev.metadata : next.metadata),
@@ -151,13 +198,13 @@ export class ObjectStore {
       },
     };
     next = dropUndefinedMeta(next);
-    const causes = validationCauses(next);
+    const causes = validationCauses(next, { via: info, prev });
     if (causes.length > 0) throw invalid(info, prev.metadata.name, causes);
     const strategy = strategyFor(kind);
     const mark = this.#ctx.allocator.mark();
     let done = strategy.complete(next, prev, this.#ctx);
     if (jsonEqual(done, prev)) return prev;
-    if (!jsonEqual(withoutMetaAndStatus(done), withoutMetaAndStatus(prev))) {
+    if (strategy.generation !== false && !jsonEqual(withoutMetaAndStatus(done), withoutMetaAndStatus(prev))) {
       done = { ...done, metadata: { ...done.metadata, generation: (prev.metadata.generation ?? 0) + 1 } };
     }
     if (options.dryRun) {
@@ -170,7 +217,8 @@ export class ObjectStore {
   }
 
   delete(kind: string, namespace: string | undefined, name: string, options: DeleteOptions = {}): DeleteResult {
-    const info = kindInfo(kind);
+    const stored = kindInfo(kind);
+    const info = options.as ?? stored;
     const prev = this.get(kind, namespace, name);
     if (!prev) throw notFound(info, name);
     const pre = options.preconditions;
@@ -194,7 +242,35 @@ export class ObjectStore {
         for (const obj of this.list(k.kind, { namespace: name })) this.#remove(k, obj);
       }
     }
-    return { object: this.#remove(info, prev), removed: true };
+    return { object: this.#remove(stored, prev), removed: true };
+  }
+
+  /**
+   * Deletes every object whose TTL has run out (each with a DELETED event) and returns how
+   * many went. The store's timers call this; without timers, call it to apply TTLs.
+   */
+  expireDue(): number {
+    const now = this.#now();
+    let removed = 0;
+    for (const [kind, queue] of this.#expiries) {
+      for (let e = queue.peek(); e && e.at <= now; e = queue.peek()) {
+        queue.shift();
+        const obj = this.#map(kind).get(e.key);
+        // Skip writes overtaken by a later one (it has its own entry) or a delete.
+        if (obj && obj.metadata.resourceVersion === String(e.rv)) {
+          this.#remove(kindInfo(kind), obj);
+          removed++;
+        }
+      }
+    }
+    this.#armExpiry();
+    return removed;
+  }
+
+  /** Cancels the expiry timer (the store stays usable; call before dropping it). */
+  stop(): void {
+    if (this.#expiryTimer) this.#timers?.clearTimer(this.#expiryTimer.handle);
+    this.#expiryTimer = undefined;
   }
 
   /**
@@ -281,9 +357,32 @@ export class ObjectStore {
   #commit(type: 'ADDED' | 'MODIFIED', obj: KubeObj, previous: KubeObj | undefined): KubeObj {
     const rv = ++this.#rv;
     const stored = freezeDeep({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(rv) } });
-    this.#map(obj.kind).set(objectKey(stored.metadata.namespace, stored.metadata.name), stored);
+    const key = objectKey(stored.metadata.namespace, stored.metadata.name);
+    this.#map(obj.kind).set(key, stored);
+    const ttl = this.#ttl.get(obj.kind);
+    if (ttl !== undefined) {
+      this.#expiries.get(obj.kind)!.push({ key, rv, at: this.#now() + ttl });
+      this.#armExpiry();
+    }
     this.#emit(previous ? { type, kind: obj.kind, rv, object: stored, previous } : { type, kind: obj.kind, rv, object: stored });
     return stored;
+  }
+
+  // One timer, for the earliest due expiry of any kind.
+  #armExpiry(): void {
+    if (!this.#timers) return;
+    let next: number | undefined;
+    for (const queue of this.#expiries.values()) {
+      const at = queue.peek()?.at;
+      if (at !== undefined && (next === undefined || at < next)) next = at;
+    }
+    if (next === undefined || (this.#expiryTimer && this.#expiryTimer.at <= next)) return;
+    this.stop();
+    const handle = this.#timers.setTimer(() => {
+      this.#expiryTimer = undefined;
+      this.expireDue();
+    }, next - this.#now());
+    this.#expiryTimer = { handle, at: next };
   }
 
   // Watchers may write from their callbacks; events are queued so every watcher still sees

@@ -1,6 +1,7 @@
 // Label and field selectors in the query-string syntax the API accepts
 // (`app=web,tier in (a,b),!canary`, `metadata.name=x,spec.nodeName!=n1`).
 import { badRequest } from './api-error.ts';
+import { eventSourceField } from './event-strategy.ts';
 import type { KindInfo } from './kinds.ts';
 import type { KubeObj } from './types.ts';
 
@@ -90,7 +91,11 @@ function unescape(value: string): string {
   return value.replace(/\\(.)/g, '$1');
 }
 
-/** Parses a field selector for `info`; keys outside the kind's field labels are a 400. */
+/**
+ * Parses a field selector for `info`; keys outside the kind's field labels are a 400. A view's
+ * keys come back as the stored kind's labels (events.k8s.io's `regarding.name` as
+ * `involvedObject.name`).
+ */
 export function parseFieldSelector(text: string | undefined, info: KindInfo): FieldSelector {
   if (!text) return [];
   const allowed = new Set(['metadata.name', 'metadata.namespace', ...info.fieldLabels]);
@@ -100,11 +105,18 @@ export function parseFieldSelector(text: string | undefined, info: KindInfo): Fi
     if (!m) throw badRequest(`invalid selector: '${text}'; can't understand '${part}'`);
     const path = m[1]!;
     if (!allowed.has(path)) throw badRequest(`field label not supported: ${path}`);
-    return { path, value: unescape(m[3]!.trim()), negate: m[2] === '!=' };
+    return { path: info.fieldLabelAliases?.[path] ?? path, value: unescape(m[3]!.trim()), negate: m[2] === '!=' };
   });
 }
 
+/** Field labels that are not a plain path into the object. */
+const COMPUTED_FIELDS: Readonly<Record<string, Readonly<Record<string, (obj: KubeObj) => string>>>> = {
+  Event: { source: eventSourceField },
+};
+
 function fieldValue(obj: KubeObj, path: string): string {
+  const computed = COMPUTED_FIELDS[obj.kind]?.[path];
+  if (computed) return computed(obj);
   let cur: unknown = obj;
   for (const seg of path.split('.')) {
     cur = cur !== null && typeof cur === 'object' ? (cur as Record<string, unknown>)[seg] : undefined;

@@ -1,6 +1,11 @@
 // Options and results of ObjectStore operations.
+import type { Clock } from '../time/clock.ts';
 import type { ApiError } from './api-error.ts';
+import type { KindInfo } from './kinds.ts';
 import type { KubeObj, StoreEvent } from './types.ts';
+
+/** Upstream's --event-ttl default: an Event is deleted one hour after its last write. */
+export const DEFAULT_EVENT_TTL_MS = 60 * 60 * 1000;
 
 export interface StoreOptions {
   /** Epoch milliseconds for timestamps. */
@@ -17,11 +22,22 @@ export interface StoreOptions {
   readonly namespaces?: readonly string[];
   /** Called when a watcher callback throws (the store itself carries on). */
   readonly onWatcherError?: (err: unknown) => void;
+  /**
+   * Milliseconds after its last write an object of a kind is deleted (a DELETED event, as an
+   * etcd lease expiry gives). Defaults to `{ Event: DEFAULT_EVENT_TTL_MS }`; 0 keeps forever.
+   */
+  readonly ttlMs?: Readonly<Record<string, number>>;
+  /** Timers (on the same time line as `now`) that expire objects when due. Without them only
+   *  `expireDue()` does. */
+  readonly timers?: Pick<Clock, 'setTimer' | 'clearTimer'>;
 }
 
 export interface WriteOptions {
   /** Validate and compute the result, but store nothing (`?dryRun=All`). */
   readonly dryRun?: boolean;
+  /** The resource the write came through when it is a view of the kind (events.k8s.io/v1
+   *  Events): validation follows that API and errors name it. */
+  readonly as?: KindInfo;
 }
 
 export interface CreateOptions extends WriteOptions {

@@ -2,9 +2,14 @@
 // resources a kind holds. The store applies them to every write, from HTTP or in-process.
 import { fieldInvalid, fieldRequired, invalid } from './api-error.ts';
 import type { StatusCause } from './api-error.ts';
+import { completeEvent, eventCauses } from './event-strategy.ts';
 import { kindInfo } from './kinds.ts';
+import type { KindInfo } from './kinds.ts';
+import { completeLease, leaseCauses } from './lease-strategy.ts';
 import type { ServiceAllocator } from './service-allocator.ts';
 import { completeService, releaseService, serviceCauses } from './service-strategy.ts';
+import { completeSlice, sliceCauses } from './slice-strategy.ts';
+import { jsonEqual } from './types.ts';
 import type { KubeObj } from './types.ts';
 import { isPort, isRecord, metadataCauses, PROTOCOLS } from './validation.ts';
 import type { NameRule } from './validation.ts';
@@ -15,10 +20,20 @@ export interface StrategyContext {
   readonly defaultPodGraceSeconds: number;
 }
 
+/** What validation may depend on besides the object. */
+export interface CauseContext {
+  /** The stored object on update. */
+  readonly prev?: KubeObj;
+  /** The resource the write came through (a view of the kind, e.g. events.k8s.io/v1). */
+  readonly via: KindInfo;
+}
+
 export interface Strategy {
   readonly nameRule: NameRule;
+  /** False for kinds whose objects carry no metadata.generation (Events, Leases). Default true. */
+  readonly generation?: boolean;
   /** Extra field problems beyond metadata. */
-  causes(obj: KubeObj): StatusCause[];
+  causes(obj: KubeObj, ctx: CauseContext): StatusCause[];
   /** Fills defaults (and allocates) for a valid object; `prev` is set on update. */
   complete(obj: KubeObj, prev: KubeObj | undefined, ctx: StrategyContext): KubeObj;
   /** Releases what `from` holds and `keep` does not. */
@@ -104,16 +119,26 @@ const serviceStrategy: Strategy = {
   release: (from, keep, ctx) => releaseService(from, keep, ctx.allocator),
 };
 
-const ADDRESS_TYPES = ['IPv4', 'IPv6', 'FQDN'];
-
 const sliceStrategy: Strategy = {
   nameRule: 'subdomain',
-  causes: (obj) => {
-    const t = obj['addressType'];
-    if (t === undefined) return [fieldRequired('addressType')];
-    return ADDRESS_TYPES.includes(t as string) ? [] : [fieldInvalid('addressType', t, 'supported values: "FQDN", "IPv4", "IPv6"')];
-  },
-  complete: (obj) => ({ ...obj, endpoints: obj['endpoints'] ?? [] }),
+  causes: (obj, ctx) => sliceCauses(obj, ctx.prev),
+  complete: (obj) => completeSlice(obj),
+  release: () => {},
+};
+
+const eventStrategy: Strategy = {
+  nameRule: 'pathSegment',
+  generation: false,
+  causes: (obj, ctx) => eventCauses(obj, { strict: ctx.via.group === 'events.k8s.io', ...(ctx.prev ? { prev: ctx.prev } : {}), same: jsonEqual }),
+  complete: (obj) => completeEvent(obj),
+  release: () => {},
+};
+
+const leaseStrategy: Strategy = {
+  nameRule: 'subdomain',
+  generation: false,
+  causes: (obj) => leaseCauses(obj),
+  complete: (obj) => completeLease(obj),
   release: () => {},
 };
 
@@ -124,6 +149,8 @@ const STRATEGIES: Readonly<Record<string, Strategy>> = {
   Service: serviceStrategy,
   Endpoints: plain('subdomain'),
   EndpointSlice: sliceStrategy,
+  Event: eventStrategy,
+  Lease: leaseStrategy,
 };
 
 export function strategyFor(kind: string): Strategy {
@@ -131,8 +158,8 @@ export function strategyFor(kind: string): Strategy {
 }
 
 /** All validation problems of `obj` for its kind (metadata first). */
-export function validationCauses(obj: KubeObj): StatusCause[] {
+export function validationCauses(obj: KubeObj, ctx: CauseContext = { via: kindInfo(obj.kind) }): StatusCause[] {
   const strategy = strategyFor(obj.kind);
   const meta = metadataCauses(obj, strategy.nameRule);
-  return meta.length > 0 ? meta : strategy.causes(obj);
+  return meta.length > 0 ? meta : strategy.causes(obj, ctx);
 }

@@ -4,7 +4,8 @@ import { fieldInvalid, fieldRequired } from './api-error.ts';
 import type { StatusCause } from './api-error.ts';
 import type { KubeObj } from './types.ts';
 
-export type NameRule = 'subdomain' | 'label' | 'dns1035';
+/** `pathSegment`: anything usable in a URL path segment (what core/v1 Events require). */
+export type NameRule = 'subdomain' | 'label' | 'dns1035' | 'pathSegment';
 
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -12,6 +13,11 @@ const DNS1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
 /** Why `name` breaks `rule`, or null when it is fine. */
 export function nameProblem(name: string, rule: NameRule): string | null {
+  if (rule === 'pathSegment') {
+    if (name === '.' || name === '..') return `may not be '${name}'`;
+    for (const bad of ['/', '%']) if (name.includes(bad)) return `may not contain '${bad}'`;
+    return null;
+  }
   if (rule === 'subdomain') {
     return name.length <= 253 && SUBDOMAIN.test(name)
       ? null
