@@ -44,7 +44,9 @@ trap cleanup EXIT
 
 say "building the image"
 tb=$SECONDS
-DOCKER_BUILDKIT=0 COMPOSE_DOCKER_CLI_BUILD=0 dc build -q >/dev/null 2>&1 || DOCKER_BUILDKIT=0 dc build
+build_log="$(mktemp)"
+if ! dc build >"$build_log" 2>&1; then tail -40 "$build_log"; rm -f "$build_log"; fail "the image did not build (its last lines are above)"; fi
+rm -f "$build_log"
 size=$(docker image inspect slicemesh:dev --format '{{.Size}}')
 base=$(docker image inspect "node:${NODE_MAJOR}-bookworm-slim" --format '{{.Size}}')
 say "image slicemesh:dev built in $((SECONDS - tb)) s: $((size / 1048576)) MiB, $(((size - base) / 1048576)) MiB over its base"
