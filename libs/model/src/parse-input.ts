@@ -6,6 +6,7 @@ import type { KubeObject } from './kube.ts';
 import { isPlainObject, quote, typeName } from './validate/fields.ts';
 import { locateJsonError } from './validate/json-syntax.ts';
 import { isSupportedKind, validateKubeObject } from './validate/kube-object.ts';
+import { unsetIfEmpty } from './validate/zero-values.ts';
 
 /** Field name used in errors about the text itself rather than one object. */
 export const JSON_FIELD = '<json>';
@@ -46,9 +47,10 @@ function flatten(v: unknown, depth: number, source: string, out: unknown[]): voi
   const listKind = String(v['kind']);
   const itemKind = listKind === 'List' ? undefined : listKind.slice(0, -'List'.length);
   for (const item of items) {
-    if (itemKind && isPlainObject(item) && item['kind'] == null) {
-      // API list responses omit kind/apiVersion on their items; do not mutate the input.
-      flatten({ ...item, kind: itemKind, apiVersion: item['apiVersion'] ?? v['apiVersion'] }, depth + 1, source, out);
+    if (itemKind && isPlainObject(item) && unsetIfEmpty(item['kind']) == null) {
+      // API list responses omit kind/apiVersion on their items (clients that write every field
+      // send "" or null there); do not mutate the input.
+      flatten({ ...item, kind: itemKind, apiVersion: unsetIfEmpty(item['apiVersion']) ?? v['apiVersion'] }, depth + 1, source, out);
     } else flatten(item, depth + 1, source, out);
   }
 }

@@ -1,7 +1,11 @@
 // Typed readers for untrusted JSON. Every reader takes the value, its JSON path and the
 // context naming the object, and either returns the typed value or throws an
-// InvalidObjectError pointing at that path. JSON `null` counts as absent for optional fields,
-// as Go's JSON decoding (and therefore `kubectl -o json` output) treats it.
+// InvalidObjectError pointing at that path. Readers build fresh values and never touch their
+// input, so a rejected object leaves nothing half-normalised behind.
+//
+// What counts as unset follows the API server's Go decoding (docs/rules.md, F.13): JSON `null`
+// for any optional field, an empty optional list or map, and — for plain Go fields, marked with
+// the helpers of zero-values.ts — "", 0 and false.
 
 import { InvalidObjectError } from '../errors.ts';
 
@@ -121,18 +125,24 @@ export function optArray(ctx: Ctx, v: unknown, path: string, max = MAX_ARRAY): r
   return isAbsent(v) ? undefined : reqArray(ctx, v, path, max);
 }
 
-/** Maps an optional array element by element; element paths are `path[i]`. */
+/**
+ * Maps an optional array element by element; element paths are `path[i]`. An empty array is
+ * unset: every optional list of the Kubernetes types is `omitempty`, so the server cannot tell
+ * `[]` from an absent list.
+ */
 export function optList<T>(ctx: Ctx, v: unknown, path: string, each: (item: unknown, path: string) => T, max = MAX_ARRAY): T[] | undefined {
   const arr = optArray(ctx, v, path, max);
-  return arr?.map((item, i) => each(item, `${path}[${i}]`));
+  if (arr === undefined || arr.length === 0) return undefined;
+  return arr.map((item, i) => each(item, `${path}[${i}]`));
 }
 
 /** The path of a map entry: `metadata.labels["app"]`, quoted so hostile keys stay on one line. */
 export const keyPath = (path: string, key: string): string => `${path}[${quote(key)}]`;
 
 /**
- * A string-to-string map with checked keys and values; returns a fresh object.
- * `value` returns a problem string (or null) for each value.
+ * A string-to-string map with checked keys and values; returns a fresh object, or undefined for
+ * an empty map (unset, like an empty list). A `null` value is read as "", as Go decodes it into
+ * a map of strings. `value` returns a problem string (or null) for each value.
  */
 export function optStringMap(
   ctx: Ctx,
@@ -145,11 +155,13 @@ export function optStringMap(
   const o = optObject(ctx, v, path);
   if (o === undefined) return undefined;
   const entries = Object.entries(o);
+  if (entries.length === 0) return undefined;
   if (entries.length > maxEntries) fail(ctx, path, `must have at most ${maxEntries} entries (got ${entries.length})`);
   const out: Record<string, string> = {};
-  for (const [k, val] of entries) {
+  for (const [k, raw] of entries) {
     const kp = key(k);
     if (kp !== null) fail(ctx, keyPath(path, k), `key ${quote(k)} ${kp}`);
+    const val = raw === null ? '' : raw;
     if (typeof val !== 'string') fail(ctx, keyPath(path, k), `must be a string (got ${typeName(val)})`);
     const vp = value(val);
     if (vp !== null) fail(ctx, keyPath(path, k), `${quote(val)} ${vp}`);
@@ -173,4 +185,13 @@ export function compact<T extends object>(o: T): T {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
   return out as T;
+}
+
+/**
+ * compact, or undefined when nothing is left: for a plain Go struct field (a Pod's status, a
+ * Node's spec), where `{}`, `null` and an absent key all decode to the same zero struct.
+ */
+export function compactOrUnset<T extends object>(o: T): T | undefined {
+  const out = compact(o);
+  return Object.keys(out).length === 0 ? undefined : out;
 }

@@ -8,6 +8,7 @@ import { validateEndpoints } from './endpoints.ts';
 import { validateNode } from './node.ts';
 import { validatePod } from './pod.ts';
 import { validateService } from './service.ts';
+import { unsetIfEmpty } from './zero-values.ts';
 
 const VALIDATORS: Readonly<Record<KubeKind, (raw: unknown, where: string) => KubeObject>> = {
   Service: validateService,
@@ -30,7 +31,7 @@ export function isSupportedKind(kind: unknown): kind is KubeKind {
  */
 export function validateKubeObject(raw: unknown, where: string): KubeObject {
   if (!isPlainObject(raw)) fail({ object: where }, ROOT_PATH, `must be a JSON object (got ${typeName(raw)})`);
-  const kind = raw['kind'];
+  const kind = unsetIfEmpty(raw['kind']);
   if (typeof kind !== 'string') fail({ object: where }, 'kind', kind == null ? 'is required' : `must be a string (got ${typeName(kind)})`);
   if (!isSupportedKind(kind)) fail({ object: where }, 'kind', `${quote(kind)} is not one of ${SUPPORTED_KINDS.join(', ')}`);
   return VALIDATORS[kind](raw, where);

@@ -17,6 +17,7 @@ import {
   reqString,
 } from './fields.ts';
 import { dns1035LabelProblem, dns1123LabelProblem, dns1123SubdomainProblem, labelValueProblem, qualifiedNameProblem } from './names.ts';
+import { unsetIfEmpty, unsetIfZero } from './zero-values.ts';
 
 /** Upstream caps the summed size of all annotation keys and values at 256 KiB. */
 export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
@@ -34,12 +35,13 @@ const PRINTABLE = /^[\x21-\x7e]{1,253}$/;
 /**
  * How error messages name an object: `Service default/web`, `Node node-1`, or — when the
  * name or namespace is missing or could not be printed safely on one line — `<where> (kind X)`.
- * A namespaced object without a namespace is shown in `default`, where the API server would put it.
+ * A namespaced object without a namespace (or with "") is shown in `default`, where the API
+ * server would put it.
  */
 export function objectLabel(kind: string, raw: unknown, where: string, namespaced: boolean): string {
   const meta = isPlainObject(raw) ? raw['metadata'] : undefined;
   const name = isPlainObject(meta) ? meta['name'] : undefined;
-  const ns = isPlainObject(meta) ? (meta['namespace'] ?? 'default') : undefined;
+  const ns = isPlainObject(meta) ? (unsetIfEmpty(meta['namespace']) ?? 'default') : undefined;
   if (typeof name !== 'string' || !PRINTABLE.test(name)) return `${where} (kind ${kind})`;
   if (!namespaced) return `${kind} ${name}`;
   if (typeof ns !== 'string' || !PRINTABLE.test(ns)) return `${where} (kind ${kind})`;
@@ -74,19 +76,22 @@ function readAnnotations(ctx: Ctx, v: unknown, path: string): Record<string, str
 
 /**
  * Reads `metadata`. Keeps the fields of ObjectMeta and drops the rest (managedFields, ...).
- * A namespaced object without a namespace gets `default`; a cluster-scoped one must not have one.
+ * A namespaced object without a namespace (or with "") gets `default`; a cluster-scoped one
+ * must not have one.
  */
 export function readMeta(ctx: Ctx, v: unknown, path: string, rules: MetaRules): ObjectMeta {
   const m = reqObject(ctx, v, path);
   const name = reqChecked(ctx, m['name'], `${path}.name`, rules.name);
+  // ObjectMeta's strings and generation are plain Go fields: "" and 0 are unset (F.13).
+  const ns = unsetIfEmpty(m['namespace']);
   let namespace: string | undefined;
   if (rules.namespaced) {
-    namespace = m['namespace'] == null ? 'default' : reqChecked(ctx, m['namespace'], `${path}.namespace`, dns1123LabelProblem);
-  } else if (m['namespace'] != null && m['namespace'] !== '') {
+    namespace = ns == null ? 'default' : reqChecked(ctx, ns, `${path}.namespace`, dns1123LabelProblem);
+  } else if (ns != null) {
     fail(ctx, `${path}.namespace`, 'must be empty for a cluster-scoped object');
   }
-  const uid = optString(ctx, m['uid'], `${path}.uid`, MAX_UID);
-  const generateName = optString(ctx, m['generateName'], `${path}.generateName`, 253);
+  const uid = optString(ctx, unsetIfEmpty(m['uid']), `${path}.uid`, MAX_UID);
+  const generateName = optString(ctx, unsetIfEmpty(m['generateName']), `${path}.generateName`, 253);
   const ownerReferences = optList(ctx, m['ownerReferences'], `${path}.ownerReferences`, (o, p) => readOwnerReference(ctx, o, p), MAX_OWNER_REFERENCES);
   const controllers = ownerReferences?.filter((o) => o.controller === true).length ?? 0;
   if (controllers > 1) fail(ctx, `${path}.ownerReferences`, `only one reference may set controller=true (got ${controllers})`);
@@ -95,8 +100,8 @@ export function readMeta(ctx: Ctx, v: unknown, path: string, rules: MetaRules): 
     namespace,
     uid,
     // resourceVersion is opaque; only its size is capped.
-    resourceVersion: optString(ctx, m['resourceVersion'], `${path}.resourceVersion`, 64),
-    generation: optInt(ctx, m['generation'], `${path}.generation`, 0, Number.MAX_SAFE_INTEGER),
+    resourceVersion: optString(ctx, unsetIfEmpty(m['resourceVersion']), `${path}.resourceVersion`, 64),
+    generation: optInt(ctx, unsetIfZero(m['generation']), `${path}.generation`, 0, Number.MAX_SAFE_INTEGER),
     generateName,
     creationTimestamp: optTimestamp(ctx, m['creationTimestamp'], `${path}.creationTimestamp`),
     deletionTimestamp: optTimestamp(ctx, m['deletionTimestamp'], `${path}.deletionTimestamp`),

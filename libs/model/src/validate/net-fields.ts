@@ -19,13 +19,6 @@ export function optIP(ctx: Ctx, v: unknown, path: string): string | undefined {
   return isAbsent(v) ? undefined : reqIP(ctx, v, path);
 }
 
-/** An IP or the empty string (Go's zero value for an unset IP field). */
-export function optIPOrEmpty(ctx: Ctx, v: unknown, path: string): string | undefined {
-  if (isAbsent(v)) return undefined;
-  if (v === '') return '';
-  return reqIP(ctx, v, path);
-}
-
 /** A CIDR such as `10.0.0.0/8`; surrounding whitespace is tolerated, as upstream trims it (D.1.6). */
 export function reqCIDR(ctx: Ctx, v: unknown, path: string): string {
   const s = reqString(ctx, v, path, 64);

@@ -2,10 +2,11 @@
 
 import type { Node, NodeCondition } from '../kube.ts';
 import type { Ctx } from './fields.ts';
-import { compact, fail, keyPath, optBool, optList, optObject, quote, reqEnum, reqChecked, reqObject, reqString, typeName } from './fields.ts';
+import { compact, compactOrUnset, fail, keyPath, optBool, optList, optObject, quote, reqEnum, reqChecked, reqObject, reqString, typeName } from './fields.ts';
 import { CLUSTER_SUBDOMAIN_META, readMeta } from './meta.ts';
 import { qualifiedNameProblem } from './names.ts';
 import { openObject } from './object.ts';
+import { unsetIfFalse } from './zero-values.ts';
 
 /** Kubernetes resource.Quantity text: a signed decimal number with an optional suffix. */
 const QUANTITY = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$/;
@@ -16,6 +17,7 @@ function readResources(ctx: Ctx, v: unknown, path: string): Record<string, strin
   const o = optObject(ctx, v, path);
   if (o === undefined) return undefined;
   const entries = Object.entries(o);
+  if (entries.length === 0) return undefined; // an empty map is unset, as an absent one
   if (entries.length > MAX_RESOURCES) fail(ctx, path, `must have at most ${MAX_RESOURCES} entries (got ${entries.length})`);
   const out: Record<string, string> = {};
   for (const [k, q] of entries) {
@@ -46,21 +48,23 @@ function readAddress(ctx: Ctx, v: unknown, path: string): { type: string; addres
 
 /**
  * Validates a Node and returns a normalised copy holding only the Node model's fields
- * (allocatable quantities as strings). Nodes are cluster-scoped: a namespace is an error.
- * Throws InvalidObjectError naming the first bad field.
+ * (allocatable quantities as strings; an empty spec or status left out). Nodes are
+ * cluster-scoped: a namespace is an error. Throws InvalidObjectError naming the first bad field.
  */
 export function validateNode(raw: unknown, where: string): Node {
   const { ctx, o } = openObject('Node', raw, where, CLUSTER_SUBDOMAIN_META, ['v1']);
   const metadata = readMeta(ctx, o['metadata'], 'metadata', CLUSTER_SUBDOMAIN_META);
   const spec = optObject(ctx, o['spec'], 'spec');
   const status = optObject(ctx, o['status'], 'status');
+  // spec and status are plain Go structs and unschedulable a plain bool: `{}` and false are
+  // unset (F.13), so a spec or status with nothing we read is left out.
   return compact({
     apiVersion: 'v1',
     kind: 'Node' as const,
     metadata,
-    spec: spec ? compact({ unschedulable: optBool(ctx, spec['unschedulable'], 'spec.unschedulable') }) : undefined,
+    spec: spec ? compactOrUnset({ unschedulable: optBool(ctx, unsetIfFalse(spec['unschedulable']), 'spec.unschedulable') }) : undefined,
     status: status
-      ? compact({
+      ? compactOrUnset({
           allocatable: readResources(ctx, status['allocatable'], 'status.allocatable'),
           conditions: optList(ctx, status['conditions'], 'status.conditions', (c, p) => readCondition(ctx, c, p), 100),
           addresses: optList(ctx, status['addresses'], 'status.addresses', (a, p) => readAddress(ctx, a, p), 100),

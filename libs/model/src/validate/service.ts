@@ -24,6 +24,7 @@ import { SERVICE_META, readMeta } from './meta.ts';
 import { dns1123LabelProblem, ianaSvcNameProblem, labelValueProblem, qualifiedNameProblem } from './names.ts';
 import { optIP, reqCIDR, reqIP } from './net-fields.ts';
 import { openObject } from './object.ts';
+import { unsetIfEmpty, unsetIfFalse, unsetIfZero } from './zero-values.ts';
 
 export const PROTOCOLS: readonly Protocol[] = ['TCP', 'UDP', 'SCTP'];
 const SERVICE_TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'] as const;
@@ -38,7 +39,12 @@ export function readAppProtocol(ctx: Ctx, v: unknown, path: string): string | un
   return optChecked(ctx, v, path, qualifiedNameProblem);
 }
 
-function readTargetPort(ctx: Ctx, v: unknown, path: string): number | string | undefined {
+/**
+ * `targetPort`, an IntOrString the server decodes into a plain field: 0 and "" are unset, and the
+ * server then defaults them to `port` — which is what unset means to every reader here.
+ */
+function readTargetPort(ctx: Ctx, raw: unknown, path: string): number | string | undefined {
+  const v = unsetIfZero(unsetIfEmpty(raw));
   if (isAbsent(v)) return undefined;
   if (typeof v === 'number') return reqInt(ctx, v, path, 1, 65535);
   if (typeof v === 'string') {
@@ -51,25 +57,33 @@ function readTargetPort(ctx: Ctx, v: unknown, path: string): number | string | u
 
 function readServicePort(ctx: Ctx, v: unknown, path: string): ServicePort {
   const o = reqObject(ctx, v, path);
+  // name, protocol and nodePort are plain Go fields: "" and 0 are unset (F.13); appProtocol is a
+  // pointer, so "" is a value, and not a qualified name.
   return compact({
-    name: optChecked(ctx, o['name'], `${path}.name`, dns1123LabelProblem),
-    protocol: optEnum(ctx, o['protocol'], `${path}.protocol`, PROTOCOLS) ?? 'TCP',
+    name: optChecked(ctx, unsetIfEmpty(o['name']), `${path}.name`, dns1123LabelProblem),
+    protocol: optEnum(ctx, unsetIfEmpty(o['protocol']), `${path}.protocol`, PROTOCOLS) ?? 'TCP',
     appProtocol: readAppProtocol(ctx, o['appProtocol'], `${path}.appProtocol`),
     port: reqInt(ctx, o['port'], `${path}.port`, 1, 65535),
     targetPort: readTargetPort(ctx, o['targetPort'], `${path}.targetPort`),
-    nodePort: optInt(ctx, o['nodePort'], `${path}.nodePort`, 1, 65535),
+    nodePort: optInt(ctx, unsetIfZero(o['nodePort']), `${path}.nodePort`, 1, 65535),
   });
 }
 
+/**
+ * Upstream's port rules: with more than one port every port needs a name, names that are set
+ * are unique (one unnamed port is fine on its own), and (port, protocol) pairs are unique.
+ */
 function checkPorts(ctx: Ctx, ports: readonly ServicePort[], path: string): void {
   const names = new Map<string, number>();
   const numbers = new Map<string, number>();
   ports.forEach((p, i) => {
-    if (ports.length > 1 && !p.name) fail(ctx, `${path}[${i}].name`, 'is required when the service has more than one port');
-    const name = p.name ?? '';
-    const seen = names.get(name);
-    if (seen !== undefined) fail(ctx, `${path}[${i}].name`, `duplicate port name ${quote(name)} (also ${path}[${seen}])`);
-    names.set(name, i);
+    if (p.name === undefined) {
+      if (ports.length > 1) fail(ctx, `${path}[${i}].name`, 'is required when the service has more than one port');
+    } else {
+      const seen = names.get(p.name);
+      if (seen !== undefined) fail(ctx, `${path}[${i}].name`, `duplicate port name ${quote(p.name)} (also ${path}[${seen}])`);
+      names.set(p.name, i);
+    }
     const key = `${p.port}/${p.protocol}`;
     const same = numbers.get(key);
     if (same !== undefined) fail(ctx, `${path}[${i}]`, `duplicate port ${key} (also ${path}[${same}])`);
@@ -77,9 +91,11 @@ function checkPorts(ctx: Ctx, ports: readonly ServicePort[], path: string): void
   });
 }
 
-function readClusterIP(ctx: Ctx, v: unknown, path: string): string | undefined {
+/** A plain Go string: "" (not allocated yet) is unset; otherwise an IP or `None` (headless). */
+function readClusterIP(ctx: Ctx, raw: unknown, path: string): string | undefined {
+  const v = unsetIfEmpty(raw);
   if (isAbsent(v)) return undefined;
-  return v === '' || v === 'None' ? v : reqIP(ctx, v, path);
+  return v === 'None' ? v : reqIP(ctx, v, path);
 }
 
 function readClusterIPs(ctx: Ctx, v: unknown, path: string, clusterIP: string | undefined): string[] | undefined {
@@ -89,7 +105,7 @@ function readClusterIPs(ctx: Ctx, v: unknown, path: string, clusterIP: string | 
     if (ips.includes('None')) fail(ctx, path, '"None" must be the only entry');
     if (ipFamilyOf(ips[0] ?? '') === ipFamilyOf(ips[1] ?? '')) fail(ctx, path, 'must hold at most one address per IP family');
   }
-  if (clusterIP !== undefined && clusterIP !== '' && ips.length > 0 && ips[0] !== clusterIP) {
+  if (clusterIP !== undefined && ips[0] !== clusterIP) {
     fail(ctx, `${path}[0]`, `must equal spec.clusterIP ${quote(clusterIP)}`);
   }
   return ips;
@@ -103,9 +119,10 @@ function readIPFamilies(ctx: Ctx, v: unknown, path: string): IPFamily[] | undefi
 
 function readIngress(ctx: Ctx, v: unknown, path: string): LoadBalancerIngress {
   const o = reqObject(ctx, v, path);
+  // ip and hostname are plain strings ("" unset); ipMode is a pointer ("" is not a mode).
   return compact({
-    ip: optIP(ctx, o['ip'], `${path}.ip`),
-    hostname: optString(ctx, o['hostname'], `${path}.hostname`, 253),
+    ip: optIP(ctx, unsetIfEmpty(o['ip']), `${path}.ip`),
+    hostname: optString(ctx, unsetIfEmpty(o['hostname']), `${path}.hostname`, 253),
     ipMode: optEnum(ctx, o['ipMode'], `${path}.ipMode`, ['VIP', 'Proxy'] as const),
   });
 }
@@ -119,22 +136,26 @@ function readSpec(ctx: Ctx, v: unknown): ServiceSpec {
   const affinity = optObject(ctx, s['sessionAffinityConfig'], 'spec.sessionAffinityConfig');
   const clientIP = optObject(ctx, affinity?.['clientIP'], 'spec.sessionAffinityConfig.clientIP');
   const timeoutSeconds = optInt(ctx, clientIP?.['timeoutSeconds'], 'spec.sessionAffinityConfig.clientIP.timeoutSeconds', 1, MAX_AFFINITY_SECONDS);
+  // The plain Go fields of the spec take "", 0 and false for unset (F.13): the server then
+  // applies its defaults (type ClusterIP, sessionAffinity None, externalTrafficPolicy Cluster
+  // where it applies), which is what every reader here assumes of an unset field. The pointer
+  // fields (internalTrafficPolicy, trafficDistribution, sessionAffinityConfig) keep "".
   return compact({
-    type: optEnum(ctx, s['type'], 'spec.type', SERVICE_TYPES),
-    // The API server stores an empty selector as no selector, so `{}` means selectorless too.
-    selector: selector && Object.keys(selector).length > 0 ? selector : undefined,
+    type: optEnum(ctx, unsetIfEmpty(s['type']), 'spec.type', SERVICE_TYPES),
+    // An empty selector is no selector (optStringMap returns undefined): selectorless.
+    selector,
     clusterIP,
     clusterIPs: readClusterIPs(ctx, s['clusterIPs'], 'spec.clusterIPs', clusterIP),
     ipFamilies: readIPFamilies(ctx, s['ipFamilies'], 'spec.ipFamilies'),
     ports,
-    publishNotReadyAddresses: optBool(ctx, s['publishNotReadyAddresses'], 'spec.publishNotReadyAddresses'),
+    publishNotReadyAddresses: optBool(ctx, unsetIfFalse(s['publishNotReadyAddresses']), 'spec.publishNotReadyAddresses'),
     externalIPs: optList(ctx, s['externalIPs'], 'spec.externalIPs', (ip, p) => reqIP(ctx, ip, p), 1000),
-    externalName: optString(ctx, s['externalName'], 'spec.externalName', 253),
-    sessionAffinity: optEnum(ctx, s['sessionAffinity'], 'spec.sessionAffinity', ['None', 'ClientIP'] as const),
+    externalName: optString(ctx, unsetIfEmpty(s['externalName']), 'spec.externalName', 253),
+    sessionAffinity: optEnum(ctx, unsetIfEmpty(s['sessionAffinity']), 'spec.sessionAffinity', ['None', 'ClientIP'] as const),
     sessionAffinityConfig: affinity ? { ...(clientIP ? { clientIP: compact({ timeoutSeconds }) } : {}) } : undefined,
-    externalTrafficPolicy: optEnum(ctx, s['externalTrafficPolicy'], 'spec.externalTrafficPolicy', POLICIES),
+    externalTrafficPolicy: optEnum(ctx, unsetIfEmpty(s['externalTrafficPolicy']), 'spec.externalTrafficPolicy', POLICIES),
     internalTrafficPolicy: optEnum(ctx, s['internalTrafficPolicy'], 'spec.internalTrafficPolicy', POLICIES),
-    healthCheckNodePort: optInt(ctx, s['healthCheckNodePort'], 'spec.healthCheckNodePort', 1, 65535),
+    healthCheckNodePort: optInt(ctx, unsetIfZero(s['healthCheckNodePort']), 'spec.healthCheckNodePort', 1, 65535),
     loadBalancerSourceRanges: optList(ctx, s['loadBalancerSourceRanges'], 'spec.loadBalancerSourceRanges', (c, p) => reqCIDR(ctx, c, p), 1000),
     // Any string is accepted; unknown values behave as unset (C.2.2).
     trafficDistribution: optString(ctx, s['trafficDistribution'], 'spec.trafficDistribution', 63),
@@ -143,8 +164,10 @@ function readSpec(ctx: Ctx, v: unknown): ServiceSpec {
 
 /**
  * Validates a Service and returns a normalised copy: only the fields of the Service model are
- * kept, service ports default to protocol TCP, an empty selector becomes no selector, and a
- * missing namespace becomes `default`. Throws InvalidObjectError naming the first bad field.
+ * kept, service ports default to protocol TCP, an empty selector becomes no selector, a
+ * missing namespace becomes `default`, and "", 0, false, `null`, `[]` and `{}` in fields whose
+ * zero value the API server cannot tell from unset are left out (F.13).
+ * Throws InvalidObjectError naming the first bad field.
  */
 export function validateService(raw: unknown, where: string): Service {
   const { ctx, o } = openObject('Service', raw, where, SERVICE_META, ['v1']);
