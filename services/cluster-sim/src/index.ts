@@ -1,11 +1,11 @@
 // @slicemesh/cluster-sim: a Kubernetes-API-compatible simulator for local runs and tests.
-export { startClusterSim, DEFAULT_SCENARIO_FILE, LARGE_SCENARIO_FILE, EMPTY_SCENARIO } from './start.ts';
+export { startClusterSim, DEFAULT_SCENARIO_FILE, LARGE_SCENARIO_FILE, STATIC_SCENARIO_FILE, EMPTY_SCENARIO } from './start.ts';
 export type { ClusterSim, ClusterSimOptions } from './start.ts';
-export { ObjectStore, DEFAULT_NAMESPACES, DEFAULT_HISTORY_SIZE } from './store/object-store.ts';
+export { ObjectStore, DEFAULT_NAMESPACES, DEFAULT_HISTORY_SIZE, DEFAULT_EVENT_TTL_MS } from './store/object-store.ts';
 export type { StoreOptions, CreateOptions, UpdateOptions, UpdateScope, DeleteOptions, DeleteResult, Watcher } from './store/object-store.ts';
 export type { KubeObj, StoreEvent, WatchEventType } from './store/types.ts';
 export { ApiError } from './store/api-error.ts';
-export { KINDS } from './store/kinds.ts';
+export { KINDS, SERVED, VIEWS } from './store/kinds.ts';
 export type { KindInfo } from './store/kinds.ts';
 export { ScenarioDriver } from './scenario/driver.ts';
 export type { DriverOptions } from './scenario/driver.ts';

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { STATIC_SCENARIO_FILE } from './start.ts';
 
 const MAIN = fileURLToPath(new URL('../../../dist/cluster-sim.js', import.meta.url));
 
@@ -39,6 +40,30 @@ describe('cluster-sim main', () => {
       expect(pods.items.length).toBeGreaterThanOrEqual(25);
       const nodes = (await (await fetch(`${url}/api/v1/nodes`)).json()) as { items: unknown[] };
       expect(nodes.items).toHaveLength(9);
+      proc.child.kill('SIGTERM');
+      expect(await proc.exited).toBe(0);
+    } finally {
+      if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
+    }
+  });
+
+  it('on the static scenario nothing changes until a client writes; --event-ttl expires Events', async () => {
+    const proc = start(['--port', '0', '--log-level', 'warn', '--scenario', STATIC_SCENARIO_FILE, '--event-ttl', '1s']);
+    try {
+      const url = await waitFor('the URL', () => /listening on (http:\/\/\S+)/.exec(proc.out())?.[1]);
+      type List = { metadata: { resourceVersion: string }; items: { status?: { conditions?: { type: string; status: string }[] } }[] };
+      const get = async (path: string) => (await (await fetch(`${url}${path}`)).json()) as List;
+      const ready = (pods: List) => pods.items.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+      for (let i = 0; i < 200 && ready(await get('/api/v1/pods')) < 11; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(ready(await get('/api/v1/pods'))).toBe(11);
+      const settled = (await get('/api/v1/namespaces')).metadata.resourceVersion;
+      await new Promise((r) => setTimeout(r, 1000));
+      expect((await get('/api/v1/namespaces')).metadata.resourceVersion).toBe(settled);
+      const event = { metadata: { name: 'e1' }, involvedObject: { kind: 'Service', namespace: 'shop', name: 'web' }, reason: 'Test', message: 'm', type: 'Normal' };
+      expect((await fetch(`${url}/api/v1/namespaces/shop/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(event) })).status).toBe(201);
+      expect(Number((await get('/api/v1/namespaces')).metadata.resourceVersion)).toBe(Number(settled) + 1);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect([(await get('/api/v1/events')).items, Number((await get('/api/v1/namespaces')).metadata.resourceVersion)]).toEqual([[], Number(settled) + 2]);
       proc.child.kill('SIGTERM');
       expect(await proc.exited).toBe(0);
     } finally {

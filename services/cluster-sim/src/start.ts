@@ -25,6 +25,8 @@ function scenarioFile(name: string): string {
 export const DEFAULT_SCENARIO_FILE = scenarioFile('default.yaml');
 /** The benchmark scenario (500 nodes, 20k pods). */
 export const LARGE_SCENARIO_FILE = scenarioFile('large.yaml');
+/** A static cluster: no timeline, no churn; only clients (kubectl) change it. */
+export const STATIC_SCENARIO_FILE = scenarioFile('static.yaml');
 
 /** A cluster with nothing but the default namespaces: for tests that create their own objects. */
 export const EMPTY_SCENARIO: Scenario = parseScenario('cluster: {kubernetesService: false}', '<empty>');

@@ -216,3 +216,122 @@ describe('watch', () => {
     expect(events.find((e) => e.type === 'ERROR')!.object).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
   });
 });
+
+describe('what the control plane writes: EndpointSlices, Events, Leases', () => {
+  const sliceBody = (name: string, service: string, addresses: string[]) => ({
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    metadata: { name, labels: { 'kubernetes.io/service-name': service, 'endpointslice.kubernetes.io/managed-by': 'slicemesh.io/publisher' } },
+    addressType: 'IPv4', endpoints: addresses.map((ip) => ({ addresses: [ip], conditions: { ready: true } })), ports: [{ name: 'http', port: 8080 }],
+  });
+  const coreEvent = (name: string, extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'v1', kind: 'Event', metadata: { name },
+    involvedObject: { kind: 'Service', namespace: 'cp', name: 'web', uid: 'u-web', apiVersion: 'v1' },
+    reason: 'TopologyAwareHintsEnabled', message: 'Topology Aware Hints has been enabled', type: 'Normal',
+    source: { component: 'endpoint-slice-controller' }, count: 1, firstTimestamp: '2026-01-01T00:00:00Z', lastTimestamp: '2026-01-01T00:00:00Z', ...extra,
+  });
+  const v1Event = (name: string, extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name },
+    regarding: { kind: 'Service', namespace: 'cp', name: 'web', uid: 'u-web', apiVersion: 'v1' },
+    reason: 'TopologyAwareHintsDisabled', note: 'Insufficient number of endpoints', type: 'Warning',
+    eventTime: '2026-01-01T00:00:00.000000Z', reportingController: 'slicemesh.io/hints', reportingInstance: 'hints-0', action: 'Reconcile', ...extra,
+  });
+  const CORE = '/api/v1/namespaces/cp/events';
+  const V1 = '/apis/events.k8s.io/v1/namespaces/cp/events';
+  const itemNames = (json: Record<string, unknown>) => (json['items'] as { metadata: { name: string } }[]).map((i) => i.metadata.name);
+
+  beforeAll(async () => {
+    await call('POST', '/api/v1/namespaces', { metadata: { name: 'cp' } });
+  });
+
+  it('discovery lists events in core and events.k8s.io (short name ev), leases in coordination.k8s.io', async () => {
+    const resources = async (path: string) => ((await call('GET', path)).json as { resources: { name: string; kind: string; namespaced: boolean; shortNames?: string[] }[] }).resources;
+    expect((await resources('/api/v1')).find((r) => r.name === 'events')).toMatchObject({ kind: 'Event', namespaced: true, shortNames: ['ev'] });
+    expect(await resources('/apis/events.k8s.io/v1')).toMatchObject([{ name: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'] }]);
+    expect(await resources('/apis/coordination.k8s.io/v1')).toMatchObject([{ name: 'leases', kind: 'Lease', namespaced: true }]);
+  });
+
+  it('EndpointSlices: create, list by service-name label, patch, delete (a Success Status)', async () => {
+    const path = '/apis/discovery.k8s.io/v1/namespaces/cp/endpointslices';
+    expect((await call('POST', path, sliceBody('web-a', 'web', ['10.244.0.5']))).status).toBe(201);
+    await call('POST', path, sliceBody('db-a', 'db', ['10.244.0.9']));
+    expect(itemNames((await call('GET', `${path}?labelSelector=kubernetes.io%2Fservice-name%3Dweb`)).json)).toEqual(['web-a']);
+    const patched = await call('PATCH', `${path}/web-a`, { endpoints: [{ addresses: ['10.244.0.6'] }] }, 'application/merge-patch+json');
+    expect([patched.status, patched.json['endpoints'], (patched.json['metadata'] as { generation: number }).generation]).toEqual([200, [{ addresses: ['10.244.0.6'] }], 2]);
+    expect((await call('POST', path, { ...sliceBody('bad', 'web', ['fd00::1']) })).json).toMatchObject({ code: 422, message: 'EndpointSlice "bad" is invalid: endpoints[0].addresses[0]: Invalid value: "fd00::1": must be a valid IPv4 address' });
+    expect((await call('DELETE', `${path}/db-a`)).json).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'db-a', group: 'discovery.k8s.io', kind: 'endpointslices' } });
+  });
+
+  it('EndpointSlices: a watch with the service-name selector sees only that service', async () => {
+    const path = '/apis/discovery.k8s.io/v1/namespaces/cp/endpointslices';
+    const pending = watch(`${path}?watch=1&labelSelector=kubernetes.io%2Fservice-name%3Dapi`, (ev) => ev.length >= 2);
+    await new Promise((r) => setTimeout(r, 100));
+    await call('POST', path, sliceBody('other-a', 'other', ['10.244.1.1']));
+    await call('POST', path, sliceBody('api-a', 'api', ['10.244.1.2']));
+    await call('DELETE', `${path}/api-a`);
+    expect(names((await pending).events)).toEqual(['ADDED api-a', 'DELETED api-a']);
+  });
+
+  it('Events: one store, two APIs; each shows its own field names', async () => {
+    expect((await call('POST', CORE, coreEvent('web.old'))).status).toBe(201);
+    expect((await call('POST', V1, v1Event('web.new'))).status).toBe(201);
+    const asV1 = (await call('GET', `${V1}/web.old`)).json;
+    expect(asV1).toMatchObject({ apiVersion: 'events.k8s.io/v1', regarding: { name: 'web' }, note: 'Topology Aware Hints has been enabled', deprecatedCount: 1, deprecatedSource: { component: 'endpoint-slice-controller' } });
+    const asCore = (await call('GET', `${CORE}/web.new`)).json;
+    expect(asCore).toMatchObject({ apiVersion: 'v1', involvedObject: { name: 'web' }, message: 'Insufficient number of endpoints', reportingComponent: 'slicemesh.io/hints', source: {}, firstTimestamp: null });
+    expect(itemNames((await call('GET', V1)).json)).toEqual(['web.new', 'web.old']);
+  });
+
+  it('Events: the field selectors of kubectl describe (core) and of events.k8s.io clients', async () => {
+    await call('POST', CORE, coreEvent('db.old', { involvedObject: { kind: 'Service', namespace: 'cp', name: 'db', uid: 'u-db' } }));
+    const describe = 'fieldSelector=involvedObject.name%3Dweb,involvedObject.namespace%3Dcp,involvedObject.kind%3DService,involvedObject.uid%3Du-web&limit=500';
+    expect(itemNames((await call('GET', `${CORE}?${describe}`)).json)).toEqual(['web.new', 'web.old']);
+    expect(itemNames((await call('GET', `${V1}?fieldSelector=regarding.name%3Ddb`)).json)).toEqual(['db.old']);
+    expect(itemNames((await call('GET', `/api/v1/events?fieldSelector=type%3DWarning`)).json)).toEqual(['web.new']);
+    expect((await call('GET', `${V1}?fieldSelector=involvedObject.name%3Dweb`)).json).toMatchObject({ code: 400, message: 'field label not supported: involvedObject.name' });
+  });
+
+  it('Events: a watch through events.k8s.io gets events written through core, converted', async () => {
+    const pending = watch(`${V1}?watch=1&resourceVersion=${sim.store.resourceVersion}`, (ev) => ev.length >= 1);
+    await new Promise((r) => setTimeout(r, 100));
+    await call('POST', CORE, coreEvent('web.watched'));
+    const { events } = await pending;
+    expect(events[0]).toMatchObject({ type: 'ADDED', object: { apiVersion: 'events.k8s.io/v1', note: 'Topology Aware Hints has been enabled', metadata: { name: 'web.watched' } } });
+  });
+
+  it('Events: a recorder\'s merge patch of count, PUT of a missing event creates it, DELETE is a Status', async () => {
+    const patched = await call('PATCH', `${CORE}/web.old`, { count: 2, lastTimestamp: '2026-01-01T00:05:00Z' }, 'application/strategic-merge-patch+json');
+    expect([patched.status, patched.json['count']]).toEqual([200, 2]);
+    const series = await call('PATCH', `${V1}/web.new`, { series: { count: 2, lastObservedTime: '2026-01-01T00:01:00.000000Z' } }, 'application/merge-patch+json');
+    expect([series.status, series.json['series']]).toEqual([200, { count: 2, lastObservedTime: '2026-01-01T00:01:00.000000Z' }]);
+    expect((await call('PUT', `${CORE}/web.put`, coreEvent('web.put'))).status).toBe(201);
+    expect((await call('DELETE', `${CORE}/web.put`)).json).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'web.put', kind: 'events' } });
+  });
+
+  it('Events: upstream errors, named after the API used', async () => {
+    const cases: readonly [string, string, unknown, number, string][] = [
+      ['POST', CORE, coreEvent('x', { involvedObject: { kind: 'Service', namespace: 'other', name: 'web' } }), 422, 'Event "x" is invalid: involvedObject.namespace: Invalid value: "other": does not match event.namespace'],
+      ['POST', V1, v1Event('x', { note: 'n'.repeat(1025) }), 422, 'Event "x" is invalid: message: Invalid value: "": can have at most 1024 characters'],
+      ['POST', V1, coreEvent('x'), 400, 'the API version in the data (v1) does not match the expected API version (events.k8s.io/v1)'],
+      ['PATCH', `${V1}/web.new`, { note: 'changed' }, 422, 'Event "web.new" is invalid: message: Invalid value: "changed": field is immutable'],
+      ['GET', `${V1}/nope`, undefined, 404, 'events.events.k8s.io "nope" not found'],
+      ['DELETE', `${V1}/nope`, undefined, 404, 'events.events.k8s.io "nope" not found'],
+      ['GET', `${CORE}/nope`, undefined, 404, 'events "nope" not found'],
+    ];
+    for (const [method, path, body, code, message] of cases) {
+      const res = await call(method, path, body, method === 'PATCH' ? 'application/merge-patch+json' : 'application/json');
+      expect([method, path, res.status, res.json['message']]).toEqual([method, path, code, message]);
+    }
+  });
+
+  it('Leases: a stale renewal is 409 Conflict; the current resourceVersion wins', async () => {
+    const path = '/apis/coordination.k8s.io/v1/namespaces/cp/leases';
+    const spec = { holderIdentity: 'publisher-0', leaseDurationSeconds: 15, renewTime: '2026-01-01T00:00:00.000000Z', leaseTransitions: 0 };
+    const created = await call('POST', path, { metadata: { name: 'publisher' }, spec });
+    expect([created.status, created.json['spec']]).toEqual([201, spec]);
+    const renew = (from: Record<string, unknown>, holder: string) => call('PUT', `${path}/publisher`, { ...from, spec: { ...spec, holderIdentity: holder, renewTime: '2026-01-01T00:00:10.000000Z' } });
+    const renewed = await renew(created.json, 'publisher-0');
+    expect(renewed.status).toBe(200);
+    expect((await renew(created.json, 'publisher-1')).json).toMatchObject({ code: 409, reason: 'Conflict', message: 'Operation cannot be fulfilled on leases.coordination.k8s.io "publisher": the object has been modified; please apply your changes to the latest version and try again' });
+    expect((await call('GET', `${path}/publisher`)).json['spec']).toMatchObject({ holderIdentity: 'publisher-0' });
+  });
+});

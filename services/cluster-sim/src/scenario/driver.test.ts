@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { isPodReady, nodeNameOf, podIP } from '../cluster/pod-status.ts';
+import { STATIC_SCENARIO_FILE } from '../start.ts';
 import type { KubeObj } from '../store/types.ts';
 import { activeOf, dump, nodesOf, podsOf, readyOf, startSim, T0 } from './driver-fixture.ts';
 
@@ -212,5 +214,33 @@ timeline: [{at: 1s, action: updateService, service: web, annotations: {service.k
     sim.clock.advance(1);
     expect(activeOf(sim.store, 'shop', 'web')).toHaveLength(1);
     expect(sim.clock.now()).toBe(T0 + 2000);
+  });
+});
+
+describe('ScenarioDriver on the static scenario', () => {
+  const settled = () => {
+    const sim = startSim(readFileSync(STATIC_SCENARIO_FILE, 'utf8'));
+    sim.clock.advance(10_000);
+    return sim;
+  };
+
+  it('once its pods are Ready nothing changes by itself, and no timer is left', () => {
+    const sim = settled();
+    expect(readyOf(sim.store, 'shop', 'web')).toHaveLength(6);
+    const rv = sim.store.resourceVersion;
+    sim.clock.advance(24 * 3600_000);
+    expect([sim.store.resourceVersion, sim.clock.pending()]).toEqual([rv, 0]);
+  });
+
+  it('a client\'s change plays out (a deleted pod is replaced), then the cluster is quiet again', () => {
+    const sim = settled();
+    const victim = readyOf(sim.store, 'shop', 'web')[0]!;
+    sim.store.delete('Pod', 'shop', victim.metadata.name);
+    sim.clock.advance(10_000);
+    expect(readyOf(sim.store, 'shop', 'web').map((p) => p.metadata.name)).not.toContain(victim.metadata.name);
+    expect(readyOf(sim.store, 'shop', 'web')).toHaveLength(6);
+    const rv = sim.store.resourceVersion;
+    sim.clock.advance(3600_000);
+    expect(sim.store.resourceVersion).toBe(rv);
   });
 });

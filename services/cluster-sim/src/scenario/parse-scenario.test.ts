@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SCENARIO_FILE, LARGE_SCENARIO_FILE } from '../start.ts';
+import { DEFAULT_SCENARIO_FILE, LARGE_SCENARIO_FILE, STATIC_SCENARIO_FILE } from '../start.ts';
 import { loadScenario, parseScenario } from './parse-scenario.ts';
 import { ScenarioError } from './reader.ts';
 
@@ -18,6 +18,14 @@ describe('shipped scenarios', () => {
     expect([svc('legacy-db').selector, svc('legacy-db').endpoints?.addresses.length]).toEqual([null, 2]);
     expect(new Set(s.timeline.map((t) => t.action))).toEqual(new Set(['rollout', 'scale', 'failNode', 'recoverNode', 'updateService', 'deletePod']));
     expect(s.churn.podsPerSecond).toBeGreaterThan(0);
+  });
+
+  it('static.yaml: 3 zones, 7 nodes, 4 services, and nothing that happens by itself', () => {
+    const s = loadScenario(STATIC_SCENARIO_FILE);
+    expect(s.zones).toEqual(['zone-a', 'zone-b', 'zone-c']);
+    expect(s.nodes.flatMap((g) => g.names)).toHaveLength(7);
+    expect(s.services.map((x) => x.name)).toEqual(['web', 'api', 'cache', 'legacy-db']);
+    expect([s.timeline, s.churn.podsPerSecond, s.durationMs]).toEqual([[], 0, undefined]);
   });
 
   it('large.yaml: 500 nodes, 200 services, 20000 pods', () => {

@@ -1,6 +1,7 @@
 import { deepFreeze } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from './api-error.ts';
+import { kindInfo, KINDS, qualifiedResource } from './kinds.ts';
 import { ObjectStore } from './object-store.ts';
 import type { KubeObj, StoreEvent } from './types.ts';
 
@@ -81,6 +82,30 @@ describe('ObjectStore writes', () => {
       const { store } = newStore();
       const err = apiError(() => tc.run(store));
       expect([err.code, err.reason]).toEqual([tc.code, tc.reason]);
+    });
+  }
+
+  // Optimistic concurrency is the store's, so it holds for every kind a client can write.
+  const samples: Readonly<Record<string, KubeObj>> = {
+    Namespace: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'occ' } },
+    Node: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'occ' } },
+    Pod: pod('occ'),
+    Service: service('occ'),
+    Endpoints: { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'occ', namespace: 'default' }, subsets: [] },
+    EndpointSlice: { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'occ', namespace: 'default' }, addressType: 'IPv4', endpoints: [] },
+    Event: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'occ', namespace: 'default' }, involvedObject: { kind: 'Node', name: 'n1' }, reason: 'R' },
+    Lease: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'occ', namespace: 'default' }, spec: { holderIdentity: 'a' } },
+  };
+  it('has a sample for every stored kind', () => {
+    expect(Object.keys(samples).sort()).toEqual(KINDS.map((k) => k.kind).sort());
+  });
+  for (const [kind, sample] of Object.entries(samples)) {
+    it(`${kind}: an update from a stale resourceVersion is 409 Conflict naming ${qualifiedResource(kindInfo(kind))}`, () => {
+      const { store } = newStore();
+      const created = store.create(kind, sample);
+      store.update(kind, { ...created, metadata: { ...created.metadata, labels: { writer: 'first' } } });
+      const err = apiError(() => store.update(kind, { ...created, metadata: { ...created.metadata, labels: { writer: 'second' } } }));
+      expect([err.code, err.reason, err.message]).toEqual([409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(kindInfo(kind))} "occ": the object has been modified; please apply your changes to the latest version and try again`]);
     });
   }
 
