@@ -8,3 +8,4 @@ export * from './nft-applier.ts';
 export * from './ip-link.ts';
 export * from './ipvs-client.ts';
 export * from './listen.ts';
+export * from './conntrack.ts';

@@ -5,3 +5,4 @@ export * from './fake-iptables.ts';
 export * from './fake-nft.ts';
 export * from './fake-ipvs.ts';
 export * from './fake-ip-link.ts';
+export * from './fake-conntrack.ts';

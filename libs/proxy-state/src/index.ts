@@ -7,3 +7,4 @@ export * from './service-change-tracker.ts';
 export * from './zone-views.ts';
 export { deepEqual } from './deep-equal.ts';
 export * from './service-health.ts';
+export * from './conntrack-cleanup.ts';

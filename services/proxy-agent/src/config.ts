@@ -70,6 +70,13 @@ export const proxyAgentConfig = defineConfig({
     choices: ['auto', 'on', 'off'],
     doc: 'Serve the health-check node port of every LoadBalancer Service with externalTrafficPolicy Local (on the node IPs, in NETNS when set); auto: on except with the dry-run backend.',
   },
+  conntrackCleanup: {
+    env: 'CONNTRACK_CLEANUP',
+    flag: '--conntrack-cleanup',
+    default: true,
+    parse: 'bool',
+    doc: 'After endpoint changes, delete stale UDP conntrack entries (`conntrack -D` in the node\'s namespace); the dry-run backend only appends the commands to <dry-run-file>.conntrack.',
+  },
   healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 10256, parse: 'int', min: 0, max: 65535, doc: 'Port of /healthz, /readyz and /metrics (0: any free port).' },
   logLevel: { env: 'LOG_LEVEL', flag: '--log-level', default: 'info', parse: 'string', choices: ['debug', 'info', 'warn', 'error', 'silent'], doc: 'Minimum log level.' },
 });

@@ -6,8 +6,8 @@ import type { DpServicePort, DpState } from '@slicemesh/dataplane';
 import { dpServicePort } from '@slicemesh/dataplane';
 import type { EndpointSlice, IPFamily, Node, Service } from '@slicemesh/model';
 import { LABEL_ZONE } from '@slicemesh/model';
-import type { ServiceHealthInfo } from '@slicemesh/proxy-state';
-import { proxyModel, serviceHealthInfo } from '@slicemesh/proxy-state';
+import type { ConntrackPortState, ServiceHealthInfo } from '@slicemesh/proxy-state';
+import { conntrackPortStates, proxyModel, serviceHealthInfo } from '@slicemesh/proxy-state';
 
 /** What the node contributes to endpoint selection and to the rules. */
 export interface NodeSettings {
@@ -36,16 +36,17 @@ export function servicePortsFor(service: Service, slices: readonly EndpointSlice
   return proxyModel({ services: [service], slices, nodes: [node], nodeName: s.nodeName, family: s.family }).map(dpServicePort);
 }
 
-/** What a sync keeps per service: the ports it programs and the service's health facts (D.9). */
+/** What a sync keeps per service: the ports it programs, its health facts (D.9), its UDP ports for conntrack cleanup (D.7). */
 export interface ServiceModel {
   readonly ports: readonly DpServicePort[];
   readonly health: ServiceHealthInfo;
+  readonly udp: readonly ConntrackPortState[];
 }
 
-/** `servicePortsFor` plus the health facts, from one endpoint selection. */
+/** `servicePortsFor` plus the health facts and the UDP ports, from one endpoint selection. */
 export function serviceModelFor(service: Service, slices: readonly EndpointSlice[], node: Node, s: Pick<NodeSettings, 'nodeName' | 'family'>): ServiceModel {
   const entries = proxyModel({ services: [service], slices, nodes: [node], nodeName: s.nodeName, family: s.family });
-  return { ports: entries.map(dpServicePort), health: serviceHealthInfo(entries) };
+  return { ports: entries.map(dpServicePort), health: serviceHealthInfo(entries), udp: conntrackPortStates(entries) };
 }
 
 /** The whole state for the renderers. No ports: a state that programs only the fixed chains. */

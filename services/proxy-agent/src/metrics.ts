@@ -1,6 +1,6 @@
 // The agent's metrics, named as kube-proxy names them (with our `slicemesh_` prefix): sync
 // duration, network programming latency, rule counts, last sync time, changes, failures;
-// plus the health-check servers open.
+// plus conntrack cleanups and the health-check servers open.
 
 import type { Metrics } from '@slicemesh/runtime';
 import type { BackendKind } from './config.ts';
@@ -19,6 +19,12 @@ export interface ProxyMetrics {
   readonly endpointChanges: Counter;
   readonly serviceChanges: Counter;
   readonly syncFailures: Counter;
+  /** Stale UDP conntrack filters handled after syncs, by reason and result (D.7). */
+  readonly conntrackCleanups: Counter;
+  /** Conntrack entries the kernel deleted (D.7). */
+  readonly conntrackEntriesDeleted: Counter;
+  /** Time of one cleanup: every `conntrack -D` of a sync. */
+  readonly conntrackCleanupDuration: Histogram;
   /** Health-check node port servers open (D.9.1). */
   readonly healthCheckServers: Gauge;
   /** Health-check node ports that could not be opened (each attempt). */
@@ -54,6 +60,13 @@ export function createProxyMetrics(m: Metrics, backend: BackendKind): ProxyMetri
     endpointChanges: m.counter({ name: 'sync_proxy_rules_endpoint_changes_total', help: 'Endpoint changes (view slices) that reached a sync.' }),
     serviceChanges: m.counter({ name: 'sync_proxy_rules_service_changes_total', help: 'Service changes that reached a sync.' }),
     syncFailures: m.counter<'mode'>({ name: 'sync_proxy_rules_failures_total', help: 'Syncs whose apply failed, by the mode tried.', labelNames: ['mode'] }),
+    conntrackCleanups: m.counter<'reason' | 'result'>({
+      name: 'conntrack_cleanup_filters_total',
+      help: 'Stale UDP conntrack filters after syncs, by reason (endpoint-removed, newly-active, service-removed) and result (executed, failed, recorded).',
+      labelNames: ['reason', 'result'],
+    }),
+    conntrackEntriesDeleted: m.counter({ name: 'conntrack_entries_deleted_total', help: 'UDP conntrack entries deleted after endpoint changes.' }),
+    conntrackCleanupDuration: m.histogram({ name: 'conntrack_cleanup_duration_seconds', help: 'Time to run the conntrack deletions of one sync.', buckets: SYNC_BUCKETS }),
     healthCheckServers: m.gauge({ name: 'service_health_check_servers', help: 'Health-check node port servers open (Services with externalTrafficPolicy Local).' }),
     healthCheckListenFailures: m.counter({ name: 'service_health_check_listen_failures_total', help: 'Attempts to open a health-check node port that failed (retried at the next sync).' }),
     setRuleCounts: (values) => {

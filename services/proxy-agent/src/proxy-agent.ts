@@ -1,13 +1,14 @@
 // startProxyAgent: wires config → adapters (NATS buckets, exec in the node's namespace, the
 // backend) → ViewState + ProxySyncer + BoundedFrequencyRunner + ProxyAgent, plus the proxier
-// health (D.9.3) and the health-check node port servers (D.9.1), and returns a handle. Every
-// adapter can be injected, so tests and the all-in-one process share this.
+// health (D.9.3), the health-check node port servers (D.9.1) and the UDP conntrack cleaner
+// (D.7), and returns a handle. Every adapter can be injected, so tests and the all-in-one
+// process share this.
 
-import { rename, writeFile as fsWriteFile } from 'node:fs/promises';
+import { appendFile as fsAppendFile, rename, writeFile as fsWriteFile } from 'node:fs/promises';
 import type { KvChange, NatsConnection } from '@slicemesh/nats';
 import { connectNats, kvWatchJson, openKv, svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
 import type { Exec, Listen } from '@slicemesh/netfilter';
-import { listenTcp, netnsExec, spawnExec } from '@slicemesh/netfilter';
+import { Conntrack, listenTcp, netnsExec, spawnExec } from '@slicemesh/netfilter';
 import type { ProxierHealthStatus } from '@slicemesh/proxy-state';
 import { ProxierHealth, UNZONED_VIEW } from '@slicemesh/proxy-state';
 import type { Clock, Logger, Metrics } from '@slicemesh/runtime';
@@ -16,6 +17,8 @@ import type { KvChangeSource } from './agent.ts';
 import { ProxyAgent } from './agent.ts';
 import type { Backend } from './backend.ts';
 import { createBackend } from './backends/create-backend.ts';
+import type { ConntrackCleaner } from './conntrack-cleaner.ts';
+import { KernelConntrackCleaner, RecordingConntrackCleaner } from './conntrack-cleaner.ts';
 import type { ProxyAgentConfig } from './config.ts';
 import type { NodeSettings } from './dp-model.ts';
 import { HealthCheckServers } from './health-check-servers.ts';
@@ -38,6 +41,8 @@ export interface ProxyAgentDeps {
   readonly metrics?: Metrics;
   /** dry-run output; defaults to an atomic write (temporary file, then rename). */
   readonly writeFile?: (path: string, text: string) => Promise<void>;
+  /** dry-run conntrack record (`<dry-run file>.conntrack`); defaults to fs appendFile. */
+  readonly appendFile?: (path: string, text: string) => Promise<void>;
   /** Re-watch delay by attempt after a watch fails. */
   readonly restartDelay?: (attempt: number) => number;
   /** Opens the health-check node port sockets; defaults to listenTcp (in NETNS when set). */
@@ -168,6 +173,14 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
       });
     }
     const servers = hcServers;
+    let conntrack: ConntrackCleaner | undefined;
+    if (config.conntrackCleanup && backend.kind === 'dry-run') {
+      conntrack = new RecordingConntrackCleaner({ file: `${config.dryRunFile}.conntrack`, appendFile: deps.appendFile ?? ((p, t) => fsAppendFile(p, t)), clock });
+    } else if (config.conntrackCleanup) {
+      // Not probed at start (nothing runs before the initial state is in); a missing tool
+      // shows in the warning of the first cleanup and in the failed-result counter.
+      conntrack = new KernelConntrackCleaner({ conntrack: new Conntrack({ exec }) });
+    }
     syncer = new ProxySyncer({
       state,
       backend,
@@ -176,6 +189,7 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
       metrics: pm,
       log,
       ...(servers !== null ? { onSynced: (health) => servers.sync(health) } : {}),
+      ...(conntrack !== undefined ? { conntrack } : {}),
       fullSyncPeriodMs: config.fullSyncPeriod,
       retryAfter: (ms) => retry(ms),
       retryDelayMs: config.syncPeriod,

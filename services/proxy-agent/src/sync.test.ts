@@ -3,9 +3,11 @@ import { describeTrace, traceIptables, traceNftables } from '@slicemesh/dataplan
 import type { KvChange } from '@slicemesh/nats';
 import { svcKey } from '@slicemesh/nats';
 import { IptablesRestorer, IpvsClient, NftApplier } from '@slicemesh/netfilter';
-import { FakeIpLink, FakeIptables, FakeIpvs, FakeNft, RecordingExec } from '@slicemesh/netfilter/testing';
+import { Conntrack } from '@slicemesh/netfilter';
+import type { FakeConntrackEntry } from '@slicemesh/netfilter/testing';
+import { FakeConntrack, FakeIpLink, FakeIptables, FakeIpvs, FakeNft, RecordingExec } from '@slicemesh/netfilter/testing';
 import { FakeClock, createLogger, createMetrics } from '@slicemesh/runtime';
-import { deepFreeze } from '@slicemesh/testing';
+import { deepFreeze, makeService, makeSlice } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
 import type { Backend } from './backend.ts';
 import { DryRunBackend } from './backends/dry-run-backend.ts';
@@ -13,6 +15,7 @@ import { IptablesBackend } from './backends/iptables-backend.ts';
 import { IpvsBackend } from './backends/ipvs-backend.ts';
 import { NftablesBackend } from './backends/nftables-backend.ts';
 import type { BackendKind } from './config.ts';
+import { KernelConntrackCleaner, RecordingConntrackCleaner } from './conntrack-cleaner.ts';
 import type { NodeSettings } from './dp-model.ts';
 import { createProxyMetrics } from './metrics.ts';
 import { ProxySyncer } from './sync.ts';
@@ -25,14 +28,21 @@ const T0 = Date.parse('2026-01-01T00:00:10Z');
 const settings: NodeSettings = { nodeName: 'node-a1', zone: Z, family: 'IPv4', nodeIPs: [], podCIDR: '10.244.0.0/16', masqueradeAll: false, masqueradeBit: 14 };
 const FULL_SYNC_PERIOD = 3_600_000;
 
-function harness(kind: BackendKind = 'iptables') {
+function harness(kind: BackendKind = 'iptables', o: { readonly conntrack?: 'kernel' | 'record' } = {}) {
   const clock = new FakeClock(T0);
   const ipt = new FakeIptables();
   const nft = new FakeNft();
   const ipvs = new FakeIpvs();
   const link = new FakeIpLink();
-  const rec = new RecordingExec([ipt, nft, ipvs, link]);
+  const ct = new FakeConntrack();
+  const rec = new RecordingExec([ipt, nft, ipvs, link, ct]);
   const files = new Map<string, string>();
+  const cleaner =
+    o.conntrack === 'kernel'
+      ? new KernelConntrackCleaner({ conntrack: new Conntrack({ exec: rec.exec }) })
+      : o.conntrack === 'record'
+        ? new RecordingConntrackCleaner({ file: '/out/rules.conntrack', clock, appendFile: async (p, t) => void files.set(p, (files.get(p) ?? '') + t) })
+        : undefined;
   const backends: Record<BackendKind, () => Backend> = {
     iptables: () => new IptablesBackend({ restorer: new IptablesRestorer({ exec: rec.exec }), clock, jumpCheckIntervalMs: 30_000 }),
     nftables: () => new NftablesBackend({ nft: new NftApplier({ exec: rec.exec }) }),
@@ -46,6 +56,7 @@ function harness(kind: BackendKind = 'iptables') {
   const retries: number[] = [];
   const syncer = new ProxySyncer({
     state, backend: backends[kind](), settings, clock, metrics: createProxyMetrics(metrics, kind), log, fullSyncPeriodMs: FULL_SYNC_PERIOD, retryAfter: (ms) => retries.push(ms), retryDelayMs: 30_000,
+    ...(cleaner ? { conntrack: cleaner } : {}),
   });
   const put = (c: Omit<KvChange, 'revision'>) => (c.key.split('.').length === 3 ? state.applyService({ ...c, revision: 1 }) : state.applyView({ ...c, revision: 1 }));
   /** Endpoints a new connection from a pod to ip:port may reach ('' when no rule decides). */
@@ -55,7 +66,7 @@ function harness(kind: BackendKind = 'iptables') {
       : describeTrace(traceIptables(ipt.tables, { sourceIP: '10.244.9.9', destIP: ip, destPort: port }, { nodeIPs: ['192.168.50.11'] }));
   type Sample = { readonly value: number; readonly labels: Readonly<Record<string, string | number | undefined>>; readonly metricName?: string };
   const metric = async (name: string): Promise<readonly Sample[]> => ((await metrics.registry.getSingleMetric(`slicemesh_${name}`)?.get())?.values ?? []) as readonly Sample[];
-  return { clock, ipt, nft, ipvs, link, rec, files, state, syncer, logs, retries, put, reach, metric };
+  return { clock, ipt, nft, ipvs, link, ct, rec, files, state, syncer, logs, retries, put, reach, metric };
 }
 
 const web = deepFreeze(service('web', '10.96.0.10'));
@@ -232,5 +243,120 @@ describe('ProxySyncer with the dry-run backend', () => {
     expect(text).toContain('-I PREROUTING 1');
     expect(describeTrace(traceIptables(text, { sourceIP: '10.244.9.9', destIP: '10.96.0.20', destPort: 80 }, { nodeIPs: [] }))).toBe('10.244.1.9:8080');
     expect(h.rec.calls).toEqual([]);
+  });
+});
+
+// A UDP DNS service with a NodePort, and flows a client keeps sending (D.7).
+const dns = deepFreeze(
+  makeService('dns', { clusterIP: '10.96.0.53', ports: [{ name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP', nodePort: 30053 }], spec: { type: 'NodePort' } }),
+);
+const dnsSlice = (...ips: string[]) => deepFreeze(makeSlice('dns-1', ips.map((ip) => endpoint(ip)), { service: 'dns', ports: [{ name: 'dns', port: 5353, protocol: 'UDP' }] }));
+const udpFlow = (client: string, dst: string, dport: number, replySrc: string): FakeConntrackEntry => ({
+  family: 'IPv4',
+  protocol: 'UDP',
+  orig: { src: client, dst, sport: 41000, dport },
+  reply: { src: replySrc, dst: client, sport: 5353, dport: 41000 },
+});
+const flows = (h: ReturnType<typeof harness>) => h.ct.entries().map((e) => `${e.orig.dst}:${e.orig.dport}>${e.reply.src}`).sort();
+
+describe('ProxySyncer conntrack cleanup (D.7)', () => {
+  it('D.7.1 a removed UDP endpoint: the rules are applied first, then its flows through the ClusterIP and the NodePort are deleted', async () => {
+    const h = harness('iptables', { conntrack: 'kernel' });
+    h.put(svcPut(C, dns));
+    h.put(viewPut(C, Z, dnsSlice('10.244.1.2', '10.244.2.2')));
+    expect((await h.syncer.sync()).conntrack).toMatchObject({ mode: 'executed', deleted: 0 }); // newly active, nothing black-holed yet
+    h.ct.insert(
+      udpFlow('10.244.9.9', '10.96.0.53', 53, '10.244.1.2'),
+      udpFlow('10.244.9.8', '10.96.0.53', 53, '10.244.2.2'),
+      udpFlow('192.168.77.100', '192.168.50.11', 30053, '10.244.1.2'),
+      udpFlow('10.244.9.9', '10.96.0.99', 53, '10.244.1.2'), // another service's flow to the same pod IP
+    );
+    h.rec.clear();
+    h.put(viewPut(C, Z, dnsSlice('10.244.2.2')));
+    const r = await h.syncer.sync();
+    expect(r).toMatchObject({ ok: true, mode: 'partial', conntrack: { mode: 'executed', deleted: 2, failures: [] } });
+    expect(flows(h)).toEqual(['10.96.0.53:53>10.244.2.2', '10.96.0.99:53>10.244.1.2']);
+    const order = h.rec.calls.map((c) => c.command);
+    expect(order.indexOf('iptables-restore')).toBeLessThan(order.indexOf('conntrack'));
+    expect(h.rec.callsTo('conntrack').map((c) => c.args.join(' '))).toEqual([
+      '-D -p udp --orig-port-dst 30053 --reply-src 10.244.1.2 -f ipv4',
+      '-D -p udp --orig-dst 10.96.0.53 --orig-port-dst 53 --reply-src 10.244.1.2 -f ipv4',
+    ]);
+    expect((await h.metric('conntrack_cleanup_filters_total')).find((v) => v.labels['reason'] === 'endpoint-removed')).toMatchObject({ value: 2, labels: { result: 'executed' } });
+    expect((await h.metric('conntrack_entries_deleted_total'))[0]?.value).toBe(2);
+  });
+
+  it('D.7.2 the first endpoint of a UDP service: flows black-holed while it had none are deleted', async () => {
+    const h = harness('nftables', { conntrack: 'kernel' });
+    h.put(svcPut(C, dns));
+    await h.syncer.sync();
+    h.ct.insert(udpFlow('10.244.9.9', '10.96.0.53', 53, '10.96.0.53'), udpFlow('192.168.77.100', '192.168.50.11', 30053, '192.168.50.11'));
+    h.put(viewPut(C, Z, dnsSlice('10.244.1.2')));
+    expect(await h.syncer.sync()).toMatchObject({ ok: true, conntrack: { deleted: 2 } });
+    expect(flows(h)).toEqual([]);
+  });
+
+  it('D.7 a TCP change runs no conntrack at all', async () => {
+    const h = harness('iptables', { conntrack: 'kernel' });
+    seed(h);
+    await h.syncer.sync();
+    h.put(viewPut(C, Z, webSlice('10.244.1.2')));
+    expect((await h.syncer.sync()).conntrack).toBeUndefined();
+    expect(h.rec.callsTo('conntrack')).toEqual([]);
+  });
+
+  it('D.7 a failed apply cleans nothing; the full sync that follows cleans what it would have', async () => {
+    const h = harness('iptables', { conntrack: 'kernel' });
+    h.put(svcPut(C, dns));
+    h.put(viewPut(C, Z, dnsSlice('10.244.1.2', '10.244.2.2')));
+    await h.syncer.sync();
+    h.ct.insert(udpFlow('10.244.9.9', '10.96.0.53', 53, '10.244.1.2'));
+    h.put(viewPut(C, Z, dnsSlice('10.244.2.2')));
+    h.rec.failWhen((c) => c.command === 'iptables-restore', { stderr: 'iptables-restore: line 2 failed\n' });
+    expect(await h.syncer.sync()).toMatchObject({ ok: false });
+    expect(flows(h)).toEqual(['10.96.0.53:53>10.244.1.2']); // the old rules still route there
+    expect(await h.syncer.sync()).toMatchObject({ ok: true, mode: 'full', conntrack: { deleted: 1 } });
+    expect(flows(h)).toEqual([]);
+  });
+
+  it('D.7 best effort: a failing conntrack is logged and counted, the sync still succeeds', async () => {
+    const h = harness('iptables', { conntrack: 'kernel' });
+    h.put(svcPut(C, dns));
+    h.put(viewPut(C, Z, dnsSlice('10.244.1.2')));
+    await h.syncer.sync();
+    h.put(viewPut(C, Z, dnsSlice('10.244.2.2')));
+    h.rec.failWhen((c) => c.command === 'conntrack', { code: 127, stderr: 'conntrack: command not found\n' }, 10);
+    const r = await h.syncer.sync();
+    expect(r).toMatchObject({ ok: true, conntrack: { deleted: 0 } });
+    expect(r.conntrack?.failures.length).toBeGreaterThan(0);
+    expect(h.logs.some((l) => l['level'] === 'warn' && String(l['err']).includes('command not found'))).toBe(true);
+    expect((await h.metric('conntrack_cleanup_filters_total')).some((v) => v.labels['result'] === 'failed' && v.value > 0)).toBe(true);
+  });
+
+  it('D.7 dry-run records the commands next to the rules file and runs nothing', async () => {
+    const h = harness('dry-run', { conntrack: 'record' });
+    h.put(svcPut(C, dns));
+    h.put(viewPut(C, Z, dnsSlice('10.244.1.2')));
+    await h.syncer.sync();
+    h.clock.advance(5000);
+    h.put(viewPut(C, Z, dnsSlice('10.244.2.2')));
+    expect(await h.syncer.sync()).toMatchObject({ ok: true, conntrack: { mode: 'recorded', deleted: 0 } });
+    expect(h.rec.calls).toEqual([]);
+    expect(h.files.get('/out/rules.conntrack')).toBe(
+      [
+        '# 2026-01-01T00:00:10.000Z',
+        '# default/dns:dns/UDP newly-active',
+        'conntrack -D -p udp --orig-port-dst 30053 -f ipv4',
+        '# default/dns:dns/UDP newly-active',
+        'conntrack -D -p udp --orig-dst 10.96.0.53 --orig-port-dst 53 -f ipv4',
+        '# 2026-01-01T00:00:15.000Z',
+        '# default/dns:dns/UDP endpoint-removed',
+        'conntrack -D -p udp --orig-port-dst 30053 --reply-src 10.244.1.2 -f ipv4',
+        '# default/dns:dns/UDP endpoint-removed',
+        'conntrack -D -p udp --orig-dst 10.96.0.53 --orig-port-dst 53 --reply-src 10.244.1.2 -f ipv4',
+        '',
+      ].join('\n'),
+    );
+    expect((await h.metric('conntrack_cleanup_filters_total')).every((v) => v.labels['result'] === 'recorded')).toBe(true);
   });
 });

@@ -4,10 +4,12 @@
 // full sync also happens at start and at least every fullSyncPeriod.
 
 import type { Node } from '@slicemesh/model';
-import type { ServiceHealthInfo } from '@slicemesh/proxy-state';
+import type { ConntrackPortState, ServiceHealthInfo, StaleFlows } from '@slicemesh/proxy-state';
+import { staleConntrackFlows } from '@slicemesh/proxy-state';
 import { ApplyError } from '@slicemesh/netfilter';
 import type { Clock, Logger } from '@slicemesh/runtime';
 import type { Backend } from './backend.ts';
+import type { ConntrackCleaner, ConntrackCleanupReport } from './conntrack-cleaner.ts';
 import type { NodeSettings, ServiceModel } from './dp-model.ts';
 import { dpStateOf, selfNode, serviceModelFor } from './dp-model.ts';
 import type { ProxyMetrics } from './metrics.ts';
@@ -27,6 +29,8 @@ export interface SyncReport {
   readonly counts?: Readonly<Record<string, number>>;
   /** The error message (failure only). */
   readonly error?: string;
+  /** The conntrack cleanup after the rules were in (D.7); absent when there was nothing to clean. */
+  readonly conntrack?: ConntrackCleanupReport & { readonly durationMs: number };
 }
 
 export interface ProxySyncerOptions {
@@ -46,6 +50,8 @@ export interface ProxySyncerOptions {
    * health-check servers follow them. Awaited; must not throw.
    */
   readonly onSynced?: (health: ReadonlyMap<string, ServiceHealthInfo>) => Promise<void> | void;
+  /** Deletes (or records) the UDP conntrack entries a sync leaves stale (D.7); absent: none. */
+  readonly conntrack?: ConntrackCleaner;
 }
 
 export class ProxySyncer {
@@ -53,6 +59,8 @@ export class ProxySyncer {
   readonly #node: Node;
   /** Programmed ports and health facts per service `<ns>/<name>`, as of the last sync. */
   #models = new Map<string, ServiceModel>();
+  /** UDP ports per service as the kernel has them: the last successful sync's (D.7). */
+  #appliedUdp = new Map<string, readonly ConntrackPortState[]>();
   #needFullSync = true;
   #lastFullSyncAt = -Infinity;
   #last: SyncReport | null = null;
@@ -113,9 +121,10 @@ export class ProxySyncer {
       for (const times of co.triggerTimes.values()) {
         for (const t of times) if (finishedAt >= t) metrics.programmingLatency.observe((finishedAt - t) / 1000);
       }
+      const conntrack = await this.#cleanConntrack(full ? null : changed);
       await this.#o.onSynced?.(new Map([...this.#models].map(([k, m]) => [k, m.health])));
       log.info({ mode: result.mode, durationMs: finishedAt - startedAt, servicePorts: servicePorts.length, changedServices: changed.length, counts: result.counts, ...result.detail }, 'synced proxy rules');
-      this.#last = { ok: true, mode: result.mode, startedAt, finishedAt, changedServices: changed, counts: result.counts };
+      this.#last = { ok: true, mode: result.mode, startedAt, finishedAt, changedServices: changed, counts: result.counts, ...(conntrack ? { conntrack } : {}) };
     } catch (err) {
       // The consumed changes are lost for a partial sync, so only a full one can recover.
       this.#needFullSync = true;
@@ -128,5 +137,42 @@ export class ProxySyncer {
       this.#last = { ok: false, mode, startedAt, finishedAt, changedServices: changed, error: err instanceof Error ? err.message : String(err) };
     }
     return this.#last;
+  }
+
+  /**
+   * After the rules are in: the UDP flows the change left on old decisions, from what the
+   * kernel had (the last successful sync) to what it has now, for the changed services or, on
+   * a full sync, all of them (a failed sync's changes are caught there). Runs them through
+   * the cleaner; best effort, as upstream.
+   */
+  async #cleanConntrack(changed: readonly string[] | null): Promise<SyncReport['conntrack']> {
+    const { conntrack: cleaner, clock, metrics, log } = this.#o;
+    if (cleaner === undefined) return undefined;
+    const keys = changed ?? [...new Set([...this.#appliedUdp.keys(), ...this.#models.keys()])];
+    const flows: StaleFlows[] = [];
+    for (const key of keys) {
+      const before = this.#appliedUdp.get(key) ?? [];
+      const now = this.#models.get(key)?.udp ?? [];
+      if (before.length === 0 && now.length === 0) continue;
+      flows.push(...staleConntrackFlows(before, now));
+      if (now.length === 0) this.#appliedUdp.delete(key);
+      else this.#appliedUdp.set(key, now);
+    }
+    if (flows.length === 0) return undefined;
+    const start = clock.now();
+    const report = await cleaner.clean(flows);
+    const durationMs = clock.now() - start;
+    const failed = new Set(report.failures.map((f) => f.command));
+    flows.forEach((f, i) => {
+      const result = report.mode === 'recorded' ? 'recorded' : failed.has(report.commands[i] ?? '') ? 'failed' : 'executed';
+      metrics.conntrackCleanups.inc({ reason: f.reason, result });
+    });
+    metrics.conntrackEntriesDeleted.inc(report.deleted);
+    metrics.conntrackCleanupDuration.observe(durationMs / 1000);
+    const services = [...new Set(flows.map((f) => f.servicePort))];
+    if (report.mode === 'recorded') log.info({ filters: flows.length, servicePorts: services, commands: report.commands }, 'recorded stale UDP conntrack cleanups (dry-run: not executed)');
+    else log.info({ filters: flows.length, deleted: report.deleted, failed: report.failures.length, durationMs, servicePorts: services }, 'deleted stale UDP conntrack entries');
+    for (const f of report.failures) log.warn({ command: f.command, err: f.error }, 'conntrack cleanup failed; stale UDP flows may keep going to removed endpoints');
+    return { ...report, durationMs };
   }
 }
