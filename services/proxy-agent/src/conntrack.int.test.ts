@@ -3,8 +3,9 @@
 // The agent programs a node namespace (NETNS) from test KV buckets; pods run UDP servers that
 // answer with their name. Each case runs with the cleanup and, as the control, without it:
 //
-// - D.7.1 the endpoint the flow uses is replaced: without cleanup the flow stays on the old pod
-//   (still running, as a terminating pod would); with it, the next datagram after the sync
+// - D.7.1 the endpoint the flow uses is replaced, for a pod sending to the ClusterIP and for an
+//   outside client sending to the node's NodePort: without cleanup the flow stays on the old
+//   pod (still running, as a terminating pod would); with it, the next datagram after the sync
 //   reaches the new pod;
 // - D.7.2 the client sends before the Service exists (nothing translates the datagrams, the
 //   entry records that): without cleanup the flow stays black-holed after the Service gets an
@@ -100,8 +101,10 @@ async function until(check: () => boolean, what: string): Promise<void> {
   }
 }
 
+const NODE_PORT = 30053;
+
 function dnsService(): Service {
-  return makeService('dns', { clusterIP: DNS_IP, ports: [{ name: 'dns', port: 53, targetPort: UDP_PORT, protocol: 'UDP' }] });
+  return makeService('dns', { clusterIP: DNS_IP, ports: [{ name: 'dns', port: 53, targetPort: UDP_PORT, protocol: 'UDP', nodePort: NODE_PORT }], spec: { type: 'NodePort' } });
 }
 
 describe(`UDP conntrack cleanup on the real kernel${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
@@ -158,7 +161,16 @@ describe(`UDP conntrack cleanup on the real kernel${unavailable ? ` (skipped: ${
       MIN_SYNC_PERIOD: '100ms', SYNC_PERIOD: '30s', SVC_BUCKET: js.names.svc, VIEWS_BUCKET: js.names.views, HEALTH_CHECK_SERVERS: 'off',
     });
     const start = () => startProxyAgent(config, { nc: js?.nc, log: createLogger({ service: 'proxy-agent', level: 'warn' }) });
-    return { lab, putService, putEndpoints, ep, start, client: (host: string, port: number) => new UdpClient(lab.pod('node-a1-pod3').ns, host, port) };
+    return {
+      lab,
+      putService,
+      putEndpoints,
+      ep,
+      start,
+      /** From pod p3 to the ClusterIP, or from the outside client to the node's NodePort. */
+      client: (via: 'ClusterIP' | 'NodePort') =>
+        via === 'ClusterIP' ? new UdpClient(lab.pod('node-a1-pod3').ns, DNS_IP, 53) : new UdpClient(lab.client, lab.node('node-a1').ip, NODE_PORT),
+    };
   }
 
   const cases = [
@@ -168,8 +180,8 @@ describe(`UDP conntrack cleanup on the real kernel${unavailable ? ` (skipped: ${
     { backend: 'nftables', cleanup: false },
   ] as const;
 
-  for (const c of cases) {
-    const label = `${c.backend}, cleanup ${c.cleanup ? 'on' : 'off (control)'}`;
+  for (const c of cases) for (const via of ['ClusterIP', 'NodePort'] as const) {
+    const label = `${c.backend}, cleanup ${c.cleanup ? 'on' : 'off (control)'}, through the ${via}`;
 
     it(`D.7.1 ${label}: a client keeps sending while its endpoint is replaced — ${c.cleanup ? 'the next datagram after the sync reaches the new pod' : 'the flow stays on the old pod'}`, async (ctx) => {
       if (unavailable) ctx.skip(unavailable);
@@ -182,7 +194,7 @@ describe(`UDP conntrack cleanup on the real kernel${unavailable ? ` (skipped: ${
         agent = s.start();
         await agent.ready;
         // Only now: a datagram sent before the rules exist would start a black-holed flow (D.7.2).
-        client = s.client(DNS_IP, 53);
+        client = s.client(via);
         const c1 = client;
         await until(() => c1.replies.some((r) => r.from === 'node-a1-pod1'), 'replies from pod1');
         const changedAt = Date.now();
@@ -218,11 +230,13 @@ describe(`UDP conntrack cleanup on the real kernel${unavailable ? ` (skipped: ${
       }
     });
 
+    if (via === 'NodePort') continue; // the black-holed flow is shown through the ClusterIP
+
     it(`D.7.2 ${label}: a flow that started before the Service existed is black-holed — ${c.cleanup ? 'until the first endpoint arrives' : 'and stays so'}`, async (ctx) => {
       if (unavailable) ctx.skip(unavailable);
       const s = await setup(c.backend, c.cleanup);
       let agent: ProxyAgentHandle | undefined;
-      const client = s.client(DNS_IP, 53);
+      const client = s.client('ClusterIP');
       try {
         agent = s.start(); // knows no Service yet: nothing translates the datagrams
         await sleep(300);
