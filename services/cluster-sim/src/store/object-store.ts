@@ -97,7 +97,7 @@ export class ObjectStore {
     }
     this.#timers = options.timers;
     for (const [kind, ms] of Object.entries(options.ttlMs ?? { Event: DEFAULT_EVENT_TTL_MS })) {
-      kindInfo(kind);
+      kindInfo(kind); // throws for a kind the store does not hold
       if (Number.isFinite(ms) && ms > 0) {
         this.#ttl.set(kind, ms);
         this.#expiries.set(kind, new ExpiryQueue());
