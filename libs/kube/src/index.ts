@@ -4,3 +4,4 @@ export * from './kube-config.ts';
 export * from './list.ts';
 export * from './informers.ts';
 export type { KubeConfig } from '@kubernetes/client-node';
+export * from './slice-api.ts';

@@ -1,0 +1,126 @@
+// Every setting of the publisher, with its default, in one place (habit 14).
+
+import { assertSchemaName } from '@slicemesh/db';
+import type { KubeConnection } from '@slicemesh/kube';
+import { MANAGED_BY_CONTROLLER, MANAGED_BY_MIRRORING, labelValueProblem } from '@slicemesh/model';
+import { defineConfig } from '@slicemesh/runtime';
+import type { ConfigOf } from '@slicemesh/runtime';
+import { PUBLISHER_MODES } from './apply.ts';
+
+function streamName(text: string): string {
+  if (!/^[A-Za-z0-9_-]+$/.test(text)) throw new Error('must be [A-Za-z0-9_-]+');
+  return text;
+}
+
+function subjectPrefix(text: string): string {
+  if (!/^(?:[A-Za-z0-9_-]+\.)*$/.test(text)) throw new Error('must be empty or dot-terminated tokens, e.g. "t1."');
+  return text;
+}
+
+function schemaName(text: string): string {
+  assertSchemaName(text);
+  return text;
+}
+
+/** MANAGED_BY: comma-separated label values, each a valid label value. */
+export function parseManagedBy(text: string): readonly string[] {
+  const values = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (values.length === 0) throw new Error('must name at least one managed-by value');
+  for (const v of values) {
+    const problem = labelValueProblem(v);
+    if (problem !== null) throw new Error(`${JSON.stringify(v)}: ${problem}`);
+  }
+  return [...new Set(values)];
+}
+
+export const publisherConfig = defineConfig({
+  mode: {
+    env: 'MODE',
+    flag: '--mode',
+    default: 'shadow',
+    choices: PUBLISHER_MODES,
+    doc: 'shadow: read the API and count what would be written, write nothing; write: create, update and delete the slices (kube-controller-manager must then run with --controllers=*,-endpointslice,-endpointslicemirroring).',
+    parse: 'string',
+  },
+  natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', doc: 'NATS server(s) with JetStream, comma-separated.', parse: 'string' },
+  databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', doc: 'Postgres server (the applied SLICES sequence is recorded there).', parse: 'url' },
+  dbSchema: { env: 'DB_SCHEMA', flag: '--db-schema', default: 'slicemesh', doc: "Postgres schema; the publisher's offset row lives beside the slicer's tables.", parse: schemaName },
+  cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', doc: 'Source cluster name: the SLICES subjects read (slices.<cluster>.>).', parse: 'string' },
+  kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (only declared here).', parse: streamName },
+  slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', doc: 'Stream of SliceChanged events from the slicer.', parse: streamName },
+  dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', doc: 'Stream of dead letters (only declared here).', parse: streamName },
+  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', doc: 'Prefix of every stream subject ("" in production; tests isolate with it).', parse: subjectPrefix },
+  durablePrefix: { env: 'DURABLE_PREFIX', flag: '--durable-prefix', default: 'publisher', doc: 'Prefix of the durable consumer name (<prefix>-<cluster>).', parse: streamName },
+  kubeServer: { env: 'KUBE_SERVER', flag: '--kube-server', optional: true, parse: 'url', doc: 'API server URL needing no credentials (cluster-sim, kubectl proxy). Wins over the other connection settings.' },
+  kubeconfig: { env: 'KUBECONFIG', flag: '--kubeconfig', optional: true, parse: 'string', doc: 'kubeconfig file (the first entry of a KUBECONFIG list is used).' },
+  kubeContext: { env: 'KUBE_CONTEXT', flag: '--kube-context', optional: true, parse: 'string', doc: 'kubeconfig context; defaults to its current-context.' },
+  inCluster: {
+    env: 'KUBE_IN_CLUSTER',
+    flag: '--in-cluster',
+    default: false,
+    parse: 'bool',
+    doc: 'Use the pod service account. Also chosen when no other connection is set and KUBERNETES_SERVICE_HOST is; otherwise ~/.kube/config.',
+  },
+  kubeApiQps: {
+    env: 'KUBE_API_QPS',
+    flag: '--kube-api-qps',
+    // kube-controller-manager's --kube-api-qps default.
+    default: 20,
+    min: 1,
+    max: 100_000,
+    doc: 'Sustained API requests per second (reads and writes), as kube-controller-manager --kube-api-qps.',
+    parse: 'int',
+  },
+  kubeApiBurst: {
+    env: 'KUBE_API_BURST',
+    flag: '--kube-api-burst',
+    default: 30,
+    min: 1,
+    max: 100_000,
+    doc: 'API requests allowed in a burst above the sustained rate, as kube-controller-manager --kube-api-burst.',
+    parse: 'int',
+  },
+  managedBy: {
+    env: 'MANAGED_BY',
+    flag: '--managed-by',
+    default: `${MANAGED_BY_CONTROLLER},${MANAGED_BY_MIRRORING}`,
+    doc: "Managed-by label values this publisher owns, comma-separated; must include the slicer's MANAGED_BY. Slices with any other value, or none, are never touched.",
+    parse: parseManagedBy,
+  },
+  concurrency: { env: 'CONCURRENCY', flag: '--concurrency', default: 4, min: 1, max: 64, doc: 'Slices written at once (the QPS limit holds across all of them).', parse: 'int' },
+  batch: { env: 'BATCH', flag: '--batch', default: 256, min: 1, max: 10_000, doc: 'Most SLICES messages coalesced and applied at once (also the max ack pending).', parse: 'int' },
+  maxConflicts: { env: 'MAX_CONFLICTS', flag: '--max-conflicts', default: 8, min: 1, max: 100, doc: 'Re-reads per slice after 409 Conflict before the batch is retried later.', parse: 'int' },
+  requestTimeout: { env: 'REQUEST_TIMEOUT', flag: '--request-timeout', default: '30s', min: 100, doc: 'Timeout of one API request.', parse: 'duration' },
+  healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 9104, min: 0, max: 65_535, doc: 'Port of /metrics, /healthz and /readyz (0 picks a free one).', parse: 'int' },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    flag: '--log-level',
+    default: 'info',
+    choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
+    doc: 'Minimum log level.',
+    parse: 'string',
+  },
+  drainPollInterval: { env: 'DRAIN_POLL_INTERVAL', flag: '--drain-poll-interval', default: '100ms', min: 10, doc: 'How often startup checks whether the backlog has been applied.', parse: 'duration' },
+});
+
+export type PublisherConfig = ConfigOf<typeof publisherConfig.spec>;
+
+/** The configuration from defaults only, with `overrides` on top (tests, one-process stacks). */
+export function publisherConfigWith(overrides: Partial<PublisherConfig> = {}): PublisherConfig {
+  return Object.freeze({ ...publisherConfig.parse([], {}), ...overrides });
+}
+
+/**
+ * How to reach the API server (as the watcher decides it): KUBE_SERVER, else a kubeconfig when
+ * KUBECONFIG or KUBE_CONTEXT is set, else in-cluster when asked or when `env` has
+ * KUBERNETES_SERVICE_HOST, else ~/.kube/config.
+ */
+export function kubeConnectionOf(c: PublisherConfig, env: Readonly<Record<string, string | undefined>>): KubeConnection {
+  if (c.kubeServer !== undefined) return { type: 'server', url: c.kubeServer };
+  const path = c.kubeconfig?.split(':').find((p) => p !== '');
+  if (path !== undefined || c.kubeContext !== undefined) {
+    return { type: 'kubeconfig', ...(path !== undefined ? { path } : {}), ...(c.kubeContext !== undefined ? { context: c.kubeContext } : {}) };
+  }
+  if (c.inCluster || env['KUBERNETES_SERVICE_HOST']) return { type: 'in-cluster' };
+  return { type: 'kubeconfig' };
+}

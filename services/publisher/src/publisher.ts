@@ -1,0 +1,241 @@
+// The publisher: SLICES → the Kubernetes API. One durable consumer reads this cluster's
+// SliceChanged messages in stream order, a batch at a time; each batch is coalesced into the
+// last action per slice, every action is decided against the live object and carried out
+// (apply.ts), and only then is the batch's last sequence recorded in Postgres and the batch
+// acked. A restart positions the durable just after the recorded sequence; whatever is
+// delivered twice is decided against the live object again and changes nothing.
+//
+// The recorded sequence is per mode (`publisher:<cluster>:<stream>:<mode>`), so switching a
+// deployment from shadow to write replays SLICES from the start into the API instead of
+// resuming after slices that were only counted.
+
+import { performance } from 'node:perf_hooks';
+import type { DbHandle } from '@slicemesh/db';
+import { advanceOffset, createDb, getOffset, migrateToLatest } from '@slicemesh/db';
+import type { EndpointSliceApi } from '@slicemesh/kube';
+import { buildKubeConfig, endpointSliceApi, serverOf } from '@slicemesh/kube';
+import type { ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
+import {
+  connectNats, consumeBatchesInOrder, ensureStreams, fnv1a32, jetstream, jetstreamManager, parseSliceChanged, restartDurableAt, slicesFilter,
+} from '@slicemesh/nats';
+import type { Clock, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
+import { createLogger, createMetrics, realClock } from '@slicemesh/runtime';
+import type { ActionResult, ApplyDeps, Outcome } from './apply.ts';
+import { StoppedError, applyActions, rateLimitedApi, sleepOn } from './apply.ts';
+import type { PublisherConfig } from './config.ts';
+import { kubeConnectionOf } from './config.ts';
+import type { SequencedChange } from './decide.ts';
+import { coalesce } from './decide.ts';
+import { publisherMetrics } from './publisher-metrics.ts';
+
+export interface PublisherDeps {
+  /** Defaults to a pino logger at config.logLevel. */
+  readonly logger?: Logger;
+  /** Defaults to a fresh registry ('publisher'). */
+  readonly metrics?: Metrics;
+  /** Defaults to the wall clock. */
+  readonly clock?: Clock;
+  /** Environment for the in-cluster and kubeconfig lookups. Defaults to process.env. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The API without the rate limit (tests wrap it to count or fail requests). Defaults to the one the settings name. */
+  readonly api?: EndpointSliceApi;
+}
+
+export interface PublisherHandle {
+  /** Resolves once the backlog found at start has been applied; rejects if startup fails or close() comes first. */
+  readonly ready: Promise<void>;
+  readiness(): ReadyStatus;
+  readonly metrics: Metrics;
+  /** Outcomes so far, by kind (created, updated, unchanged, foreign, would-create, …). */
+  counts(): Readonly<Partial<Record<Outcome, number>>>;
+  /** The last SLICES sequence applied and recorded. */
+  lastApplied(): number;
+  /** Stops consuming (an in-flight batch ends at its next request), closes NATS and Postgres. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** First wait after a consumer failed; doubles per consecutive failure up to 30 s. */
+const CONSUMER_RETRY_MS = 500;
+
+/** `cluster` as a durable-name fragment: itself when [A-Za-z0-9_-], else sanitised plus a hash. */
+export function clusterFragment(cluster: string): string {
+  if (/^[A-Za-z0-9_-]+$/.test(cluster)) return cluster;
+  return `${cluster.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64)}_${fnv1a32(cluster).toString(16)}`;
+}
+
+/** The durable's name and the consumer_offsets row of a publisher. */
+export function publisherNames(config: Pick<PublisherConfig, 'cluster' | 'durablePrefix' | 'slicesStream' | 'mode'>): { readonly durable: string; readonly offset: string } {
+  return {
+    durable: `${config.durablePrefix}-${clusterFragment(config.cluster)}-${config.mode}`,
+    offset: `publisher:${config.cluster}:${config.slicesStream}:${config.mode}`,
+  };
+}
+
+/** Starts the publisher; see the file comment. */
+export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}): PublisherHandle {
+  const cluster = config.cluster;
+  const log = (deps.logger ?? createLogger({ service: 'publisher', level: config.logLevel })).child({ cluster, mode: config.mode });
+  const metrics = deps.metrics ?? createMetrics('publisher');
+  const m = publisherMetrics(metrics);
+  const clock = deps.clock ?? realClock;
+  const names = { kube: config.kubeStream, slices: config.slicesStream, dlq: config.dlqStream, prefix: config.subjectPrefix };
+  const { durable, offset: offsetName } = publisherNames(config);
+  const durableOpts: DurableOptions = { durable, filterSubject: slicesFilter(cluster, names), maxAckPending: config.batch };
+  const owned = new Set(config.managedBy);
+  const stop = new AbortController();
+  const counts: Partial<Record<Outcome, number>> = {};
+  let offset = 0;
+  let failing: string | undefined;
+  let startupStatus: ReadyStatus = { ready: false, reason: 'starting' };
+  let nc: NatsConnection | undefined;
+  let dbh: DbHandle | undefined;
+  let loop: Promise<void> | undefined;
+
+  let api: EndpointSliceApi;
+  if (deps.api !== undefined) api = deps.api;
+  else {
+    const kc = buildKubeConfig(kubeConnectionOf(config, deps.env ?? process.env));
+    log.info({ server: serverOf(kc) }, 'kubernetes API');
+    api = endpointSliceApi(kc, { timeoutMs: config.requestTimeout });
+  }
+  const applyDeps: ApplyDeps = {
+    api: rateLimitedApi(api, { qps: config.kubeApiQps, burst: config.kubeApiBurst, clock, signal: stop.signal, onWait: (ms) => m.rateLimitWait(ms) }),
+    owned,
+    mode: config.mode,
+    clock,
+    signal: stop.signal,
+    maxConflicts: config.maxConflicts,
+    concurrency: config.concurrency,
+    onEvent: (e) => {
+      m.event(e);
+      if (e.type === 'conflict') log.debug({ slice: `${e.action.namespace}/${e.action.name}`, decision: e.decision, status: e.statusCode, attempt: e.attempt }, 'conflict: reading again');
+      else log.warn({ verb: e.verb, status: e.statusCode, waitMs: Math.round(e.waitMs), attempt: e.attempt, detail: e.message }, 'API request failed; retrying');
+    },
+  };
+
+  function report(r: ActionResult): void {
+    counts[r.outcome] = (counts[r.outcome] ?? 0) + 1;
+    m.result(r);
+    const slice = `${r.action.namespace}/${r.action.name}`;
+    if (r.outcome === 'invalid' || r.outcome === 'rejected') {
+      log.error({ slice, seq: r.action.seq, decision: r.decision, status: r.error?.statusCode, reason: r.error?.reason, apiMessage: r.error?.apiMessage }, 'the API refused the slice; moving on');
+    } else if (r.outcome === 'foreign') {
+      log.info({ slice, seq: r.action.seq }, 'slice exists under another manager; left untouched');
+    } else if (r.outcome === 'not-owned') {
+      log.error({ slice, seq: r.action.seq, owned: [...owned] }, "the slice's managed-by label is not one MANAGED_BY owns (the slicer's MANAGED_BY must be listed); not written");
+    } else if (r.outcome === 'created' || r.outcome === 'updated' || r.outcome === 'deleted') {
+      log.debug({ slice, seq: r.action.seq, outcome: r.outcome, conflicts: r.conflicts }, 'written');
+    }
+  }
+
+  async function handle(msgs: readonly ConsumedMessage[]): Promise<HandlerOutcome> {
+    const t0 = performance.now();
+    const changes: SequencedChange[] = [];
+    let last = offset;
+    for (const msg of msgs) {
+      if (msg.seq <= offset) {
+        m.message('redelivered');
+        continue;
+      }
+      last = Math.max(last, msg.seq);
+      const parsed = msg.data === undefined ? undefined : parseSliceChanged(msg.data, msg.subject, { cluster, prefix: names.prefix });
+      if (parsed === undefined || !parsed.ok) {
+        // The hints service dead-letters these; here they are only skipped.
+        m.message('rejected');
+        log.warn({ seq: msg.seq, subject: msg.subject, reason: parsed?.ok === false ? parsed.rejection.reason : msg.parseError, field: parsed?.ok === false ? parsed.rejection.field : undefined }, 'malformed SLICES message skipped');
+        continue;
+      }
+      m.message('applied');
+      changes.push({ seq: msg.seq, message: parsed.value });
+    }
+    const actions = coalesce(changes);
+    const results = await applyActions(applyDeps, actions);
+    for (const r of results) report(r);
+    if (last > offset) {
+      const db = (dbh as DbHandle).db;
+      await db.transaction().execute((trx) => advanceOffset(trx, offsetName, last));
+      offset = last;
+      m.applied(last);
+    }
+    m.batch((performance.now() - t0) / 1000, actions.length);
+    failing = undefined;
+    return 'ack';
+  }
+
+  async function supervise(js: JetStreamClient, jsm: JetStreamManager): Promise<void> {
+    let failures = 0;
+    for (let first = true; !stop.signal.aborted; first = false) {
+      try {
+        if (!first) await restartDurableAt(jsm, config.slicesStream, durableOpts, offset + 1);
+        await consumeBatchesInOrder(js, config.slicesStream, durable, handle, { signal: stop.signal, batch: config.batch });
+        failures = 0;
+        if (!stop.signal.aborted) log.warn({}, 'consumer ended; starting it again');
+      } catch (err) {
+        if (stop.signal.aborted || err instanceof StoppedError) return;
+        failures++;
+        failing = `consumer ${durable} failing: ${err instanceof Error ? err.message : String(err)}`;
+        log.warn({ err, failures }, 'batch failed; consuming again from the recorded offset');
+      }
+      await sleepOn(clock, Math.min(CONSUMER_RETRY_MS * 2 ** Math.min(Math.max(failures, 1) - 1, 6), 30_000), stop.signal).catch(() => {});
+    }
+  }
+
+  async function start(): Promise<void> {
+    const aborted = (): void => {
+      if (stop.signal.aborted) throw new Error('publisher closed before it was ready');
+    };
+    nc = await connectNats({ url: config.natsUrl, name: `publisher-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
+    const js = jetstream(nc);
+    const jsm = await jetstreamManager(nc);
+    const streams = await ensureStreams(jsm, names);
+    aborted();
+    dbh = await createDb({ url: config.databaseUrl, schema: config.dbSchema, max: 2, onPoolError: (err) => log.warn({ err }, 'idle Postgres connection failed') });
+    await migrateToLatest(dbh.db, config.dbSchema);
+    offset = await getOffset(dbh.db, offsetName);
+    m.applied(offset);
+    aborted();
+    // Just after the recorded sequence: what the server still held as pending comes again, in order.
+    await restartDurableAt(jsm, config.slicesStream, durableOpts, offset + 1);
+    const target = streams.slices.state.last_seq;
+    log.info({ offset, backlogTo: target, durable, owned: [...owned], qps: config.kubeApiQps, burst: config.kubeApiBurst }, 'consuming SLICES');
+    loop = supervise(js, jsm);
+    while (!stop.signal.aborted) {
+      const info = await jsm.consumers.info(config.slicesStream, durable);
+      if (offset >= target || info.num_pending + info.num_ack_pending === 0) break;
+      await sleepOn(clock, config.drainPollInterval, stop.signal).catch(() => {});
+    }
+    aborted();
+    startupStatus = { ready: true };
+    log.info({ offset, counts }, 'ready');
+  }
+
+  const ready = start();
+  ready.catch((err: unknown) => {
+    if (!stop.signal.aborted) {
+      startupStatus = { ready: false, reason: `startup failed: ${err instanceof Error ? err.message : String(err)}` };
+      log.error({ err }, 'startup failed');
+    }
+  });
+
+  let closing: Promise<void> | undefined;
+  async function close(): Promise<void> {
+    stop.abort();
+    await ready.catch(() => {});
+    await loop;
+    if (nc !== undefined) await nc.drain().catch(() => nc?.close());
+    await dbh?.close();
+  }
+
+  return {
+    ready,
+    readiness: () => {
+      if (stop.signal.aborted) return { ready: false, reason: 'shutting down' };
+      if (!startupStatus.ready) return startupStatus;
+      return failing === undefined ? { ready: true } : { ready: false, reason: failing };
+    },
+    metrics,
+    counts: () => ({ ...counts }),
+    lastApplied: () => offset,
+    close: () => (closing ??= close()),
+  };
+}
