@@ -8,3 +8,4 @@ export * from './kube-event.ts';
 export * from './slice-changed.ts';
 export * from './kv-values.ts';
 export * from './dead-letter.ts';
+export * from './slice-ownership.ts';

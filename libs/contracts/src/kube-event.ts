@@ -3,16 +3,19 @@
 // watcher's own restart read it back through decodeKubeMessage / parseKubeEvent, so a message
 // one of them rejects, all of them reject.
 
-import type { Endpoints, Node, Pod, Service } from '@slicemesh/model';
+import type { EndpointSlice, Endpoints, Node, Pod, Service } from '@slicemesh/model';
 import { InvalidObjectError, validateKubeObject } from '@slicemesh/model';
 import { TokenEncodeError } from './errors.ts';
 import type { SubjectOptions } from './subjects.ts';
 import { kubeNodeSubject, kubeObjectSubject, parseKubeSubject, partitionOf } from './subjects.ts';
 
-/** The kinds the watcher follows, in the order it starts them. */
-export const WATCHED_KINDS = ['Node', 'Service', 'Endpoints', 'Pod'] as const;
+/**
+ * The kinds the watcher follows, in the order it starts them. EndpointSlices are only those of
+ * other controllers (see isOwnSlice): the slicer's own travel on SLICES.
+ */
+export const WATCHED_KINDS = ['Node', 'Service', 'Endpoints', 'Pod', 'EndpointSlice'] as const;
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
-export type WatchedObject = Service | Pod | Node | Endpoints;
+export type WatchedObject = Service | Pod | Node | Endpoints | EndpointSlice;
 
 export const UPSERTED = 'Upserted.v1';
 export const DELETED = 'Deleted.v1';

@@ -2,7 +2,7 @@
 // (tokens.ts); every builder validates, every parser is strict, so a subject we did not build
 // is rejected rather than half-understood.
 //
-//   kube.<cluster>.<part>.<kind>.<ns>.<name>    kind: service | pod | endpoints
+//   kube.<cluster>.<part>.<kind>.<ns>.<name>    kind: service | pod | endpoints | endpointslice
 //   kube.<cluster>.node.<name>
 //   slices.<cluster>.<ns>.<service>
 //   dlq.<cluster>.<source>                      source: watcher | slicer | hints | ...
@@ -23,12 +23,14 @@ export interface SubjectOptions {
 }
 
 /** Namespaced kinds published under a partition. Nodes have their own subject. */
-export type PartitionedKind = 'Service' | 'Pod' | 'Endpoints';
+export type PartitionedKind = 'Service' | 'Pod' | 'Endpoints' | 'EndpointSlice';
 /** The kind token in a subject for each partitioned kind. */
 export const KIND_TOKENS: Readonly<Record<PartitionedKind, string>> = Object.freeze({
   Service: 'service',
   Pod: 'pod',
   Endpoints: 'endpoints',
+  // Other controllers' slices only (see isOwnSlice); the slicer skips them, hints reads them.
+  EndpointSlice: 'endpointslice',
 });
 const KIND_BY_TOKEN = new Map(Object.entries(KIND_TOKENS).map(([k, t]) => [t, k as PartitionedKind]));
 const NODE_TOKEN = 'node';
@@ -98,7 +100,7 @@ export type ParsedKubeSubject = ({ readonly type: 'object' } & KubeObjectAddress
 /** `kube.<cluster>.<part>.<kind>.<ns>.<name>`. Use partitionOf(namespace, P) for `partition`. */
 export function kubeObjectSubject(a: KubeObjectAddress, opts?: SubjectOptions): string {
   const kind = KIND_TOKENS[a.kind];
-  if (kind === undefined) throw new InvalidArgumentError('kind', `must be Service, Pod or Endpoints, got ${String(a.kind)}`);
+  if (kind === undefined) throw new InvalidArgumentError('kind', `must be Service, Pod, Endpoints or EndpointSlice, got ${String(a.kind)}`);
   return `${prefixOf(opts)}kube.${encodeToken(a.cluster)}.${partitionToken(a.partition)}.${kind}.${encodeToken(a.namespace)}.${encodeToken(a.name)}`;
 }
 

@@ -37,6 +37,7 @@ export const KIND_PATHS: Readonly<Record<WatchedKind, string>> = {
   Service: '/api/v1/services',
   Endpoints: '/api/v1/endpoints',
   Node: '/api/v1/nodes',
+  EndpointSlice: '/apis/discovery.k8s.io/v1/endpointslices',
 };
 
 /** Why a delete is reported. */

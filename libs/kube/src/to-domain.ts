@@ -4,9 +4,11 @@
 
 import {
   ANNOTATION_LAST_APPLIED,
+  DISCOVERY_API_VERSION,
   InvalidObjectError,
   JSON_FIELD,
   locateJsonError,
+  validateEndpointSlice,
   validateEndpoints,
   validateNode,
   validatePod,
@@ -34,6 +36,16 @@ const VALIDATORS: Readonly<Record<WatchedKind, (raw: unknown, where: string) => 
   Pod: validatePod,
   Node: validateNode,
   Endpoints: validateEndpoints,
+  EndpointSlice: validateEndpointSlice,
+};
+
+/** The apiVersion of each kind, for List items that carry none. */
+const API_VERSIONS: Readonly<Record<WatchedKind, string>> = {
+  Service: 'v1',
+  Pod: 'v1',
+  Node: 'v1',
+  Endpoints: 'v1',
+  EndpointSlice: DISCOVERY_API_VERSION,
 };
 
 export function isWatchedKind(kind: unknown): kind is WatchedKind {
@@ -53,7 +65,7 @@ const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => typeof 
  */
 export function withTypeMeta(kind: WatchedKind, raw: unknown): unknown {
   if (!isRecord(raw) || (raw['kind'] != null && raw['apiVersion'] != null)) return raw;
-  return { ...raw, kind: raw['kind'] ?? kind, apiVersion: raw['apiVersion'] ?? 'v1' };
+  return { ...raw, kind: raw['kind'] ?? kind, apiVersion: raw['apiVersion'] ?? API_VERSIONS[kind] };
 }
 
 function parseText(text: string): unknown {

@@ -8,3 +8,4 @@ export * from './zone-views.ts';
 export { deepEqual } from './deep-equal.ts';
 export * from './service-health.ts';
 export * from './conntrack-cleanup.ts';
+export * from './proxy-ignores.ts';

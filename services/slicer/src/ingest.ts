@@ -7,11 +7,17 @@
 // Redelivery: a message at or below the offset was applied already and is skipped. That is only
 // sound when a consumer applies its messages in stream order, which is why the slicer's durables
 // hand over one batch at a time (consume loop in @slicemesh/nats), acked or nak'ed whole.
+//
+// EndpointSlices in KUBE are other controllers' (the watcher leaves ours out, see isOwnSlice):
+// the hints service delivers them to the agents. The slicer's projection of slices is its own
+// writes, so it skips them ('ignored': the offset moves past them, nothing is stored). One that
+// carries our own managed-by value is an echo of our writes, which means the watcher's MANAGED_BY
+// does not include the slicer's: still skipped, and reported so it can be fixed.
 
 import type { ClusterState, ObjectChange } from '@slicemesh/core';
 import type { KubeObjectRow } from '@slicemesh/db';
 import type { DecodeContext, KubeChange } from '@slicemesh/contracts';
-import { DELETED, decodeKubeMessage } from '@slicemesh/contracts';
+import { DELETED, decodeKubeMessage, isOwnSlice, ownManagers } from '@slicemesh/contracts';
 import type { DeadLetterSink, SlicerStore } from './ports.ts';
 
 export interface IngestMessage {
@@ -31,6 +37,8 @@ export interface IngestDeps extends DecodeContext {
   readonly deadLetters: DeadLetterSink;
   /** Delay for pod-triggered reconciles (A.12.2); others are queued at once. */
   readonly batchPeriodMs: number;
+  /** The managed-by value of the slices this slicer writes, to recognise their echoes. Default: none recognised. */
+  readonly managedBy?: string;
 }
 
 export type IngestResult =
@@ -41,7 +49,11 @@ export type IngestResult =
   /** seq ≤ offset: a redelivery of an applied message. */
   | 'duplicate'
   /** Rejected and published to the dead-letter subject. */
-  | 'dead-lettered';
+  | 'dead-lettered'
+  /** Valid, but not the slicer's to apply: another controller's EndpointSlice. */
+  | 'ignored'
+  /** Valid, not applied: an EndpointSlice with our own managed-by value (the watcher should have left it out). */
+  | 'echo';
 
 export interface IngestOutcome {
   readonly result: IngestResult;
@@ -55,12 +67,21 @@ export interface IngestOutcome {
   readonly reason?: string;
 }
 
-/** The projection's form of a validated change. */
-export function objectChangeOf(c: KubeChange): ObjectChange {
-  return { kind: c.kind, namespace: c.namespace, name: c.name, resourceVersion: c.resourceVersion, deleted: c.type === DELETED, object: c.object };
+/** A change the projection takes: every kind but EndpointSlice. */
+export type ProjectedChange = KubeChange & { readonly kind: ObjectChange['kind'] };
+
+/** The projection's form of a validated change (never an EndpointSlice: see the file comment). */
+export function objectChangeOf(c: ProjectedChange): ObjectChange {
+  return { kind: c.kind, namespace: c.namespace, name: c.name, resourceVersion: c.resourceVersion, deleted: c.type === DELETED, object: c.object as ObjectChange['object'] };
 }
 
-function rowOf(c: KubeChange, seq: number): KubeObjectRow {
+
+/** Whether the projection takes `c`: every kind but EndpointSlice. */
+export function isProjected(c: KubeChange): c is ProjectedChange {
+  return c.kind !== 'EndpointSlice';
+}
+
+function rowOf(c: ProjectedChange, seq: number): KubeObjectRow {
   return {
     cluster: c.cluster,
     kind: c.kind,
@@ -83,7 +104,8 @@ function rowOf(c: KubeChange, seq: number): KubeObjectRow {
 export async function ingestBatch(consumer: string, msgs: readonly IngestMessage[], deps: IngestDeps): Promise<IngestOutcome[]> {
   const applied = deps.offsets.get(consumer) ?? 0;
   let offset = applied;
-  const valid: { readonly index: number; readonly seq: number; readonly change: KubeChange }[] = [];
+  const valid: { readonly index: number; readonly seq: number; readonly change: ProjectedChange }[] = [];
+  const own = ownManagers(deps.managedBy === undefined ? [] : [deps.managedBy]);
   const outcomes: (IngestOutcome | undefined)[] = [];
   for (const msg of msgs) {
     if (msg.seq <= offset) {
@@ -96,6 +118,11 @@ export async function ingestBatch(consumer: string, msgs: readonly IngestMessage
       const { reason, field } = d.rejection;
       await deps.deadLetters.publish({ reason, ...(field !== undefined ? { field } : {}), subject: msg.subject, seq: msg.seq, raw: msg.raw });
       outcomes.push({ result: 'dead-lettered', keys: [], delayMs: 0, reason: field === undefined ? reason : `${field}: ${reason}` });
+      continue;
+    }
+    if (!isProjected(d.change)) {
+      const echo = isOwnSlice(d.change.object.metadata.labels, own);
+      outcomes.push({ result: echo ? 'echo' : 'ignored', kind: d.change.kind, keys: [], delayMs: 0 });
       continue;
     }
     valid.push({ index: outcomes.length, seq: msg.seq, change: d.change });

@@ -21,7 +21,7 @@ import type { JetStreamClient, StreamNames } from '@slicemesh/nats';
 import { kubeNodesFilter, partitionOf, slicesSubject } from '@slicemesh/nats';
 import { TriggerTimeTracker } from '@slicemesh/slicing';
 import { decodeKubeMessage } from '@slicemesh/contracts';
-import { objectChangeOf } from './ingest.ts';
+import { isProjected, objectChangeOf } from './ingest.ts';
 import type { LogMessage } from './kube-log.ts';
 import { kubeNamespaceFilter, readKubeLog } from './kube-log.ts';
 import type { SliceChangedMessage } from './reconcile.ts';
@@ -76,7 +76,8 @@ function newProjection(input: ReplayInput): { readonly state: ClusterState; read
     state,
     apply: (m) => {
       const d = decodeKubeMessage(m, ctx);
-      if (d.ok) state.restore(objectChangeOf(d.change)); // else the live slicer dead-lettered it
+      // Not ok: the live slicer dead-lettered it; not projected: it skipped it (another controller's slice).
+      if (d.ok && isProjected(d.change)) state.restore(objectChangeOf(d.change));
     },
   };
 }

@@ -202,6 +202,9 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
           metrics.deadLetters.inc();
           log.warn({ seq: msg?.seq, subject: msg?.subject, reason: out.reason }, 'dead-lettered a KUBE message');
         }
+        if (out.result === 'echo') {
+          log.warn({ seq: msg?.seq, subject: msg?.subject, managedBy: config.managedBy }, "an EndpointSlice of ours came back through KUBE: the watcher's MANAGED_BY should include the slicer's");
+        }
         for (const k of out.keys) {
           dirty.mark(k, msg?.seq ?? 0);
           queue.addAfter(k, out.delayMs);
@@ -295,6 +298,7 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
       offsets,
       store,
       deadLetters: natsDeadLetters(js, config.cluster, names, clock),
+      managedBy: config.managedBy,
       cluster: config.cluster,
       partitions: config.partitions,
       prefix: names.prefix,

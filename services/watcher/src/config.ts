@@ -1,6 +1,7 @@
 // The watcher's settings, each declared once with its flag, env variable, default and doc
 // (`watcher --help` prints them), plus the values derived from them.
 
+import { DEFAULT_OWN_MANAGERS, parseOwnManagers } from '@slicemesh/contracts';
 import { DEFAULT_MAX_OBJECT_BYTES } from '@slicemesh/kube';
 import type { KubeConnection } from '@slicemesh/kube';
 import type { StreamNames } from '@slicemesh/nats';
@@ -47,6 +48,13 @@ export const watcherConfig = defineConfig({
     max: 64 * 1024 * 1024,
     parse: 'int',
     doc: 'Largest trimmed object published; larger ones are dead-lettered. Lowered to fit the server max_payload.',
+  },
+  managedBy: {
+    env: 'MANAGED_BY',
+    flag: '--managed-by',
+    default: DEFAULT_OWN_MANAGERS.join(','),
+    parse: parseOwnManagers,
+    doc: "Managed-by values of our own EndpointSlices, comma-separated; must include the slicer's MANAGED_BY. Slices with any other value, or none, are other controllers' and are published to KUBE.",
   },
   healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 9101, min: 0, max: 65_535, parse: 'int', doc: 'Port of /metrics, /healthz and /readyz (0 picks a free one).' },
   logLevel: { env: 'LOG_LEVEL', flag: '--log-level', default: 'info', choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], parse: 'string', doc: 'Minimum log level.' },

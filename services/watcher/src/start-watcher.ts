@@ -1,6 +1,7 @@
 // startWatcher: the watcher with its real adapters (client-node informers, NATS JetStream),
 // for main.ts, `npm start` (the whole stack in one process) and the tests.
 
+import { ownManagers } from '@slicemesh/contracts';
 import { buildKubeConfig, DEFAULT_MAX_OBJECT_BYTES, ObjectWatch, serverOf } from '@slicemesh/kube';
 import type { KubeConfig } from '@slicemesh/kube';
 import { connectNats, ensureStreams, jetstreamManager } from '@slicemesh/nats';
@@ -91,6 +92,7 @@ export function startWatcher(config: WatcherConfig, deps: WatcherDeps = {}): Wat
         layout: { partitions: config.partitions, prefix: names.prefix },
         maxObjectBytes,
         publishWindow: config.publishWindow,
+        ownManagers: ownManagers(config.managedBy),
         retryDelayMs: exponentialBackoff({ baseMs: 200, maxMs: 10_000, jitter: 0.2 }),
       },
       { kubeLog, openWatch, clock, log: baseLog, metrics: watcherMetrics(metrics) },

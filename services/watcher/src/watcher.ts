@@ -13,7 +13,14 @@
 // not sent again. It also decides what a delete means: an object never published (always
 // invalid) has nothing to delete; one whose final state is invalid is deleted with its last
 // valid body.
+//
+// EndpointSlices are published only when they are not ours (isOwnSlice in @slicemesh/contracts):
+// the slicer's own slices reach the hints service on SLICES, and once the publisher writes them
+// into the API the watcher must not echo them back. A slice that becomes ours (its managed-by
+// label changed) is deleted from KUBE as if it had gone; one that stops being ours appears.
 
+import { isOwnSlice, ownManagers } from '@slicemesh/contracts';
+import type { OwnManagers } from '@slicemesh/contracts';
 import { asDeleted, objectKeyOf, toDomain, WATCHED_KINDS } from '@slicemesh/kube';
 import type { KubeChangeType, ObjectWatchEvent, ObjectWatchStatus, WatchedKind, WatchedObject } from '@slicemesh/kube';
 import { InvalidObjectError } from '@slicemesh/model';
@@ -51,6 +58,8 @@ export interface WatcherCoreOptions {
   readonly publishWindow: number;
   /** Defaults to WATCHED_KINDS. */
   readonly kinds?: readonly WatchedKind[];
+  /** Managed-by values of our own EndpointSlices, which are not published. Defaults to ownManagers(). */
+  readonly ownManagers?: OwnManagers;
   /** Wait before retry `attempt` (0-based) of a transiently failed publish, ms. */
   readonly retryDelayMs: (attempt: number) => number;
 }
@@ -81,6 +90,13 @@ export interface RunningWatcher {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** The labels of a raw object, when it has a string map of them. */
+function labelsOf(raw: unknown): Readonly<Record<string, string>> | undefined {
+  const meta = isRecord(raw) ? raw['metadata'] : undefined;
+  const labels = isRecord(meta) ? meta['labels'] : undefined;
+  return isRecord(labels) ? (labels as Record<string, string>) : undefined;
+}
+
 function uidOf(raw: unknown): string | undefined {
   const meta = isRecord(raw) ? raw['metadata'] : undefined;
   return isRecord(meta) && typeof meta['uid'] === 'string' && meta['uid'] !== '' ? meta['uid'] : undefined;
@@ -109,6 +125,7 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
   const { cluster, layout } = opts;
   const { kubeLog, clock, metrics } = ports;
   const log = ports.log.child({ cluster });
+  const own = opts.ownManagers ?? ownManagers();
   const published = new Map<string, WatchedObject>();
   const watches: ChangeWatch[] = [];
   const sleepers = new Set<{ timer: TimerHandle; wake: () => void }>();
@@ -202,6 +219,14 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
   }
 
   async function upsert(kind: WatchedKind, key: string, raw: unknown, observedAt: number): Promise<void> {
+    // Ours: read from the raw labels, so our own slices are never validated or published. One
+    // that was foreign before (its label changed) leaves KUBE the way a deleted object does.
+    if (kind === 'EndpointSlice' && isOwnSlice(labelsOf(raw), own)) {
+      const prev = published.get(key);
+      if (prev === undefined) return skip(kind, 'own-slice');
+      const rv = isRecord(raw) && isRecord(raw['metadata']) && typeof raw['metadata']['resourceVersion'] === 'string' ? raw['metadata']['resourceVersion'] : '';
+      return remove(kind, key, prev, laterVersion(rv, prev.metadata.resourceVersion), observedAt);
+    }
     let obj: WatchedObject;
     let msg: KubeMessage;
     try {
