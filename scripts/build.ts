@@ -17,6 +17,7 @@ export const PROGRAMS: Readonly<Record<string, string>> = {
   watcher: 'services/watcher/src/main.ts',
   slicer: 'services/slicer/src/main.ts',
   hints: 'services/hints/src/main.ts',
+  publisher: 'services/publisher/src/main.ts',
   'proxy-agent': 'services/proxy-agent/src/main.ts',
   'cluster-sim': 'services/cluster-sim/src/main.ts',
   stack: 'services/stack/src/main.ts',

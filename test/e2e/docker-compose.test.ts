@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { hintsConfig } from '@slicemesh/hints';
 import { parseProxyAgentConfig } from '@slicemesh/proxy-agent';
+import { publisherConfig } from '@slicemesh/publisher';
 import { slicerConfig } from '@slicemesh/slicer';
 import { watcherConfig } from '@slicemesh/watcher';
 import { REPO_ROOT } from '../../services/stack/src/index.ts';
@@ -38,14 +39,15 @@ const PARSERS: Record<string, (env: Record<string, string>) => unknown> = {
   watcher: (env) => watcherConfig.parse([], env),
   slicer: (env) => slicerConfig.parse([], env),
   hints: (env) => hintsConfig.parse([], env),
+  publisher: (env) => publisherConfig.parse([], env),
   'proxy-agent': (env) => parseProxyAgentConfig([], env),
 };
 const programOf = (s: ComposeService): string => /^dist\/([a-z-]+)\.js$/.exec(s.command?.[0] ?? '')?.[1] ?? '';
 
 describe('docker-compose.yml', () => {
-  it('runs NATS, Postgres, cluster-sim, the watcher, the slicer, the hints service and dry-run proxy agents', () => {
+  it('runs NATS, Postgres, cluster-sim, the watcher, the slicer, the hints service, the publisher and dry-run proxy agents', () => {
     const programs = new Set(ours.map(([, s]) => programOf(s)));
-    for (const p of ['cluster-sim', 'watcher', 'slicer', 'hints', 'proxy-agent']) expect(programs, p).toContain(p);
+    for (const p of ['cluster-sim', 'watcher', 'slicer', 'hints', 'publisher', 'proxy-agent']) expect(programs, p).toContain(p);
     expect(compose.services['nats']?.image).toMatch(/^nats:2\.9/);
     expect(compose.services['postgres']?.image).toMatch(/^postgres:15/);
   });
@@ -72,6 +74,9 @@ describe('docker-compose.yml', () => {
     expect(envOf('slicer')['DB_SCHEMA']).toBe(envOf('hints')['DB_SCHEMA']);
     expect(envOf('watcher')['PARTITIONS']).toBe(envOf('slicer')['PARTITIONS']);
     expect(envOf('watcher')['KUBE_SERVER']).toBe('http://cluster-sim:8001');
+    expect(envOf('publisher')['KUBE_SERVER']).toBe(envOf('watcher')['KUBE_SERVER']);
+    expect(envOf('publisher')['DB_SCHEMA']).toBe(envOf('slicer')['DB_SCHEMA']);
+    expect(envOf('publisher')['MODE']).toBe('write');
     expect(envOf('slicer')['NATS_URL']).toBe('nats://nats:4222');
   });
 

@@ -100,7 +100,6 @@ export const publisherConfig = defineConfig({
     doc: 'Minimum log level.',
     parse: 'string',
   },
-  drainPollInterval: { env: 'DRAIN_POLL_INTERVAL', flag: '--drain-poll-interval', default: '100ms', min: 10, doc: 'How often startup checks whether the backlog has been applied.', parse: 'duration' },
 });
 
 export type PublisherConfig = ConfigOf<typeof publisherConfig.spec>;

@@ -46,9 +46,44 @@ export interface SequencedChange {
 const keyOf = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 /**
+ * The last action per slice of the changes added so far, in stream order. Memory is bounded by
+ * the number of distinct slices, however many messages go in (the publisher holds a whole
+ * startup backlog in one, so a replay only ever writes each slice's final state).
+ */
+export class ActionSet {
+  readonly #last = new Map<string, SliceAction>();
+
+  /** Adds one message. Within it deletes are taken before upserts, so a name in both (which the slicer never sends) ends as an upsert. */
+  add({ seq, message }: SequencedChange): void {
+    for (const name of message.deletes) {
+      const key = keyOf(message.namespace, name);
+      this.#last.delete(key); // re-inserted so that Map order follows the latest action
+      this.#last.set(key, { type: 'delete', namespace: message.namespace, name, seq });
+    }
+    for (const slice of message.upserts) {
+      const key = keyOf(message.namespace, slice.metadata.name);
+      this.#last.delete(key);
+      this.#last.set(key, { type: 'upsert', namespace: message.namespace, name: slice.metadata.name, seq, slice });
+    }
+  }
+
+  /** Ordered by the sequence of each slice's last action. */
+  actions(): SliceAction[] {
+    return [...this.#last.values()];
+  }
+
+  get size(): number {
+    return this.#last.size;
+  }
+
+  clear(): void {
+    this.#last.clear();
+  }
+}
+
+/**
  * The last action per slice across `changes` (given in stream order), ordered by the sequence
- * of that last action. Within one message deletes are taken before upserts, so a name in both
- * (which the slicer never sends) ends as an upsert.
+ * of that last action (see ActionSet).
  *
  * ### Examples
  * ```ts
@@ -57,20 +92,9 @@ const keyOf = (namespace: string, name: string): string => `${namespace}/${name}
  * ```
  */
 export function coalesce(changes: readonly SequencedChange[]): SliceAction[] {
-  const last = new Map<string, SliceAction>();
-  for (const { seq, message } of changes) {
-    for (const name of message.deletes) {
-      const key = keyOf(message.namespace, name);
-      last.delete(key); // re-inserted so that Map order follows the latest action
-      last.set(key, { type: 'delete', namespace: message.namespace, name, seq });
-    }
-    for (const slice of message.upserts) {
-      const key = keyOf(message.namespace, slice.metadata.name);
-      last.delete(key);
-      last.set(key, { type: 'upsert', namespace: message.namespace, name: slice.metadata.name, seq, slice });
-    }
-  }
-  return [...last.values()];
+  const set = new ActionSet();
+  for (const c of changes) set.add(c);
+  return set.actions();
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -5,6 +5,12 @@
 // acked. A restart positions the durable just after the recorded sequence; whatever is
 // delivered twice is decided against the live object again and changes nothing.
 //
+// The backlog found at (re)start is applied as one set: its messages are coalesced as they
+// arrive (acked, but not recorded) and applied once the last of them is in. A replay therefore
+// writes each slice's final state only, never the history it went through — no stale endpoints
+// appear in the API for the length of a catch-up. A crash meanwhile loses nothing: the recorded
+// sequence has not moved, and the next start reads the same backlog again.
+//
 // The recorded sequence is per mode (`publisher:<cluster>:<stream>:<mode>`), so switching a
 // deployment from shadow to write replays SLICES from the start into the API instead of
 // resuming after slices that were only counted.
@@ -24,8 +30,7 @@ import type { ActionResult, ApplyDeps, Outcome } from './apply.ts';
 import { StoppedError, applyActions, rateLimitedApi, sleepOn } from './apply.ts';
 import type { PublisherConfig } from './config.ts';
 import { kubeConnectionOf } from './config.ts';
-import type { SequencedChange } from './decide.ts';
-import { coalesce } from './decide.ts';
+import { ActionSet } from './decide.ts';
 import { publisherMetrics } from './publisher-metrics.ts';
 
 export interface PublisherDeps {
@@ -85,6 +90,12 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
   const stop = new AbortController();
   const counts: Partial<Record<Outcome, number>> = {};
   let offset = 0;
+  /** The backlog being gathered: its actions, its last sequence, and how many of its messages are still to come. */
+  const held = new ActionSet();
+  let heldLast = 0;
+  let backlogLeft = 0;
+  let backlogApplied: () => void = () => {};
+  const backlogDone = new Promise<void>((resolve) => (backlogApplied = resolve));
   let failing: string | undefined;
   let startupStatus: ReadyStatus = { ready: false, reason: 'starting' };
   let nc: NatsConnection | undefined;
@@ -128,10 +139,19 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     }
   }
 
+  /** Positions the durable just after the recorded sequence and starts gathering the backlog it has. */
+  async function restartAtOffset(jsm: JetStreamManager): Promise<void> {
+    held.clear();
+    heldLast = 0;
+    const info = await restartDurableAt(jsm, config.slicesStream, durableOpts, offset + 1);
+    backlogLeft = info.num_pending;
+    if (backlogLeft === 0) backlogApplied();
+  }
+
   async function handle(msgs: readonly ConsumedMessage[]): Promise<HandlerOutcome> {
     const t0 = performance.now();
-    const changes: SequencedChange[] = [];
-    let last = offset;
+    let last = Math.max(offset, heldLast);
+    backlogLeft -= msgs.length;
     for (const msg of msgs) {
       if (msg.seq <= offset) {
         m.message('redelivered');
@@ -146,9 +166,16 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
         continue;
       }
       m.message('applied');
-      changes.push({ seq: msg.seq, message: parsed.value });
+      held.add({ seq: msg.seq, message: parsed.value });
     }
-    const actions = coalesce(changes);
+    if (backlogLeft > 0) {
+      // More of the backlog is coming: keep gathering (acked, not recorded; see the file comment).
+      heldLast = last;
+      return 'ack';
+    }
+    const actions = held.actions();
+    held.clear();
+    heldLast = 0;
     const results = await applyActions(applyDeps, actions);
     for (const r of results) report(r);
     if (last > offset) {
@@ -159,6 +186,7 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     }
     m.batch((performance.now() - t0) / 1000, actions.length);
     failing = undefined;
+    backlogApplied();
     return 'ack';
   }
 
@@ -166,7 +194,7 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     let failures = 0;
     for (let first = true; !stop.signal.aborted; first = false) {
       try {
-        if (!first) await restartDurableAt(jsm, config.slicesStream, durableOpts, offset + 1);
+        if (!first) await restartAtOffset(jsm);
         await consumeBatchesInOrder(js, config.slicesStream, durable, handle, { signal: stop.signal, batch: config.batch });
         failures = 0;
         if (!stop.signal.aborted) log.warn({}, 'consumer ended; starting it again');
@@ -195,15 +223,10 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     m.applied(offset);
     aborted();
     // Just after the recorded sequence: what the server still held as pending comes again, in order.
-    await restartDurableAt(jsm, config.slicesStream, durableOpts, offset + 1);
-    const target = streams.slices.state.last_seq;
-    log.info({ offset, backlogTo: target, durable, owned: [...owned], qps: config.kubeApiQps, burst: config.kubeApiBurst }, 'consuming SLICES');
+    await restartAtOffset(jsm);
+    log.info({ offset, backlog: backlogLeft, streamLastSeq: streams.slices.state.last_seq, durable, owned: [...owned], qps: config.kubeApiQps, burst: config.kubeApiBurst }, 'consuming SLICES');
     loop = supervise(js, jsm);
-    while (!stop.signal.aborted) {
-      const info = await jsm.consumers.info(config.slicesStream, durable);
-      if (offset >= target || info.num_pending + info.num_ack_pending === 0) break;
-      await sleepOn(clock, config.drainPollInterval, stop.signal).catch(() => {});
-    }
+    await Promise.race([backlogDone, new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }))]);
     aborted();
     startupStatus = { ready: true };
     log.info({ offset, counts }, 'ready');

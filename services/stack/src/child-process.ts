@@ -18,7 +18,7 @@ const BUILT_ROOT = builtRootOf(import.meta.url);
 /** The repository root (services/stack/src → ../../..), or the directory holding dist/ when built. */
 export const REPO_ROOT = BUILT_ROOT ?? fileURLToPath(new URL('../../../', import.meta.url));
 
-export type ServiceProgram = 'watcher' | 'slicer' | 'hints' | 'proxy-agent' | 'cluster-sim' | 'stack';
+export type ServiceProgram = 'watcher' | 'slicer' | 'hints' | 'publisher' | 'proxy-agent' | 'cluster-sim' | 'stack';
 
 /** The entry file of a service, absolute: <builtRoot>/dist/<program>.js when built, else its src/main.ts. */
 export function mainOf(program: ServiceProgram, builtRoot = BUILT_ROOT): string {

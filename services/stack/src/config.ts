@@ -4,7 +4,7 @@
 import { parseDuration, defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 import { AGENT_MODES } from './agents.ts';
-import { LOG_LEVELS } from './service-env.ts';
+import { LOG_LEVELS, STACK_PUBLISHER_MODES } from './service-env.ts';
 
 /** `--duration`: plain seconds (`30`) or a duration (`90s`, `2m`); 0 = until Ctrl-C. Returns ms. */
 export function parseRunDuration(text: string): number {
@@ -27,13 +27,21 @@ export const stackConfig = defineConfig({
   simPort: { env: 'STACK_SIM_PORT', flag: '--sim-port', default: 8001, min: 0, max: 65_535, parse: 'int', doc: "cluster-sim's port (kubectl --server http://127.0.0.1:<port>); 0 picks a free one." },
   cluster: { env: 'STACK_CLUSTER', flag: '--cluster', default: 'local', parse: 'string', doc: 'Cluster id of the simulated cluster in subjects and keys.' },
   partitions: { env: 'STACK_PARTITIONS', flag: '--partitions', default: 2, min: 1, max: 64, parse: 'int', doc: 'KUBE partitions (namespaces hashed over them).' },
+  publisherMode: {
+    env: 'STACK_PUBLISHER_MODE',
+    flag: '--publisher-mode',
+    default: 'write',
+    choices: STACK_PUBLISHER_MODES,
+    parse: 'string',
+    doc: 'The publisher: write the slices to cluster-sim (kubectl get endpointslices shows them), shadow (count what it would write), or off.',
+  },
   agents: { env: 'STACK_AGENTS', flag: '--agents', default: 'node', choices: AGENT_MODES, parse: 'string', doc: 'Dry-run proxy agents: one per node, one per zone, or none.' },
   processes: {
     env: 'STACK_PROCESSES',
     flag: '--processes',
     default: false,
     parse: 'bool',
-    doc: 'Run watcher, slicer, hints and agents as child processes (node dist/<svc>.js, as built; from the sources when the stack itself runs from them) instead of in this process.',
+    doc: 'Run watcher, slicer, hints, publisher and agents as child processes (node dist/<svc>.js, as built; from the sources when the stack itself runs from them) instead of in this process.',
   },
   keepState: {
     env: 'STACK_KEEP_STATE',

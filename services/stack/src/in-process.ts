@@ -5,6 +5,7 @@ import type { LoggerOptions, ServiceDefinition } from '@slicemesh/runtime';
 import { hostService } from '@slicemesh/runtime';
 import { hintsService } from '@slicemesh/hints';
 import { proxyAgentService } from '@slicemesh/proxy-agent';
+import { publisherServiceWith } from '@slicemesh/publisher';
 import { slicerService } from '@slicemesh/slicer';
 import { watcherServiceWith } from '@slicemesh/watcher';
 import type { Incarnation } from './component.ts';
@@ -22,4 +23,5 @@ function inProcess<C>(def: ServiceDefinition<C>, env: Env, destination: LogDesti
 export const watcherInProcess = (env: Env, destination: LogDestination): Incarnation => inProcess(watcherServiceWith({ env: {} }), env, destination);
 export const slicerInProcess = (env: Env, destination: LogDestination): Incarnation => inProcess(slicerService, env, destination);
 export const hintsInProcess = (env: Env, destination: LogDestination): Incarnation => inProcess(hintsService, env, destination);
+export const publisherInProcess = (env: Env, destination: LogDestination): Incarnation => inProcess(publisherServiceWith({ env: {} }), env, destination);
 export const agentInProcess = (env: Env, destination: LogDestination): Incarnation => inProcess(proxyAgentService, env, destination);

@@ -27,13 +27,14 @@ function banner(stack: Stack, c: StackConfig, runDir: string): void {
   out(`  kube API    ${stack.urls.kube}   e.g. kubectl --server ${stack.urls.kube} get pods -A`);
   out(`  NATS        ${c.natsUrl}   streams ${n.kube} ${n.slices} ${n.dlq}, buckets ${n.svc} ${n.views}${n.prefix ? `, subjects ${n.prefix}…` : ''}`);
   out(`  Postgres    ${c.databaseUrl}   schema ${stack.run.schema}`);
+  out(`  publisher   ${c.publisherMode === 'off' ? 'off' : c.publisherMode === 'write' ? `write: kubectl --server ${stack.urls.kube} get endpointslices -A` : 'shadow: counts what it would write, writes nothing'}`);
   out(`  agents      ${stack.agents.length} dry-run (${c.agents}): rules in ${runDir}/<node>.rules`);
   out(`  logs        ${join(runDir, 'logs')}/<component>.log`);
 }
 
 async function main(argv: readonly string[]): Promise<void> {
   if (helpRequested(argv)) {
-    out(`Usage: npm start -- [--flag value ...]\n\nRuns cluster-sim, the watcher, the slicer, the hints service and dry-run proxy agents against NATS and Postgres.\n\n${stackConfig.usage()}`);
+    out(`Usage: npm start -- [--flag value ...]\n\nRuns cluster-sim, the watcher, the slicer, the hints service, the publisher and dry-run proxy agents against NATS and Postgres.\n\n${stackConfig.usage()}`);
     return;
   }
   let c: StackConfig;
@@ -66,6 +67,7 @@ async function main(argv: readonly string[]): Promise<void> {
       ...(c.seed !== undefined ? { seed: c.seed } : {}),
       simPort: c.simPort,
       agents: c.agents,
+      publisherMode: c.publisherMode,
       processes: c.processes,
       runDir,
       logDir: join(runDir, 'logs'),

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { hintsConfig } from '@slicemesh/hints';
 import { parseProxyAgentConfig } from '@slicemesh/proxy-agent';
+import { publisherConfig } from '@slicemesh/publisher';
 import { slicerConfig } from '@slicemesh/slicer';
 import { watcherConfig } from '@slicemesh/watcher';
 import { deepFreeze } from '@slicemesh/testing';
 import { freshRunNames } from './run-names.ts';
 import type { StackLayout } from './service-env.ts';
-import { agentEnv, hintsEnv, slicerEnv, watcherEnv } from './service-env.ts';
+import { agentEnv, hintsEnv, publisherEnv, slicerEnv, watcherEnv } from './service-env.ts';
 
 const LAYOUT: StackLayout = deepFreeze({
   natsUrl: 'nats://127.0.0.1:4222',
@@ -38,12 +39,18 @@ describe('service environments', () => {
     expect(c).toMatchObject({ dbSchema: 'slicemesh_r1', cluster: 'local', slicesStream: 'SLICES_r1', subjectPrefix: 'rr1.', svcBucket: 'svc_r1', viewsBucket: 'views_r1' });
   });
 
-  it('proxy agent: dry-run iptables rules for its node and zone, the same cluster and buckets', () => {
-    const c = parseProxyAgentConfig([], agentEnv(LAYOUT, { node: 'a-1', zone: 'zone-a', nodeIPs: ['172.18.0.10'], rulesFile: '/run/a-1.rules' }, 0));
-    expect(c).toMatchObject({ cluster: 'local', nodeName: 'a-1', nodeZone: 'zone-a', nodeIPs: ['172.18.0.10'], backend: 'dry-run', dryRunFile: '/run/a-1.rules', dryRunFormat: 'iptables', svcBucket: 'svc_r1', viewsBucket: 'views_r1' });
+  it('publisher: the mode asked for, the same schema, streams and API server, default QPS and burst', () => {
+    const c = publisherConfig.parse([], publisherEnv(LAYOUT, 'write', 9104));
+    expect(c).toMatchObject({ mode: 'write', dbSchema: 'slicemesh_r1', cluster: 'local', slicesStream: 'SLICES_r1', subjectPrefix: 'rr1.', kubeServer: 'http://127.0.0.1:8001', kubeApiQps: 20, kubeApiBurst: 30, healthPort: 9104 });
+    expect(publisherConfig.parse([], publisherEnv(LAYOUT, 'shadow', 0)).mode).toBe('shadow');
   });
 
-  it('an unzoned agent reads the unfiltered view (empty zone)', () => {
-    expect(parseProxyAgentConfig([], agentEnv(LAYOUT, { node: 'x', zone: '', nodeIPs: [], rulesFile: '/r' }, 0)).nodeZone).toBe('');
+  it('proxy agent: dry-run iptables rules for its node, the same cluster and buckets, the run\'s KUBE stream and prefix', () => {
+    const c = parseProxyAgentConfig([], agentEnv(LAYOUT, { node: 'a-1', zone: 'zone-a', nodeIPs: ['172.18.0.10'], rulesFile: '/run/a-1.rules' }, 0));
+    expect(c).toMatchObject({ cluster: 'local', nodeName: 'a-1', nodeIPs: ['172.18.0.10'], backend: 'dry-run', dryRunFile: '/run/a-1.rules', dryRunFormat: 'iptables', svcBucket: 'svc_r1', viewsBucket: 'views_r1', kubeStream: 'KUBE_r1', subjectPrefix: 'rr1.' });
+  });
+
+  it('proxy agent: no NODE_ZONE, zoned node or not — the agent follows its Node\'s label', () => {
+    for (const zone of ['zone-a', '']) expect(parseProxyAgentConfig([], agentEnv(LAYOUT, { node: 'x', zone, nodeIPs: [], rulesFile: '/r' }, 0)).nodeZone, zone).toBe('');
   });
 });

@@ -30,7 +30,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** One proxy agent: the node it plays and where its dry-run rules go. */
 export interface AgentSpec {
   readonly node: string;
-  /** '' for a node without a zone label (it reads the unfiltered view). */
+  /** The node's zone label when the stack started ('' without one); the agent itself follows its Node. */
   readonly zone: string;
   readonly nodeIPs: readonly string[];
   readonly rulesFile: string;
@@ -66,10 +66,23 @@ export function hintsEnv(l: StackLayout, healthPort: number): Env {
   };
 }
 
+/** What the stack's publisher does: write to the API, count only, or not run. */
+export const STACK_PUBLISHER_MODES = ['write', 'shadow', 'off'] as const;
+export type StackPublisherMode = (typeof STACK_PUBLISHER_MODES)[number];
+
+/** services/publisher/src/config.ts: the slices go to the API server the watcher reads, at kube-controller-manager's default QPS and burst. */
+export function publisherEnv(l: StackLayout, mode: 'write' | 'shadow', healthPort: number): Env {
+  return {
+    MODE: mode, NATS_URL: l.natsUrl, DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, ...streams(l),
+    KUBE_SERVER: l.kubeServer, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
+  };
+}
+
 /** services/proxy-agent/src/config.ts, with the dry-run backend writing iptables-restore input. */
 export function agentEnv(l: StackLayout, a: AgentSpec, healthPort: number): Env {
   return {
-    NATS_URL: l.natsUrl, CLUSTER: l.cluster, NODE_NAME: a.node, NODE_ZONE: a.zone, NODE_IPS: a.nodeIPs.join(','),
+    // No NODE_ZONE: the agent follows its Node's zone label in KUBE, relabels included.
+    NATS_URL: l.natsUrl, CLUSTER: l.cluster, NODE_NAME: a.node, KUBE_STREAM: l.names.kube, SUBJECT_PREFIX: l.names.prefix, NODE_IPS: a.nodeIPs.join(','),
     BACKEND: 'dry-run', DRY_RUN_FILE: a.rulesFile, DRY_RUN_FORMAT: 'iptables', MIN_SYNC_PERIOD: '200ms',
     SVC_BUCKET: l.names.svc, VIEWS_BUCKET: l.names.views, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
   };

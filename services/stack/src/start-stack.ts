@@ -1,5 +1,5 @@
 // startStack: the whole pipeline on one machine — cluster-sim, one watcher, one slicer, one
-// hints service and dry-run proxy agents — in this process or as child processes, against the
+// hints service, optionally the publisher, and dry-run proxy agents — in this process or as child processes, against the
 // given NATS and Postgres, under names that isolate it from any other run.
 
 import { createWriteStream, mkdirSync } from 'node:fs';
@@ -18,18 +18,18 @@ import type { ServiceProgram } from './child-process.ts';
 import type { Component, Incarnation } from './component.ts';
 import { restartableComponent } from './component.ts';
 import type { LogDestination } from './in-process.ts';
-import { agentInProcess, hintsInProcess, slicerInProcess, watcherInProcess } from './in-process.ts';
+import { agentInProcess, hintsInProcess, publisherInProcess, slicerInProcess, watcherInProcess } from './in-process.ts';
 import type { BackboneReading } from './probe.ts';
 import { consumersOf, countViewKeys, readBackbone, scrapeMetric } from './probe.ts';
 import type { RunNames } from './run-names.ts';
-import type { AgentSpec, Env, LogLevel, StackLayout } from './service-env.ts';
-import { agentEnv, hintsEnv, slicerEnv, watcherEnv } from './service-env.ts';
+import type { AgentSpec, Env, LogLevel, StackLayout, StackPublisherMode } from './service-env.ts';
+import { agentEnv, hintsEnv, publisherEnv, slicerEnv, watcherEnv } from './service-env.ts';
 import type { SettleOptions, SettleReading } from './settle.ts';
 import { waitSettled } from './settle.ts';
 import type { StackStatus } from './status.ts';
 
-export type ServiceKind = 'watcher' | 'slicer' | 'hints' | 'agents';
-export const SERVICE_KINDS: readonly ServiceKind[] = ['watcher', 'slicer', 'hints', 'agents'];
+export type ServiceKind = 'watcher' | 'slicer' | 'hints' | 'publisher' | 'agents';
+export const SERVICE_KINDS: readonly ServiceKind[] = ['watcher', 'slicer', 'hints', 'publisher', 'agents'];
 
 export interface StackOptions {
   readonly natsUrl: string;
@@ -52,6 +52,11 @@ export interface StackOptions {
   readonly kubeServer?: string;
   /** Services to run; the others are left out (a test may run them itself). Defaults to all. */
   readonly services?: readonly ServiceKind[];
+  /**
+   * The publisher: writes the slices to the API server (`write`), only counts what it would
+   * write (`shadow`), or does not run (`off`, the default here; `npm start` asks for `write`).
+   */
+  readonly publisherMode?: StackPublisherMode;
   /** Proxy agents: one per node, one per zone, or none. Defaults to 'node'. */
   readonly agents?: AgentMode;
   /** Run these as child processes (dist/<svc>.js when built, else services/<svc>/src/main.ts); true = all. Defaults to none. */
@@ -92,7 +97,7 @@ export interface Stack {
   readonly db: DbHandle['db'];
   readonly urls: StackUrls;
   components(): readonly Component[];
-  /** 'watcher', 'slicer', 'hints' or 'agent/<node>'; throws for an unknown name. */
+  /** 'watcher', 'slicer', 'hints', 'publisher' or 'agent/<node>'; throws for an unknown name. */
   component(name: string): Component;
   status(): Promise<StackStatus>;
   /** One backbone reading (plus the simulator's resourceVersion). */
@@ -204,6 +209,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const watcherReady = components[0]?.ready() ?? now;
     if (wanted.has('slicer')) add('slicer', 'slicer', 'slicer', (p) => slicerEnv(layout, p), slicerInProcess, watcherReady);
     if (wanted.has('hints')) add('hints', 'hints', 'hints', (p) => hintsEnv(layout, p), hintsInProcess, watcherReady);
+    const publisherMode = options.publisherMode ?? 'off';
+    if (wanted.has('publisher') && publisherMode !== 'off') add('publisher', 'publisher', 'publisher', (p) => publisherEnv(layout, publisherMode, p), publisherInProcess, watcherReady);
     for (const a of agents) add(`agent/${a.node}`, 'agents', 'proxy-agent', (p) => agentEnv(layout, a, p), agentInProcess, watcherReady);
 
     const ready = Promise.all(
@@ -247,10 +254,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       reading,
       settled: (opts) => waitSettled(reading, opts),
       status: async () => {
-        const [backbone, viewKeys, objectsSeen] = await Promise.all([
+        const publisher = byName.get('publisher');
+        const [backbone, viewKeys, objectsSeen, apiWrites] = await Promise.all([
           readBackbone(probe, consumers),
           countViewKeys(probe),
           scrapeMetric(byName.get('watcher')?.healthUrl(), 'slicemesh_watcher_events_published_total'),
+          publisher === undefined ? undefined : scrapeMetric(publisher.healthUrl(), publisherMode === 'shadow' ? 'slicemesh_publisher_would_writes_total' : 'slicemesh_publisher_writes_total'),
         ]);
         const agentComponents = components.filter((c) => c.name.startsWith('agent/'));
         return {
@@ -258,6 +267,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           uptimeMs: Date.now() - startedAt,
           objectsSeen,
           viewKeys,
+          ...(apiWrites !== undefined ? { apiWrites: { count: apiWrites, shadow: publisherMode === 'shadow' } } : {}),
           agents: { synced: agentComponents.filter((c) => c.isReady()).length, total: agentComponents.length },
           notReady: components.filter((c) => !c.isReady()).map((c) => c.name).filter((n) => !n.startsWith('agent/')),
         };

@@ -13,6 +13,8 @@ describe('formatStatus', () => {
     { name: 'a settled stack', edit: {}, want: '[ 1m05s] objects 96 | KUBE seq 412 | slices 8 | hinted 3/7 svc | views 54 | agents 9/9 synced | DLQ 0 | backlog 0' },
     { name: 'backlog adds pending messages, dirty Services and unpublished outbox rows', edit: { uptimeMs: 3_000, pending: 5, dirty: 2, outbox: 1 }, want: '[    3s] objects 96 | KUBE seq 412 | slices 8 | hinted 3/7 svc | views 54 | agents 9/9 synced | DLQ 0 | backlog 8' },
     { name: 'unknown values (nothing created yet) print as -', edit: { uptimeMs: 0, objectsSeen: null, kubeSeq: null, viewKeys: null, deadLetters: null, pending: null }, want: '[    0s] objects - | KUBE seq - | slices 8 | hinted 3/7 svc | views - | agents 9/9 synced | DLQ - | backlog -' },
+    { name: "the publisher's API writes follow the views", edit: { apiWrites: { count: 12, shadow: false } }, want: '[ 1m05s] objects 96 | KUBE seq 412 | slices 8 | hinted 3/7 svc | views 54 | API writes 12 | agents 9/9 synced | DLQ 0 | backlog 0' },
+    { name: 'a shadow publisher shows what it would write', edit: { apiWrites: { count: null, shadow: true } }, want: '[ 1m05s] objects 96 | KUBE seq 412 | slices 8 | hinted 3/7 svc | views 54 | would write - | agents 9/9 synced | DLQ 0 | backlog 0' },
     { name: 'components not ready are named', edit: { notReady: ['slicer', 'hints'] }, want: '[ 1m05s] objects 96 | KUBE seq 412 | slices 8 | hinted 3/7 svc | views 54 | agents 9/9 synced | DLQ 0 | backlog 0 | not ready: slicer, hints' },
   ];
   for (const tc of cases) it(tc.name, () => expect(formatStatus(deepFreeze({ ...BASE, ...tc.edit }))).toBe(tc.want));

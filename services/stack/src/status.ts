@@ -9,6 +9,8 @@ export interface StackStatus extends BackboneReading {
   readonly objectsSeen: number | null;
   readonly viewKeys: number | null;
   readonly agents: { readonly synced: number; readonly total: number };
+  /** The publisher's writes to the API (shadow: the writes it would have made); absent when it does not run. */
+  readonly apiWrites?: { readonly count: number | null; readonly shadow: boolean };
   /** Components not ready right now, by name. */
   readonly notReady: readonly string[];
 }
@@ -34,6 +36,7 @@ export function formatStatus(s: StackStatus): string {
     `slices ${s.slices}`,
     `hinted ${s.hintedServices}/${s.decidedServices} svc`,
     `views ${num(s.viewKeys)}`,
+    ...(s.apiWrites !== undefined ? [`${s.apiWrites.shadow ? 'would write' : 'API writes'} ${num(s.apiWrites.count)}`] : []),
     `agents ${s.agents.synced}/${s.agents.total} synced`,
     `DLQ ${num(s.deadLetters)}`,
     `backlog ${backlog}`,
