@@ -49,6 +49,19 @@ describe('HintsProjectionStore.commitIngest', () => {
     });
   }
 
+  it("other controllers' slices: kept apart from the slicer's (same name allowed), deleted by namespace/name, and loaded back by the snapshot", async () => {
+    const store = new HintsProjectionStore(t.db, 'i5');
+    const imported = makeSlice('imported-1', [ep('10.0.1.1')], { service: 'db', managedBy: 'mcs-importer' });
+    await store.commitIngest('c5-slices', 1, { slices: { upserts: [makeSlice('web-a', [])], deletes: [] } });
+    await store.commitIngest('c5-eps', 1, { foreignSlices: { upserts: [imported, makeSlice('web-a', [], { managedBy: 'x' }), makeSlice('gone', [], { managedBy: 'x' })], deletes: [] } });
+    await store.commitIngest('c5-eps', 2, { foreignSlices: { upserts: [], deletes: [{ namespace: 'default', name: 'gone' }] } });
+    const snap = await store.loadSnapshot(['c5-slices', 'c5-eps']);
+    expect(snap.slices.map((s) => s.metadata.name)).toEqual(['web-a']);
+    expect(snap.foreignSlices.map((s) => [s.metadata.name, s.metadata.labels?.['endpointslice.kubernetes.io/managed-by']])).toEqual([['imported-1', 'mcs-importer'], ['web-a', 'x']]);
+    expect(snap.foreignSlices[0]).toEqual(imported);
+    expect([...snap.offsets]).toEqual([['c5-slices', 1], ['c5-eps', 2]]);
+  });
+
   it('a batch at or below the stored offset writes nothing and says so (its commit was acknowledged late)', async () => {
     const store = new HintsProjectionStore(t.db, 'i3');
     await store.commitIngest('c3', 7, { nodes: { upserts: [makeNode('n1')], deletes: [] } });

@@ -8,8 +8,8 @@ import { sql } from 'kysely';
 import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 import type { HintDecision, NamespacedName, PublishedView } from './hints-store.ts';
 import {
-  deleteHintNodes, deleteHintServices, deleteHintSlices, loadHintDecisions, loadHintNodes,
-  loadHintServices, loadHintSlices, loadPublishedViews, upsertHintNodes, upsertHintServices, upsertHintSlices,
+  deleteHintForeignSlices, deleteHintNodes, deleteHintServices, deleteHintSlices, loadHintDecisions, loadHintForeignSlices, loadHintNodes,
+  loadHintServices, loadHintSlices, loadPublishedViews, upsertHintForeignSlices, upsertHintNodes, upsertHintServices, upsertHintSlices,
 } from './hints-store.ts';
 import { advanceOffset, getOffset } from './offsets.ts';
 import type { Db } from './schema.ts';
@@ -18,6 +18,8 @@ export interface HintsSnapshot {
   readonly services: readonly Service[];
   /** Sorted by namespace/name. */
   readonly slices: readonly EndpointSlice[];
+  /** Other controllers' slices (from KUBE), sorted by namespace/name. */
+  readonly foreignSlices: readonly EndpointSlice[];
   readonly nodes: readonly Node[];
   readonly decisions: readonly HintDecision[];
   readonly publishedViews: readonly PublishedView[];
@@ -28,6 +30,7 @@ export interface HintsSnapshot {
 /** The final state of every row a batch changed (a row both deleted and upserted is an upsert). */
 export interface HintsIngestRows {
   readonly slices?: { readonly upserts: readonly EndpointSlice[]; readonly deletes: readonly NamespacedName[] };
+  readonly foreignSlices?: { readonly upserts: readonly EndpointSlice[]; readonly deletes: readonly NamespacedName[] };
   readonly nodes?: { readonly upserts: readonly Node[]; readonly deletes: readonly string[] };
   readonly services?: { readonly upserts: readonly Service[]; readonly deletes: readonly NamespacedName[] };
 }
@@ -66,6 +69,7 @@ export class HintsProjectionStore {
         return {
           services: await loadHintServices(trx, c),
           slices: await loadHintSlices(trx, c),
+          foreignSlices: await loadHintForeignSlices(trx, c),
           nodes: await loadHintNodes(trx, c),
           decisions: await loadHintDecisions(trx, c),
           publishedViews: await loadPublishedViews(trx, c),
@@ -88,6 +92,12 @@ export class HintsProjectionStore {
         for (const d of rows.slices.deletes) byNamespace.set(d.namespace, [...(byNamespace.get(d.namespace) ?? []), d.name]);
         for (const [namespace, names] of byNamespace) await deleteHintSlices(trx, c, namespace, names);
         await upsertHintSlices(trx, c, rows.slices.upserts);
+      }
+      if (rows.foreignSlices) {
+        const byNamespace = new Map<string, string[]>();
+        for (const d of rows.foreignSlices.deletes) byNamespace.set(d.namespace, [...(byNamespace.get(d.namespace) ?? []), d.name]);
+        for (const [namespace, names] of byNamespace) await deleteHintForeignSlices(trx, c, namespace, names);
+        await upsertHintForeignSlices(trx, c, rows.foreignSlices.upserts);
       }
       if (rows.nodes) {
         await deleteHintNodes(trx, c, rows.nodes.deletes);

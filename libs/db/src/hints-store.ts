@@ -65,6 +65,37 @@ export async function loadHintSlices(db: Db, cluster: string, filter: { readonly
   return rows.map((r) => r.body);
 }
 
+// ---- other controllers' slices ----
+
+/** Stores other controllers' slices as received (keyed by namespace/name); the service comes from the service-name label. */
+export async function upsertHintForeignSlices(trx: Trx, cluster: string, slices: readonly EndpointSlice[]): Promise<void> {
+  for (const part of chunks(slices)) {
+    await trx
+      .insertInto('hint_foreign_slices')
+      .values(part.map((s) => ({
+        cluster,
+        namespace: s.metadata.namespace ?? '',
+        name: s.metadata.name,
+        service: s.metadata.labels?.[LABEL_SERVICE_NAME] ?? '',
+        body: JSON.stringify(s),
+      })))
+      .onConflict((oc) => oc.columns(['cluster', 'namespace', 'name']).doUpdateSet((eb) => ({ service: eb.ref('excluded.service'), body: eb.ref('excluded.body') })))
+      .execute();
+  }
+}
+
+export async function deleteHintForeignSlices(trx: Trx, cluster: string, namespace: string, names: readonly string[]): Promise<void> {
+  for (const part of chunks(names)) {
+    await trx.deleteFrom('hint_foreign_slices').where('cluster', '=', cluster).where('namespace', '=', namespace).where('name', 'in', part).execute();
+  }
+}
+
+/** Other controllers' slices of a cluster, sorted by namespace/name; [] when none. */
+export async function loadHintForeignSlices(db: Db, cluster: string): Promise<readonly EndpointSlice[]> {
+  const rows = await db.selectFrom('hint_foreign_slices').select('body').where('cluster', '=', cluster).orderBy('namespace').orderBy('name').execute();
+  return rows.map((r) => r.body);
+}
+
 // ---- decisions ----
 
 export async function saveHintDecisions(trx: Trx, cluster: string, decisions: readonly HintDecision[]): Promise<void> {

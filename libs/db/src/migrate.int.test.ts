@@ -6,7 +6,7 @@ import { MIGRATION_TABLE, MIGRATIONS, migrateToLatest } from './migrate.ts';
 import { testDatabaseUrl, uniqueSchemaName } from '../testing/test-db.ts';
 
 const EXPECTED_TABLES = [
-  'consumer_offsets', 'dirty_services', 'endpoint_slices', 'hint_decisions', 'hint_nodes', 'hint_services', 'hint_slices',
+  'consumer_offsets', 'dirty_services', 'endpoint_slices', 'hint_decisions', 'hint_foreign_slices', 'hint_nodes', 'hint_services', 'hint_slices',
   'kube_objects', 'outbox', 'published_views', 'reconciles', 'relay_positions',
 ];
 
@@ -49,7 +49,7 @@ describe('migrateToLatest', () => {
     schemas.push(schema);
     const h = await open(schema);
     expect(await tablesIn(h, schema)).toEqual([]);
-    expect(await migrateToLatest(h.db, schema)).toEqual(['0001_init', '0002_reconcile_settings']);
+    expect(await migrateToLatest(h.db, schema)).toEqual(['0001_init', '0002_reconcile_settings', '0003_hint_foreign_slices']);
     expect(await migrateToLatest(h.db, schema)).toEqual([]);
   });
 

@@ -8,6 +8,7 @@ import { Migrator } from 'kysely/migration';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import * as m0001 from './migrations/0001_init.ts';
 import * as m0002 from './migrations/0002_reconcile_settings.ts';
+import * as m0003 from './migrations/0003_hint_foreign_slices.ts';
 import type { Database } from './schema.ts';
 import { assertSchemaName } from './schema-name.ts';
 
@@ -15,6 +16,7 @@ import { assertSchemaName } from './schema-name.ts';
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_init': m0001,
   '0002_reconcile_settings': m0002,
+  '0003_hint_foreign_slices': m0003,
 });
 
 const migrationProvider: MigrationProvider = {

@@ -104,6 +104,9 @@ export interface HintSlicesTable {
   body: Json<EndpointSlice>;
 }
 
+/** Other controllers' slices (from KUBE), by namespace/name; `service` from the service-name label. */
+export type HintForeignSlicesTable = HintSlicesTable;
+
 export interface HintDecisionsTable {
   cluster: string;
   namespace: string;
@@ -145,6 +148,7 @@ export interface Database {
   outbox: OutboxTable;
   relay_positions: RelayPositionsTable;
   hint_slices: HintSlicesTable;
+  hint_foreign_slices: HintForeignSlicesTable;
   hint_decisions: HintDecisionsTable;
   hint_nodes: HintNodesTable;
   hint_services: HintServicesTable;

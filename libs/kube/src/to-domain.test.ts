@@ -3,6 +3,7 @@ import { ANNOTATION_LAST_APPLIED, InvalidObjectError } from '@slicemesh/model';
 import { deepFreeze, makeEndpoints, makeNode, makePod, makeService } from '@slicemesh/testing';
 import { asDeleted, changeEvent, kubeMsgID, labelOf, objectKeyOf, OBJECT_FIELD, toDomain, withTypeMeta } from './to-domain.ts';
 import type { WatchedKind, WatchedObject } from './to-domain.ts';
+import { KIND_PATHS } from './informers.ts';
 
 type Json = Record<string, unknown>;
 
@@ -162,6 +163,27 @@ describe('withTypeMeta', () => {
     expect(withTypeMeta('Pod', null)).toBe(null);
     expect(withTypeMeta('Pod', 'text')).toBe('text');
   });
+});
+
+describe('EndpointSlices (other controllers\' slices, discovery.k8s.io/v1)', () => {
+  const item = deepFreeze({
+    metadata: { name: 'imported-1', namespace: 'db', uid: 'u1', resourceVersion: '5', labels: { 'kubernetes.io/service-name': 'db', 'endpointslice.kubernetes.io/managed-by': 'mcs-importer' } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['10.0.1.1'], conditions: { ready: true } }],
+    ports: [{ port: 5432 }],
+  });
+
+  it('a List item gets the discovery apiVersion and validates as an EndpointSlice', () => {
+    expect(withTypeMeta('EndpointSlice', item)).toMatchObject({ kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' });
+    const o = toDomain('EndpointSlice', item);
+    expect(o).toMatchObject({ kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1', addressType: 'IPv4', ports: [{ name: '', port: 5432, protocol: 'TCP' }] });
+  });
+
+  it('an invalid one is rejected naming its field', () => {
+    expect(() => toDomain('EndpointSlice', { ...item, addressType: 'IPv5' })).toThrow(InvalidObjectError);
+  });
+
+  it('is listed and watched at the discovery group\'s path', () => expect(KIND_PATHS.EndpointSlice).toBe('/apis/discovery.k8s.io/v1/endpointslices'));
 });
 
 describe('objectKeyOf', () => {

@@ -4,11 +4,12 @@ import { FakeClock } from '@slicemesh/runtime';
 import { clusterFragment, consumerSpecs, sleep } from './consumers.ts';
 
 describe('consumerSpecs', () => {
-  it('reads nodes and services from KUBE and slices from SLICES, one filter each (nats-server 2.9)', () => {
+  it("reads nodes, services and other controllers' slices from KUBE and slices from SLICES, one filter each (nats-server 2.9)", () => {
     const specs = consumerSpecs('c1', { ...DEFAULT_NAMES, prefix: 't1.' }, 'hints');
     expect(specs.map((s) => [s.role, s.stream, s.durable, s.filterSubject, s.offset])).toEqual([
       ['nodes', 'KUBE', 'hints-c1-nodes', 't1.kube.c1.node.>', 'hints:c1:KUBE:nodes'],
       ['services', 'KUBE', 'hints-c1-services', 't1.kube.c1.*.service.>', 'hints:c1:KUBE:services'],
+      ['endpointslices', 'KUBE', 'hints-c1-endpointslices', 't1.kube.c1.*.endpointslice.>', 'hints:c1:KUBE:endpointslices'],
       ['slices', 'SLICES', 'hints-c1-slices', 't1.slices.c1.>', 'hints:c1:SLICES:slices'],
     ]);
   });

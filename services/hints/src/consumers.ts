@@ -1,4 +1,4 @@
-// The three durable consumers of the hints service: their names, filters and offsets, and the
+// The durable consumers of the hints service: their names, filters and offsets, and the
 // startup wait until each has caught up with the backlog it found (habit 5).
 
 import type { BackboneNames, JetStreamManager } from '@slicemesh/nats';
@@ -22,8 +22,9 @@ export function clusterFragment(cluster: string): string {
 }
 
 /**
- * The consumers: SLICES `slices.<cluster>.>`, KUBE nodes `kube.<cluster>.node.>` and KUBE
- * services `kube.<cluster>.*.service.>`, durables `<prefix>-<cluster>-<role>`.
+ * The consumers: SLICES `slices.<cluster>.>`, KUBE nodes `kube.<cluster>.node.>`, KUBE
+ * services `kube.<cluster>.*.service.>` and KUBE EndpointSlices (other controllers')
+ * `kube.<cluster>.*.endpointslice.>`, durables `<prefix>-<cluster>-<role>`.
  */
 export function consumerSpecs(cluster: string, names: BackboneNames, durablePrefix: string): readonly ConsumerSpec[] {
   const base = `${durablePrefix}-${clusterFragment(cluster)}`;
@@ -37,6 +38,7 @@ export function consumerSpecs(cluster: string, names: BackboneNames, durablePref
   return [
     spec('nodes', names.kube, kubeNodesFilter(cluster, names)),
     spec('services', names.kube, kubeKindFilter(cluster, 'Service', names)),
+    spec('endpointslices', names.kube, kubeKindFilter(cluster, 'EndpointSlice', names)),
     spec('slices', names.slices, slicesFilter(cluster, names)),
   ];
 }

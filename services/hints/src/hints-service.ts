@@ -1,4 +1,5 @@
-// The hints service: three consumers (SLICES, KUBE nodes, KUBE services) feed the in-memory
+// The hints service: four consumers (SLICES, KUBE nodes, services and other controllers'
+// EndpointSlices) feed the in-memory
 // state (projection.ts, stored batch by batch with each consumer's offset) and a keyed work
 // queue; workers reconcile each dirty service from memory into decisions, per-zone views and
 // the service spec in KV.
@@ -24,6 +25,7 @@ import { BatchedRecords } from './batched-records.ts';
 import type { HintsConfig } from './config.ts';
 import type { ConsumerSpec } from './consumers.ts';
 import { consumerSpecs, sleep, waitCaughtUp } from './consumers.ts';
+import { LABEL_SERVICE_NAME } from '@slicemesh/model';
 import { hintsMetrics } from './hints-metrics.ts';
 import type { ConsumerRole } from './ingest.ts';
 import { ingestHandlers } from './ingest.ts';
@@ -121,7 +123,7 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     for (const [key, e] of await readBucket(svcKv, svcClusterFilter(cluster))) svcIndex.set(key, { revision: e.revision, digest: digestOf(e.value) });
     log.info(
       {
-        services: snapshot.services.length, slices: snapshot.slices.length, nodes: snapshot.nodes.length, views: viewIndex.keys().length,
+        services: snapshot.services.length, slices: snapshot.slices.length, foreignSlices: snapshot.foreignSlices.length, nodes: snapshot.nodes.length, views: viewIndex.keys().length,
         unconfirmedViews: audited, specs: svcIndex.keys().length, offsets: Object.fromEntries(snapshot.offsets),
       },
       'state loaded',
@@ -134,7 +136,10 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
       prefix: names.prefix,
       projection: state,
       store: record,
-      offsets: { slices: byRole(specs, 'slices').offset, nodes: byRole(specs, 'nodes').offset, services: byRole(specs, 'services').offset },
+      offsets: {
+        slices: byRole(specs, 'slices').offset, nodes: byRole(specs, 'nodes').offset, services: byRole(specs, 'services').offset,
+        endpointslices: byRole(specs, 'endpointslices').offset,
+      },
       deadLetter: async (letter) => void (await publishDeadLetter(js, dlqSubject(cluster, 'hints', names), { ...letter, at: new Date(clock.now()).toISOString() })),
       onSlices: (msg) => {
         const key = serviceKeyOf(msg.namespace, msg.service);
@@ -146,6 +151,15 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
         known.add(key);
         queue.add(key); // A.12.1: service changes are queued at once
       },
+      // Another controller's slice: its Service is reconciled like one whose own slices changed.
+      onForeignSlice: (env) => {
+        const service = env.object.metadata.labels?.[LABEL_SERVICE_NAME];
+        if (service === undefined || service === '') return; // belongs to no Service (never held)
+        const key = serviceKeyOf(env.object.metadata.namespace ?? '', service);
+        known.add(key);
+        queue.addAfter(key, config.batchPeriod);
+      },
+      onVacated: (key) => queue.addAfter(key, config.batchPeriod),
       onNode: () => {
         nodesChanged = true;
       },
@@ -251,10 +265,13 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
         if (d.event.type === 'Warning') rlog.warn(fields, 'hints event');
         else rlog.info(fields, 'hints event');
       }
+      if (r.notProxied !== null && (r.svc === 'delete' || r.viewDeletes > 0)) {
+        rlog.info({ why: r.notProxied, viewDeletes: r.viewDeletes, svc: r.svc }, 'service not for this proxy: its spec and views are withdrawn');
+      }
       if (r.decisionsChanged) {
         rlog.info({ decisions: r.decisions.map((d) => ({ addressType: d.addressType, enabled: d.enabled, mode: d.mode, reason: d.reason })) }, 'hints decision');
       }
-      rlog.debug({ slices: r.slices, viewPuts: r.viewPuts, viewDeletes: r.viewDeletes, viewBytes: r.viewBytes, svc: r.svc }, 'reconciled');
+      rlog.debug({ slices: r.slices, foreignSlices: r.foreignSlices, notProxied: r.notProxied, viewPuts: r.viewPuts, viewDeletes: r.viewDeletes, viewBytes: r.viewBytes, svc: r.svc }, 'reconciled');
       // An event may have re-added the key meanwhile; its queued reconcile then re-adds it here.
       if (r.gone) known.delete(key);
       else known.add(key);

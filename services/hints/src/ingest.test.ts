@@ -44,7 +44,7 @@ function harness() {
     ...opts,
     projection,
     store,
-    offsets: { slices: 'o-slices', nodes: 'o-nodes', services: 'o-services' },
+    offsets: { slices: 'o-slices', nodes: 'o-nodes', services: 'o-services', endpointslices: 'o-eps' },
     deadLetter: (l) => {
       letters.push(l);
       return Promise.resolve();
@@ -52,6 +52,8 @@ function harness() {
     onSlices: (m) => events.push(`slices ${m.namespace}/${m.service}`),
     onNode: (e) => events.push(`node ${e.object.metadata.name}`),
     onService: (e) => events.push(`service ${e.object.metadata.name}`),
+    onForeignSlice: (e) => events.push(`foreign ${e.type === 'Deleted.v1' ? 'deleted ' : ''}${e.object.metadata.name}`),
+    onVacated: (key) => events.push(`vacated ${key}`),
     report: (o) => reports.push(o),
   });
   return { store, projection, letters, events, reports, handlers };
@@ -109,8 +111,8 @@ describe('ingestHandlers', () => {
     await expect(h.handlers.slices([message(sliceSubject, sliceBody, 5)])).rejects.toThrow(/apply failed/);
     expect(h.events).toEqual([]);
     const failing = ingestHandlers({
-      ...opts, projection: h.projection, store: h.store, offsets: { slices: 's', nodes: 'n', services: 'v' },
-      deadLetter: () => Promise.reject(new Error('DLQ down')), onSlices: () => {}, onNode: () => {}, onService: () => {},
+      ...opts, projection: h.projection, store: h.store, offsets: { slices: 's', nodes: 'n', services: 'v', endpointslices: 'e' },
+      deadLetter: () => Promise.reject(new Error('DLQ down')), onSlices: () => {}, onNode: () => {}, onService: () => {}, onForeignSlice: () => {},
     });
     await expect(failing.slices([message(sliceSubject, undefined, 1, '{')])).rejects.toThrow(/DLQ down/);
   });
@@ -174,4 +176,54 @@ describe('ingestHandlers on a batch', () => {
       expect(h.projection.offset(`o-${tc.role}`)).toBe(tc.want.offset);
     });
   }
+});
+
+describe("ingestHandlers: other controllers' slices (KUBE endpointslice)", () => {
+  const sub = (name: string) => kubeObjectSubject({ cluster: 'c1', partition: 0, kind: 'EndpointSlice', namespace: 'default', name }, opts);
+  const body = (s: ReturnType<typeof makeSlice>, rv: string, type = 'Upserted.v1') => ({ type, cluster: 'c1', kind: 'EndpointSlice', object: versioned(s, rv), observedAt: '' });
+  const imported = (service = 'db', labels: Record<string, string> = {}) => makeSlice('imported-1', [ep('10.0.1.1', 'zone-a', 'n-a')], { service, managedBy: 'mcs-importer', labels });
+
+  it('holds them per service apart from the slicer\'s, stores them with the offset, and names their service', async () => {
+    const h = harness();
+    await h.handlers.endpointslices([message(sub('imported-1'), body(imported(), '5'), 1)]);
+    expect(h.projection.foreignSlices('default/db').map((s) => s.metadata.name)).toEqual(['imported-1']);
+    expect(h.projection.slices('default/db')).toEqual([]);
+    expect(h.projection.knownServices()).toEqual(['default/db']);
+    expect([...h.store.foreign.keys()]).toEqual(['default/imported-1']);
+    expect(h.store.offsets.get('o-eps')).toBe(1);
+    expect(h.events).toEqual(['foreign imported-1']);
+  });
+
+  it('a service-name relabel moves the slice and reports the service it left', async () => {
+    const h = harness();
+    await h.handlers.endpointslices([message(sub('imported-1'), body(imported(), '5'), 1)]);
+    await h.handlers.endpointslices([message(sub('imported-1'), body(imported('db2'), '6'), 2)]);
+    expect(h.projection.foreignSlices('default/db')).toEqual([]);
+    expect(h.projection.foreignSlices('default/db2').map((s) => s.metadata.name)).toEqual(['imported-1']);
+    expect(h.events).toEqual(['foreign imported-1', 'vacated default/db', 'foreign imported-1']);
+  });
+
+  const absent: { name: string; msg: () => ConsumedMessage }[] = [
+    { name: 'a delete', msg: () => message(sub('imported-1'), body(imported(), '6', 'Deleted.v1'), 2) },
+    { name: 'a version labelled for another proxy', msg: () => message(sub('imported-1'), body(imported('db', { 'service.kubernetes.io/service-proxy-name': 'other' }), '6'), 2) },
+    { name: 'a version labelled headless', msg: () => message(sub('imported-1'), body(imported('db', { 'service.kubernetes.io/headless': '' }), '6'), 2) },
+  ];
+  for (const tc of absent) {
+    it(`${tc.name} leaves nothing held or stored for the slice`, async () => {
+      const h = harness();
+      await h.handlers.endpointslices([message(sub('imported-1'), body(imported(), '5'), 1)]);
+      await h.handlers.endpointslices([tc.msg()]);
+      expect(h.projection.foreignSlices('default/db')).toEqual([]);
+      expect(h.store.foreign.size).toBe(0);
+      expect(h.events.at(-1)).toMatch(/^foreign /);
+    });
+  }
+
+  it('an older version than the one held is skipped; a malformed one is dead-lettered', async () => {
+    const h = harness();
+    await h.handlers.endpointslices([message(sub('imported-1'), body(imported(), '9'), 1), message(sub('imported-1'), body(imported('db2'), '8'), 2)]);
+    expect(h.projection.foreignSlices('default/db')).toHaveLength(1);
+    await h.handlers.endpointslices([message(sub('other'), body(imported(), '10'), 3)]);
+    expect(h.letters[0]?.field).toBe('object.metadata.name');
+  });
 });

@@ -1,18 +1,20 @@
-// The three consumers' batch handlers: parse strictly, stage against the in-memory state, store
+// The consumers' batch handlers: parse strictly, stage against the in-memory state, store
 // the batch's rows with the consumer's offset in one transaction, apply them in memory, then say
 // what became dirty. Malformed input is dead-lettered with its reason and acknowledged with its
 // batch (the dead letter holds it now); any other failure throws, so the batch is consumed again
 // from the offset held in memory (which equals the stored one: memory changes only after the
 // commit).
 
-import type { Node, Service } from '@slicemesh/model';
+import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 import type { ConsumedMessage, DeadLetter, HandlerOutcome, SubjectOptions } from '@slicemesh/nats';
 import type { KubeEnvelope, SliceChangedV1 } from './messages.ts';
-import { MalformedMessageError, parseNodeEvent, parseServiceEvent, parseSliceChanged } from './messages.ts';
+import { MalformedMessageError, parseEndpointSliceEvent, parseNodeEvent, parseServiceEvent, parseSliceChanged } from './messages.ts';
 import type { HintsProjection, IngestStage } from './projection.ts';
 import type { IngestStore } from './ports.ts';
+import type { ServiceKey } from './published-index.ts';
 
-export type ConsumerRole = 'slices' | 'nodes' | 'services';
+/** slices: SLICES; nodes, services: KUBE; endpointslices: other controllers' slices from KUBE. */
+export type ConsumerRole = 'slices' | 'nodes' | 'services' | 'endpointslices';
 
 /** What a handled message led to; the service counts and logs it. */
 export type IngestOutcome =
@@ -34,6 +36,10 @@ export interface IngestDeps extends SubjectOptions {
   readonly onNode: (env: KubeEnvelope<Node>) => void;
   /** A service event (after the commit; also for redeliveries). */
   readonly onService: (env: KubeEnvelope<Service>) => void;
+  /** Another controller's slice changed (after the commit; also for redeliveries and stale versions). */
+  readonly onForeignSlice: (env: KubeEnvelope<EndpointSlice>) => void;
+  /** A service lost a foreign slice to another service (its service-name label changed); after the commit. */
+  readonly onVacated?: (key: ServiceKey) => void;
   /** After the callbacks of a batch that had any message to hand on. */
   readonly afterBatch?: (role: ConsumerRole) => void;
   /** Reports every handled message. */
@@ -95,6 +101,7 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
       if (applied) {
         await deps.store.commitIngest(consumer, last, stage.rows());
         stage.apply(consumer, last);
+        for (const key of stage.vacated()) deps.onVacated?.(key);
       }
       for (const parsed of handOn) kind.after(parsed);
       if (handOn.length > 0) deps.afterBatch?.(role);
@@ -111,6 +118,11 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
     }),
     nodes: handler<KubeEnvelope<Node>>('nodes', { parse: (d, s) => parseNodeEvent(d, s, opts), stage: (stage, env) => stage.applyNode(env), after: deps.onNode }),
     services: handler<KubeEnvelope<Service>>('services', { parse: (d, s) => parseServiceEvent(d, s, opts), stage: (stage, env) => stage.applyService(env), after: deps.onService }),
+    endpointslices: handler<KubeEnvelope<EndpointSlice>>('endpointslices', {
+      parse: (d, s) => parseEndpointSliceEvent(d, s, opts),
+      stage: (stage, env) => stage.applyForeignSlice(env),
+      after: deps.onForeignSlice,
+    }),
   };
 }
 

@@ -1,11 +1,11 @@
 // The inputs of the hints service — a SLICES event from the slicer and the KUBE envelopes of
-// Nodes and Services from the watcher — parsed by their contracts (@slicemesh/contracts).
+// Nodes, Services and other controllers' EndpointSlices from the watcher — parsed by their contracts (@slicemesh/contracts).
 // Anything that does not parse is a MalformedMessageError, which the consumer dead-letters
 // with its reason and field.
 
 import type { KubeChangeType, Rejection, SliceChangedMessage, SubjectOptions, WatchedObject } from '@slicemesh/contracts';
 import { decodeKubeMessage, parseKubeSubject, parseSliceChanged as parseSliceChangedContract } from '@slicemesh/contracts';
-import type { Node, Service } from '@slicemesh/model';
+import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 
 /** Input that can never be applied: dead-letter it, never retry. */
 export class MalformedMessageError extends Error {
@@ -75,4 +75,9 @@ export function parseNodeEvent(data: unknown, subject: string, opts: ParseOption
 /** Parses a KUBE service message (`kube.<cluster>.<part>.service.<ns>.<name>`). */
 export function parseServiceEvent(data: unknown, subject: string, opts: ParseOptions): KubeEnvelope<Service> {
   return decodeAs<Service>('Service', data, subject, opts);
+}
+
+/** Parses a KUBE EndpointSlice message (`kube.<cluster>.<part>.endpointslice.<ns>.<name>`): another controller's slice. */
+export function parseEndpointSliceEvent(data: unknown, subject: string, opts: ParseOptions): KubeEnvelope<EndpointSlice> {
+  return decodeAs<EndpointSlice>('EndpointSlice', data, subject, opts);
 }

@@ -16,8 +16,10 @@ export interface IngestStore {
 /** What a service reconcile reads: the current state, from memory, synchronously. */
 export interface ServiceStateReader {
   service(key: ServiceKey): Service | undefined;
-  /** The service's slices as received, sorted by name; [] when none. */
+  /** The service's slices as received from the slicer, sorted by name; [] when none. */
   slices(key: ServiceKey): readonly EndpointSlice[];
+  /** Other controllers' slices of the service that kube-proxy would program, sorted by name; [] when none. */
+  foreignSlices(key: ServiceKey): readonly EndpointSlice[];
   /** Stored decisions of the service, sorted by address type; [] when none. */
   decisions(key: ServiceKey): readonly HintDecision[];
 }

@@ -13,7 +13,7 @@ const change = (service: string, upserts: SliceChangedV1['upserts'], deletes: st
 const decision = (service: string): HintDecision => ({ namespace: 'default', service, addressType: 'IPv4', enabled: true, mode: 'Auto', event: null, reason: 'r', decidedAt: new Date(0) });
 
 function snapshot(o: Partial<HintsSnapshot> = {}): HintsSnapshot {
-  return { services: [], slices: [], nodes: [], decisions: [], publishedViews: [], offsets: new Map(), ...o };
+  return { services: [], slices: [], foreignSlices: [], nodes: [], decisions: [], publishedViews: [], offsets: new Map(), ...o };
 }
 
 describe('HintsProjection', () => {

@@ -1,15 +1,21 @@
-// The hints service's state in memory: Services, slices per service, nodes, decisions and the
-// consumers' applied offsets, loaded from Postgres at start and then fed by the consumers.
+// The hints service's state in memory: Services, slices per service (the slicer's, and apart from
+// them other controllers' from KUBE), nodes, decisions and the consumers' applied offsets, loaded from Postgres at start and then fed by the consumers.
 // Reconciles read it synchronously; nothing re-reads Postgres.
 //
 // A batch of consumed messages is first staged (checked against the state plus what the batch
 // already staged), then its final rows are committed to Postgres with the offset, and only then
 // applied here (`IngestStage.apply`). A failed commit leaves memory as it was, so consuming
 // restarts from the offset held here, which always equals the stored one.
+//
+// Other controllers' slices are held only while kube-proxy would program them
+// (proxyIgnoresSlice): one it ignores is staged as absent, so its rows and memory hold nothing
+// for it, and the next version that qualifies (every KUBE message carries the whole object)
+// brings it back.
 
 import type { HintDecision, HintsIngestRows, HintsSnapshot, NamespacedName } from '@slicemesh/db';
 import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 import { LABEL_SERVICE_NAME } from '@slicemesh/model';
+import { proxyIgnoresSlice } from '@slicemesh/proxy-state';
 import type { KubeEnvelope, SliceChangedV1 } from './messages.ts';
 import { NodeSet, isStaleVersion } from './node-topology.ts';
 import type { ServiceStateReader } from './ports.ts';
@@ -33,11 +39,14 @@ export class HintsProjection implements ServiceStateReader {
   readonly #sliceOwner = new Map<string, ServiceKey>();
   readonly #decisions = new Map<ServiceKey, readonly HintDecision[]>();
   readonly #offsets = new Map<string, number>();
+  /** Other controllers' slices, indexed as ours are. */
+  readonly #foreign = new SliceIndex();
 
   constructor(snapshot?: HintsSnapshot) {
     this.nodes = new NodeSet(snapshot?.nodes ?? []);
     for (const s of snapshot?.services ?? []) this.#services.set(serviceKeyOf(s.metadata.namespace ?? '', s.metadata.name), s);
     for (const s of snapshot?.slices ?? []) this.#putSlice(s);
+    for (const s of snapshot?.foreignSlices ?? []) this.#foreign.put(s);
     for (const d of snapshot?.decisions ?? []) {
       const key = serviceKeyOf(d.namespace, d.service);
       this.#decisions.set(key, [...(this.#decisions.get(key) ?? []), d]);
@@ -59,6 +68,16 @@ export class HintsProjection implements ServiceStateReader {
     return sorted;
   }
 
+  /** Other controllers' slices of the service (those kube-proxy programs), sorted by name; [] when none. */
+  foreignSlices(key: ServiceKey): readonly EndpointSlice[] {
+    return this.#foreign.slices(key);
+  }
+
+  /** The foreign slice held as `<namespace>/<name>`, if any. */
+  foreignSlice(namespace: string, name: string): EndpointSlice | undefined {
+    return this.#foreign.get(sliceId(namespace, name));
+  }
+
   decisions(key: ServiceKey): readonly HintDecision[] {
     return this.#decisions.get(key) ?? [];
   }
@@ -76,7 +95,7 @@ export class HintsProjection implements ServiceStateReader {
 
   /** Every service with a Service, a slice or a decision, sorted. */
   knownServices(): ServiceKey[] {
-    return [...new Set([...this.#services.keys(), ...this.#slices.keys(), ...this.#decisions.keys()])].sort();
+    return [...new Set([...this.#services.keys(), ...this.#slices.keys(), ...this.#foreign.services(), ...this.#decisions.keys()])].sort();
   }
 
   /** A fresh stage for one batch of messages. */
@@ -96,6 +115,12 @@ export class HintsProjection implements ServiceStateReader {
       this.#sliceOwner.delete(id);
     }
     if (slice !== null) this.#putSlice(slice);
+  }
+
+  /** @internal */
+  putForeignSlice(namespace: string, name: string, slice: EndpointSlice | null): void {
+    this.#foreign.remove(sliceId(namespace, name));
+    if (slice !== null) this.#foreign.put(slice);
   }
 
   /** @internal */
@@ -119,6 +144,53 @@ export class HintsProjection implements ServiceStateReader {
   }
 }
 
+/** Slices by service (sorted lazily, kept until the service's next change) and by `<ns>/<name>`. */
+class SliceIndex {
+  readonly #byService = new Map<ServiceKey, Map<string, EndpointSlice>>();
+  readonly #sorted = new Map<ServiceKey, readonly EndpointSlice[]>();
+  readonly #byId = new Map<string, EndpointSlice>();
+
+  get(id: string): EndpointSlice | undefined {
+    return this.#byId.get(id);
+  }
+
+  services(): IterableIterator<ServiceKey> {
+    return this.#byService.keys();
+  }
+
+  slices(key: ServiceKey): readonly EndpointSlice[] {
+    let sorted = this.#sorted.get(key);
+    if (sorted === undefined) {
+      const byName = this.#byService.get(key);
+      sorted = byName === undefined ? [] : [...byName.keys()].sort().map((n) => byName.get(n) as EndpointSlice);
+      this.#sorted.set(key, sorted);
+    }
+    return sorted;
+  }
+
+  put(slice: EndpointSlice): void {
+    const id = sliceId(slice.metadata.namespace ?? '', slice.metadata.name);
+    this.remove(id);
+    const owner = ownerOf(slice);
+    let byName = this.#byService.get(owner);
+    if (byName === undefined) this.#byService.set(owner, (byName = new Map()));
+    byName.set(slice.metadata.name, slice);
+    this.#sorted.delete(owner);
+    this.#byId.set(id, slice);
+  }
+
+  remove(id: string): void {
+    const held = this.#byId.get(id);
+    if (held === undefined) return;
+    const owner = ownerOf(held);
+    const byName = this.#byService.get(owner);
+    byName?.delete(held.metadata.name);
+    if (byName?.size === 0) this.#byService.delete(owner);
+    this.#sorted.delete(owner);
+    this.#byId.delete(id);
+  }
+}
+
 interface StagedSlice {
   readonly namespace: string;
   readonly name: string;
@@ -132,6 +204,9 @@ interface StagedSlice {
 export class IngestStage {
   private readonly projection: HintsProjection;
   readonly #slices = new Map<string, StagedSlice>();
+  readonly #foreign = new Map<string, StagedSlice>();
+  /** Services that held a foreign slice the batch moved to another service (its service-name label changed). */
+  readonly #vacated = new Set<ServiceKey>();
   readonly #nodes = new Map<string, Node | null>();
   readonly #nodeEvents: KubeEnvelope<Node>[] = [];
   readonly #services = new Map<ServiceKey, { readonly id: NamespacedName; readonly service: Service | null }>();
@@ -147,6 +222,26 @@ export class IngestStage {
       const namespace = s.metadata.namespace ?? '';
       this.#slices.set(sliceId(namespace, s.metadata.name), { namespace, name: s.metadata.name, slice: s });
     }
+  }
+
+  /**
+   * Stages another controller's slice; false when its version is older than the one held. A
+   * delete, or a version kube-proxy would not program (proxyIgnoresSlice), is staged as absent.
+   */
+  applyForeignSlice(env: KubeEnvelope<EndpointSlice>): boolean {
+    const { namespace = '', name } = env.object.metadata;
+    const id = sliceId(namespace, name);
+    const held = this.#foreign.has(id) ? (this.#foreign.get(id)?.slice ?? undefined) : this.projection.foreignSlice(namespace, name);
+    if (held !== undefined && isStaleVersion(env.object.metadata.resourceVersion, held.metadata.resourceVersion)) return false;
+    const slice = env.type === 'Deleted.v1' || proxyIgnoresSlice(env.object) !== null ? null : env.object;
+    if (held !== undefined && (slice === null || ownerOf(held) !== ownerOf(slice))) this.#vacated.add(ownerOf(held));
+    this.#foreign.set(id, { namespace, name, slice });
+    return true;
+  }
+
+  /** Services that lost a foreign slice in this batch (besides the ones the messages name). */
+  vacated(): readonly ServiceKey[] {
+    return [...this.#vacated].sort();
   }
 
   /** Stages the node change; false when its version is older than the node held. */
@@ -172,11 +267,15 @@ export class IngestStage {
   /** The final state of every row the batch touched. */
   rows(): HintsIngestRows {
     const staged = [...this.#slices.values()];
+    const foreign = [...this.#foreign.values()];
     const nodes = [...this.#nodes];
     const services = [...this.#services.values()];
     return {
       ...(staged.length > 0
         ? { slices: { upserts: staged.flatMap((s) => (s.slice === null ? [] : [s.slice])), deletes: staged.filter((s) => s.slice === null).map((s) => ({ namespace: s.namespace, name: s.name })) } }
+        : {}),
+      ...(foreign.length > 0
+        ? { foreignSlices: { upserts: foreign.flatMap((s) => (s.slice === null ? [] : [s.slice])), deletes: foreign.filter((s) => s.slice === null).map((s) => ({ namespace: s.namespace, name: s.name })) } }
         : {}),
       ...(nodes.length > 0 ? { nodes: { upserts: nodes.flatMap(([, n]) => (n === null ? [] : [n])), deletes: nodes.filter(([, n]) => n === null).map(([name]) => name) } } : {}),
       ...(services.length > 0
@@ -188,6 +287,7 @@ export class IngestStage {
   /** Applies the batch to the projection, up to `seq` of `consumer`; call once its rows are stored. */
   apply(consumer: string, seq: number): void {
     for (const s of this.#slices.values()) this.projection.putSlice(s.namespace, s.name, s.slice);
+    for (const s of this.#foreign.values()) this.projection.putForeignSlice(s.namespace, s.name, s.slice);
     for (const env of this.#nodeEvents) this.projection.nodes.apply(env);
     for (const [key, s] of this.#services) this.projection.putService(key, s.service);
     this.projection.advance(consumer, seq);

@@ -249,3 +249,99 @@ describe('decisionsDiffer', () => {
   ];
   for (const tc of cases) it(tc.name, () => expect(decisionsDiffer(tc.a, tc.b)).toBe(tc.differ));
 });
+
+describe("reconcileService: other controllers' slices", () => {
+  const IMPORTER = 'mcs-importer.example.com';
+  /** A foreign slice of web whose hints send each endpoint to another zone than its own. */
+  const imported = (): EndpointSlice =>
+    deepFreeze(makeSlice('imported-1', [
+      ep('10.0.1.1', 'zone-a', 'n-a', { forZones: ['zone-b'] }),
+      ep('10.0.1.2', 'zone-b', 'n-b', { forZones: ['zone-a'] }),
+      ep('10.0.1.3', 'zone-c', 'n-c', { forZones: ['zone-c'] }),
+    ], { managedBy: IMPORTER }));
+
+  it("joins the views with the hints its controller gave it; only our slices are hinted, and decided on", async () => {
+    const h = harness();
+    h.store.setService(autoService());
+    h.store.setSlices(threeZoneSlice());
+    h.store.setForeignSlices(imported());
+    const r = await h.run();
+    expect([r.slices, r.foreignSlices, r.notProxied]).toEqual([1, 1, null]);
+    expect(bucketViews(h.views)).toEqual({
+      'zone-a/imported-1': ['10.0.1.2'], 'zone-a/web-abc': ['10.0.0.1'],
+      'zone-b/imported-1': ['10.0.1.1'], 'zone-b/web-abc': ['10.0.0.2'],
+      'zone-c/imported-1': ['10.0.1.3'], 'zone-c/web-abc': ['10.0.0.3'],
+      [`${UNZONED_VIEW}/imported-1`]: ['10.0.1.1', '10.0.1.2', '10.0.1.3'], [`${UNZONED_VIEW}/web-abc`]: ALL,
+    });
+    // Published as its controller wrote it: its manager and its own hints.
+    const unzoned = h.views.json(vk(UNZONED_VIEW, 'imported-1')) as EndpointSlice;
+    expect(unzoned.metadata.labels?.['endpointslice.kubernetes.io/managed-by']).toBe(IMPORTER);
+    expect(unzoned.endpoints.map((e) => e.hints?.forZones?.map((z) => z.name))).toEqual([['zone-b'], ['zone-a'], ['zone-c']]);
+    expect(h.store.decisions.get(KEY)?.map((d) => [d.addressType, d.enabled])).toEqual([['IPv4', true]]);
+  });
+
+  it('a selectorless Service with only a foreign slice: its spec and unfiltered views, no decision', async () => {
+    const h = harness();
+    h.store.setService(makeService('web', { selector: null }));
+    h.store.setForeignSlices(makeSlice('imported-1', [ep('10.0.1.1', 'zone-a', 'n-a'), ep('10.0.1.2', 'zone-b', 'n-b')], { managedBy: IMPORTER }));
+    const r = await h.run();
+    expect(r.svc).toBe('put');
+    expect(bucketViews(h.views)).toEqual({
+      'zone-a/imported-1': ['10.0.1.1', '10.0.1.2'], 'zone-b/imported-1': ['10.0.1.1', '10.0.1.2'], 'zone-c/imported-1': ['10.0.1.1', '10.0.1.2'],
+      [`${UNZONED_VIEW}/imported-1`]: ['10.0.1.1', '10.0.1.2'],
+    });
+    expect(h.store.decisions.get(KEY) ?? []).toEqual([]);
+  });
+
+  it('a foreign slice named like one of ours (our own, seen through the API) never replaces ours', async () => {
+    const h = harness();
+    h.store.setService(autoService());
+    h.store.setSlices(threeZoneSlice());
+    h.store.setForeignSlices(makeSlice('web-abc', [ep('10.9.9.9', 'zone-a', 'n-a')], { managedBy: IMPORTER }));
+    await h.run();
+    expect(bucketViews(h.views)[`${UNZONED_VIEW}/web-abc`]).toEqual(ALL);
+  });
+
+  it('the foreign slice going away removes its views', async () => {
+    const h = harness();
+    h.store.setService(makeService('web', { selector: null }));
+    h.store.setForeignSlices(imported());
+    await h.run();
+    h.store.foreign.clear();
+    const r = await h.run();
+    expect(r.viewDeletes).toBe(4);
+    expect(h.views.values.size).toBe(0);
+    expectConverged(h);
+  });
+});
+
+describe('reconcileService: a Service meant for another proxy (service.kubernetes.io/service-proxy-name)', () => {
+  const relabelled = () => ({ ...autoService(), metadata: { ...autoService().metadata, labels: { 'service.kubernetes.io/service-proxy-name': 'other-proxy' } } });
+
+  it('gets no spec and no views, and what was published is withdrawn when the label appears; decisions are still made', async () => {
+    const h = harness();
+    h.store.setService(autoService());
+    h.store.setSlices(threeZoneSlice());
+    await h.run();
+    expect([h.views.values.size, h.svc.values.size]).toEqual([4, 1]);
+    h.store.setService(relabelled());
+    const r = await h.run();
+    expect(r.notProxied).toMatch(/service-proxy-name="other-proxy".*another proxy/);
+    expect([r.svc, r.viewDeletes, h.views.values.size, h.svc.values.size]).toEqual(['delete', 4, 0, 0]);
+    expect(r.decisions.map((d) => d.enabled)).toEqual([true]);
+    expect(r.gone).toBe(false);
+    expectConverged(h);
+    // The label removed: published again.
+    h.store.setService(autoService());
+    const back = await h.run();
+    expect([back.notProxied, back.svc, h.views.values.size]).toEqual([null, 'put', 4]);
+  });
+
+  it('publishes nothing when the label is there from the start', async () => {
+    const h = harness();
+    h.store.setService(relabelled());
+    h.store.setSlices(threeZoneSlice());
+    const r = await h.run();
+    expect([r.svc, r.viewPuts, h.views.values.size, h.svc.values.size]).toEqual(['unchanged', 0, 0, 0]);
+  });
+});

@@ -11,13 +11,21 @@
 // services reconciling at the same time share their transactions (batched-records.ts); each
 // service still waits for its own step 1 before its KV writes and does step 3 after them.
 //
+// Other controllers' slices (from KUBE) join the views exactly as the slicer's do — kube-proxy
+// merges every slice of a Service whoever wrote it — but never the hints step: hints are the
+// EndpointSlice controller's to write into its own slices only, so a foreign slice is published
+// with the hints its controller gave it. A Service kube-proxy would not see (labelled
+// service.kubernetes.io/service-proxy-name: meant for another proxy) gets its decisions as any
+// other, but no spec and no views: whatever was published for it is removed.
+//
 // The state is read from memory (projection.ts). With a memo, the hints and views of unchanged
 // slices are reused from the previous reconcile (hint-reuse.ts, view-cache.ts): the same
 // results, computed in time proportional to the change.
 
 import { hintService } from '@slicemesh/core';
 import type { HintDecision } from '@slicemesh/db';
-import type { Node } from '@slicemesh/model';
+import type { EndpointSlice, Node } from '@slicemesh/model';
+import { proxyIgnoresService } from '@slicemesh/proxy-state';
 import { svcKey } from '@slicemesh/nats';
 import type { Clock } from '@slicemesh/runtime';
 import type { HintsDecision, TopologyCache } from '@slicemesh/topology';
@@ -62,7 +70,12 @@ export interface ServiceReconcileReport {
   readonly service: ServiceKey;
   /** The Service object is known. */
   readonly exists: boolean;
+  /** The slicer's slices. */
   readonly slices: number;
+  /** Other controllers' slices published with them. */
+  readonly foreignSlices: number;
+  /** Why nothing is published for an existing Service (it is meant for another proxy), else null. */
+  readonly notProxied: string | null;
   /** This reconcile's decisions (with the upstream events, when any). */
   readonly decisions: readonly HintsDecision[];
   /** The stored decisions were replaced. */
@@ -105,6 +118,8 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
   const { namespace, name } = splitServiceKey(key);
   const service = deps.state.service(key);
   const slices = deps.state.slices(key);
+  const foreign = deps.state.foreignSlices(key);
+  const notProxied = service === undefined ? null : proxyIgnoresService(service);
   const stored = deps.state.decisions(key);
   const memo = deps.memo;
 
@@ -119,11 +134,15 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
     const hintInput = { service, slices, cache: deps.cache, preferSameTrafficDistribution: deps.preferSameTrafficDistribution };
     const hinted = memo ? memo.hints.hint(hintInput) : hintService(hintInput);
     decisions = hinted.decisions;
-    const viewInput = { cluster: deps.cluster, service, slices: hinted.slices, nodes: deps.nodes(), preferSameNodeGate: deps.preferSameTrafficDistribution };
-    wantedViews = memo ? memo.views.desiredViews(key, viewInput) : desiredViews(viewInput);
+    if (notProxied === null) {
+      const viewInput = { cluster: deps.cluster, service, slices: withForeign(hinted.slices, foreign), nodes: deps.nodes(), preferSameNodeGate: deps.preferSameTrafficDistribution };
+      wantedViews = memo ? memo.views.desiredViews(key, viewInput) : desiredViews(viewInput);
+    } else {
+      memo?.views.forget(key);
+    }
   }
   const specKey = svcKey({ cluster: deps.cluster, namespace, name });
-  const wantedSpec = new Map<string, DesiredValue>(service === undefined ? [] : [[specKey, memo ? memo.views.spec(service) : desiredValue(service)]]);
+  const wantedSpec = new Map<string, DesiredValue>(service === undefined || notProxied !== null ? [] : [[specKey, memo ? memo.views.spec(service) : desiredValue(service)]]);
 
   const viewWrites = planKeyWrites(deps.viewIndex.forService(key), wantedViews);
   const specWrites = planKeyWrites(deps.svcIndex.forService(key), wantedSpec);
@@ -163,12 +182,25 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
     service: key,
     exists: service !== undefined,
     slices: slices.length,
+    foreignSlices: foreign.length,
+    notProxied,
     decisions,
     decisionsChanged,
     viewPuts: viewWrites.puts.length,
     viewDeletes: viewWrites.deletes.length,
     viewBytes: viewWrites.puts.reduce((n, p) => n + Buffer.byteLength(p.text), 0),
     svc: specWrites.puts.length > 0 ? 'put' : specWrites.deletes.length > 0 ? 'delete' : 'unchanged',
-    gone: service === undefined && slices.length === 0 && deps.viewIndex.forService(key).size === 0,
+    gone: service === undefined && slices.length === 0 && foreign.length === 0 && deps.viewIndex.forService(key).size === 0,
   };
+}
+
+/**
+ * The slicer's (hinted) slices followed by the foreign ones; `ours` unchanged when there are none.
+ * Slice names are unique in a namespace, so a foreign slice of the same name as one of ours can
+ * only be our own slice seen through the API (a watcher whose MANAGED_BY lacks ours): ours wins.
+ */
+export function withForeign(ours: readonly EndpointSlice[], foreign: readonly EndpointSlice[]): readonly EndpointSlice[] {
+  if (foreign.length === 0) return ours;
+  const names = new Set(ours.map((s) => s.metadata.name));
+  return [...ours, ...foreign.filter((s) => !names.has(s.metadata.name))];
 }

@@ -56,6 +56,8 @@ export class FakeStore implements ServiceRecordStore, IngestStore {
   private readonly journal?: string[];
   readonly services = new Map<string, Service>();
   readonly slices = new Map<string, EndpointSlice>(); // ns/name
+  /** Other controllers' slices, ns/name. */
+  readonly foreign = new Map<string, EndpointSlice>();
   readonly decisions = new Map<string, readonly HintDecision[]>(); // ns/service
   readonly published = new Map<string, PublishedView>();
   readonly nodes = new Map<string, Node>();
@@ -75,9 +77,13 @@ export class FakeStore implements ServiceRecordStore, IngestStore {
     for (const s of slices) this.slices.set(`${s.metadata.namespace ?? ''}/${s.metadata.name}`, s);
   }
 
-  slicesOf(key: ServiceKey): readonly EndpointSlice[] {
+  setForeignSlices(...slices: EndpointSlice[]): void {
+    for (const s of slices) this.foreign.set(`${s.metadata.namespace ?? ''}/${s.metadata.name}`, s);
+  }
+
+  slicesOf(key: ServiceKey, from: ReadonlyMap<string, EndpointSlice> = this.slices): readonly EndpointSlice[] {
     const [namespace, name] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
-    return [...this.slices.values()]
+    return [...from.values()]
       .filter((s) => s.metadata.namespace === namespace && s.metadata.labels?.['kubernetes.io/service-name'] === name)
       .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
   }
@@ -103,6 +109,8 @@ export class FakeStore implements ServiceRecordStore, IngestStore {
     if (seq <= (this.offsets.get(consumer) ?? 0)) return Promise.resolve(false);
     for (const d of rows.slices?.deletes ?? []) this.slices.delete(`${d.namespace}/${d.name}`);
     this.setSlices(...(rows.slices?.upserts ?? []));
+    for (const d of rows.foreignSlices?.deletes ?? []) this.foreign.delete(`${d.namespace}/${d.name}`);
+    this.setForeignSlices(...(rows.foreignSlices?.upserts ?? []));
     for (const n of rows.nodes?.deletes ?? []) this.nodes.delete(n);
     for (const n of rows.nodes?.upserts ?? []) this.nodes.set(n.metadata.name, n);
     for (const d of rows.services?.deletes ?? []) this.services.delete(serviceKeyOf(d.namespace, d.name));
@@ -117,6 +125,7 @@ export function readerOf(store: FakeStore): ServiceStateReader {
   return {
     service: (key) => store.services.get(key),
     slices: (key) => store.slicesOf(key),
+    foreignSlices: (key) => store.slicesOf(key, store.foreign),
     decisions: (key) => store.decisions.get(key) ?? [],
   };
 }

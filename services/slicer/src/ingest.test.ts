@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deepFreeze, makeEndpoints, makeNode, makePod, makeService } from '@slicemesh/testing';
+import { deepFreeze, makeEndpoints, makeNode, makePod, makeService, makeSlice } from '@slicemesh/testing';
 import { ClusterState } from '@slicemesh/core';
 import { partitionOf } from '@slicemesh/nats';
 import type { IngestDeps, IngestMessage, IngestOutcome } from './ingest.ts';
@@ -241,5 +241,37 @@ describe('ingestBatch', () => {
     // Published before the failed commit and again by the retry: the DLQ stream stores it once,
     // its msgID being the KUBE sequence.
     expect([...new Set(letters.map((l) => l.seq))]).toEqual([2]);
+  });
+});
+
+describe("ingestBatch: other controllers' EndpointSlices in KUBE", () => {
+  const foreign = atVersion(makeSlice('imported-1', [], { service: 'web', managedBy: 'mcs-importer' }), 30);
+  const echo = atVersion(makeSlice('web-abc', [], { service: 'web' }), 31);
+
+  it('skips them: not dead-lettered, nothing stored or marked, the offset moves past them', async () => {
+    const { deps, store, letters } = setup();
+    const outs = await ingestBatch(C, seqd([kubeMessage(0, web), kubeMessage(0, foreign), kubeMessage(0, foreign, { type: 'Deleted.v1' })]), deps);
+    expect(outs.map((o) => [o.result, o.kind, o.keys])).toEqual([
+      ['applied', 'Service', ['default/web']],
+      ['ignored', 'EndpointSlice', []],
+      ['ignored', 'EndpointSlice', []],
+    ]);
+    expect(letters).toEqual([]);
+    expect(deps.offsets.get(C)).toBe(3);
+    expect(store.offsets.get(C)).toBe(3);
+    expect(deps.state.counts().slices).toBe(0);
+  });
+
+  it('a batch of them only still commits the offset', async () => {
+    const { deps, store } = setup();
+    expect((await ingestBatch(C, [{ ...kubeMessage(7, foreign) }], deps)).map((o) => o.result)).toEqual(['ignored']);
+    expect(store.offsets.get(C)).toBe(7);
+  });
+
+  it("one carrying the slicer's own managed-by value is an echo (the watcher's MANAGED_BY lacks ours): skipped and reported", async () => {
+    const { deps, letters } = setup();
+    const outs = await ingestBatch(C, [kubeMessage(1, echo), kubeMessage(2, foreign)], { ...deps, managedBy: 'endpointslice-controller.k8s.io' });
+    expect(outs.map((o) => o.result)).toEqual(['echo', 'ignored']);
+    expect(letters).toEqual([]);
   });
 });

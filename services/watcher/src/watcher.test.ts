@@ -3,7 +3,8 @@ import type { KubeChangeEvent, ObjectWatchEvent, WatchedKind, WatchedObject } fr
 import { partitionOf, PublishError } from '@slicemesh/nats';
 import type { DeadLetter, PublishResult } from '@slicemesh/nats';
 import { createLogger, createMetrics, realClock } from '@slicemesh/runtime';
-import { deepFreeze, makeNode, makePod, makeService } from '@slicemesh/testing';
+import { MANAGED_BY_CONTROLLER, MANAGED_BY_MIRRORING } from '@slicemesh/model';
+import { deepFreeze, makeNode, makePod, makeService, makeSlice } from '@slicemesh/testing';
 import type { KubeLog } from './kube-log.ts';
 import type { KubeMessage } from './kube-message.ts';
 import { runWatcher } from './watcher.ts';
@@ -268,5 +269,55 @@ describe('runWatcher publishing discipline', () => {
     await w.close();
     await expect(w.ready).rejects.toThrow(/closed before it was ready/);
     expect(log.messages).toEqual([]);
+  });
+});
+
+describe("runWatcher: EndpointSlices, other controllers' only", () => {
+  const foreign = (rv: string, managedBy = 'mcs-importer.example.com') => v(makeSlice('imported-1', [], { service: 'db', managedBy }), rv);
+  const part = partitionOf('default', 4);
+
+  it('publishes a slice of another controller under its own subject, and none of ours (controller or mirroring)', async () => {
+    const log = new MemoryKubeLog();
+    const ours = v(makeSlice('web-abc', []), '20');
+    const mirrored = v(makeSlice('legacy-1', [], { service: 'legacy', managedBy: MANAGED_BY_MIRRORING }), '21');
+    const unlabelled = deepFreeze({ ...foreign('22'), metadata: { ...foreign('22').metadata, name: 'hand-made', uid: 'u-hand', labels: { 'kubernetes.io/service-name': 'db' } } });
+    const w = start(log, new FakeCluster([up(ours), up(mirrored), up(foreign('23')), up(unlabelled)]));
+    await w.ready;
+    expect(log.messages.map((m) => [m.subject, m.msgID]).sort()).toEqual(
+      [
+        [`kube.c1.${part}.endpointslice.default.hand-made`, 'c1/u-hand/22'],
+        [`kube.c1.${part}.endpointslice.default.imported-1`, 'c1/uid-slice-imported-1/23'],
+      ].sort(),
+    );
+    expect(w.stats()).toMatchObject({ published: 2, skipped: 2, deadLetters: 0 });
+  });
+
+  it('a foreign slice that becomes ours leaves KUBE as a delete; one that stops being ours appears', async () => {
+    const log = new MemoryKubeLog();
+    const cluster = new FakeCluster([up(foreign('30'))]);
+    const w = start(log, cluster);
+    await w.ready;
+    cluster.emit(up(foreign('31', MANAGED_BY_CONTROLLER)));
+    await until(() => log.messages.length === 2);
+    expect(log.messages[1]?.event.type).toBe('Deleted.v1');
+    expect(log.messages[1]?.msgID).toBe('c1/uid-slice-imported-1/31/deleted');
+    cluster.emit(up(foreign('32')));
+    await until(() => log.messages.length === 3);
+    expect([log.messages[2]?.event.type, log.messages[2]?.msgID]).toEqual(['Upserted.v1', 'c1/uid-slice-imported-1/32']);
+    // A delete of a slice of ours was never published: nothing to delete.
+    cluster.emit(del(v(makeSlice('web-abc', []), '33'), '33'));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(log.messages).toHaveLength(3);
+  });
+
+  it('ownManagers is a setting: with only a custom value, the upstream controller slices are foreign', async () => {
+    const log = new MemoryKubeLog();
+    running = runWatcher(
+      { cluster: 'c1', layout: { partitions: 4 }, maxObjectBytes: 512 * 1024, publishWindow: 16, retryDelayMs: () => 1, ownManagers: new Set(['my-slicer']) },
+      { kubeLog: log, openWatch: new FakeCluster([up(v(makeSlice('web-abc', []), '40')), up(v(makeSlice('mine', [], { managedBy: 'my-slicer' }), '41'))]).open, clock: realClock,
+        log: createLogger({ service: 'watcher', level: 'silent' }), metrics: watcherMetrics(createMetrics('watcher')) },
+    );
+    await running.ready;
+    expect(log.messages.map((m) => m.event.object.metadata.name)).toEqual(['web-abc']);
   });
 });
