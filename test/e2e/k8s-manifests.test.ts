@@ -336,10 +336,17 @@ describe('infra/k8s renders into valid Kubernetes objects', () => {
 });
 
 describe('infra/k8s: least-privilege RBAC and one ServiceAccount per service', () => {
-  /** What the watcher lists and watches (libs/kube), as RBAC resources of the core group. */
-  const WATCHED = Object.values(KIND_PATHS)
-    .map((path) => /^\/api\/v1\/([a-z]+)$/.exec(path)?.[1] ?? `unexpected path ${path}`)
-    .sort();
+  /** What the watcher lists and watches (libs/kube), as one list+watch RBAC rule per API group ('' is core). */
+  const WATCHED = (() => {
+    const byGroup = new Map<string, string[]>();
+    for (const path of Object.values(KIND_PATHS)) {
+      const m = /^\/api\/v1\/([a-z]+)$/.exec(path) ?? /^\/apis\/([a-z0-9.-]+)\/v[0-9a-z]+\/([a-z]+)$/.exec(path);
+      if (m === null) throw new Error(`unexpected path ${path}`);
+      const [group, resource] = m.length === 2 ? ['', m[1] as string] : [m[1] as string, m[2] as string];
+      byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
+    }
+    return [...byGroup].map(([group, resources]) => ({ apiGroups: [group], resources: resources.sort(), verbs: ['list', 'watch'] })).sort((a, b) => (a.apiGroups[0] as string).localeCompare(b.apiGroups[0] as string));
+  })();
 
   for (const install of INSTALLS) {
     it(`${install.dir}: no role grants a wildcard verb, resource or API group`, () => {
@@ -361,8 +368,8 @@ describe('infra/k8s: least-privilege RBAC and one ServiceAccount per service', (
       expect(bound.map(({ subject }) => `${subject.kind} ${subject.namespace}/${subject.name}`)).toEqual([`ServiceAccount ${NAMESPACE}/watcher`]);
       const binding = bound[0]?.binding as IClusterRoleBinding & K8sObject;
       const role = r.one<IClusterRole & K8sObject>(binding.roleRef.kind, binding.roleRef.name);
-      expect(role?.rules).toEqual([{ apiGroups: [''], resources: expect.any(Array), verbs: ['list', 'watch'] }]);
-      expect([...(role?.rules?.[0]?.resources ?? [])].sort()).toEqual(WATCHED);
+      const rules = (role?.rules ?? []).map((r) => ({ apiGroups: r.apiGroups, resources: [...(r.resources ?? [])].sort(), verbs: r.verbs }));
+      expect(rules.sort((a, b) => (a.apiGroups?.[0] ?? '').localeCompare(b.apiGroups?.[0] ?? ''))).toEqual(WATCHED);
     });
 
     it(`${install.dir}: every Deployment and DaemonSet runs as its own ServiceAccount; pods without a role mount no token`, () => {
