@@ -84,12 +84,12 @@ say "kubectl: $nodes nodes, $pods pods, $("${kube[@]}" get services -A --no-head
 for zone in a b c; do
   file="/rules/worker-${zone}-1.rules"
   tr=$SECONDS
-  until dc exec -T "proxy-agent-$zone" sh -c "test -s $file && grep -q KUBE-SVC- $file" 2>/dev/null; do
+  until dc exec -T "proxy-agent-$zone" sh -c "test -s $file && grep -q SLICEMESH-SVC- $file" 2>/dev/null; do
     [ $((SECONDS - tr)) -lt 120 ] || fail "proxy-agent-$zone: no service chains in $file after 120 s"
     sleep 2
   done
-  svcs=$(dc exec -T "proxy-agent-$zone" sh -c "grep -c '^:KUBE-SVC-' $file" | tr -d '\r')
-  seps=$(dc exec -T "proxy-agent-$zone" sh -c "grep -c '^:KUBE-SEP-' $file" | tr -d '\r')
+  svcs=$(dc exec -T "proxy-agent-$zone" sh -c "grep -c '^:SLICEMESH-SVC-' $file" | tr -d '\r')
+  seps=$(dc exec -T "proxy-agent-$zone" sh -c "grep -c '^:SLICEMESH-SEP-' $file" | tr -d '\r')
   say "proxy-agent-$zone: $file holds $svcs service chains and $seps endpoint chains"
 done
 

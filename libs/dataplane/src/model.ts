@@ -71,13 +71,20 @@ export interface DpState {
   readonly podCIDR: string | null;
   /** Masquerade every ClusterIP connection. */
   readonly masqueradeAll: boolean;
-  /** Bit of the packet mark requesting SNAT; kube-proxy's default is 14 (0x4000). */
+  /** Bit of the packet mark requesting SNAT; kube-proxy's default is 14 (0x4000), ours 13 (0x2000). */
   readonly masqueradeBit: number;
   readonly servicePorts: readonly DpServicePort[];
 }
 
-/** kube-proxy's default masquerade bit (D.8). */
+/** kube-proxy's default masquerade bit (D.8): 0x4000; its drop mark is bit 15, 0x8000. */
 export const DEFAULT_MASQUERADE_BIT = 14;
+
+/**
+ * Our default masquerade bit beside kube-proxy (D.4.15): 13, 0x2000, clear of kube-proxy's
+ * masquerade (0x4000) and drop (0x8000) marks, so neither proxy's POSTROUTING or FORWARD rules
+ * act on the other's packets.
+ */
+export const OWN_MASQUERADE_BIT = 13;
 
 /** More endpoints than this switches iptables to large-cluster mode (D.4.13). */
 export const LARGE_CLUSTER_ENDPOINTS_THRESHOLD = 1000;

@@ -4,6 +4,7 @@
 import { deepFreeze } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
 import type { DpState } from './model.ts';
+import { KUBE_PROXY_CHAINS } from './iptables/chain-names.ts';
 import { renderIptablesFull } from './iptables/render.ts';
 import { renderNftablesFull } from './nftables/render.ts';
 import { dpEndpoint as ep, dpServicePort as svc, dpState } from './testing/builders.ts';
@@ -16,7 +17,7 @@ const NODE_IP = '192.168.0.2';
 const EXTERNAL_CLIENT = '203.0.113.2';
 const POD = '10.0.0.2';
 
-type Backend = 'iptables' | 'nftables';
+type Backend = 'iptables' | 'iptables (kube-proxy names)' | 'nftables';
 
 interface FlowCase extends TracePacket {
   readonly name: string;
@@ -255,6 +256,11 @@ const scenarios: Scenario[] = [
 const backends: Record<Backend, (state: DpState) => (p: TracePacket, nodeIPs: readonly string[]) => TraceResult> = {
   iptables: (state) => {
     const script = renderIptablesFull(state);
+    return (p, nodeIPs) => traceIptables(script, p, { nodeIPs });
+  },
+  // D.4.15: the names are the only difference, so every flow is the same.
+  'iptables (kube-proxy names)': (state) => {
+    const script = renderIptablesFull(state, KUBE_PROXY_CHAINS);
     return (p, nodeIPs) => traceIptables(script, p, { nodeIPs });
   },
   nftables: (state) => {

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { deepFreeze } from '@slicemesh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DpState } from './model.ts';
+import { KUBE_PROXY_CHAINS } from './iptables/chain-names.ts';
 import { renderIptables, renderIptablesFull } from './iptables/render.ts';
 import { renderNftablesFull, renderNftablesUpdate } from './nftables/render.ts';
 import { dpEndpoint as ep, dpServicePort as svc, dpState } from './testing/builders.ts';
@@ -33,9 +34,9 @@ function inNs(cmd: string, args: string[], input: string): { ok: boolean; out: s
   return exec(ns, cmd, args, input);
 }
 
-/** iptables-save nat rules grouped per chain, chains sorted (creation order differs). */
-function natRules(where: string): string {
-  const lines = exec(where, 'iptables-save', ['-t', 'nat']).out.split('\n').filter((l) => l.startsWith('-A KUBE-'));
+/** iptables-save nat rules of chains named `prefix…`, grouped per chain, chains sorted (creation order differs). */
+function natRules(where: string, prefix = 'SLICEMESH-'): string {
+  const lines = exec(where, 'iptables-save', ['-t', 'nat']).out.split('\n').filter((l) => l.startsWith(`-A ${prefix}`));
   const chain = (l: string) => l.split(' ')[1] ?? '';
   return lines.sort((a, b) => (chain(a) < chain(b) ? -1 : chain(a) > chain(b) ? 1 : 0)).join('\n');
 }
@@ -96,6 +97,16 @@ describe(`rendered rules on the real tools${missing.length > 0 ? ` (skipped: ${m
   const cases: { name: string; run: () => { ok: boolean; out: string }[] }[] = [
     { name: 'iptables-restore --noflush accepts the full IPv4 script', run: () => [inNs('iptables-restore', ['--noflush'], renderIptablesFull(v4))] },
     {
+      name: 'D.4.15 iptables-restore --noflush accepts the kube-proxy-mode script beside ours, and ours stays as it was',
+      run: () => {
+        const before = natRules(ns);
+        const applied = inNs('iptables-restore', ['--noflush'], renderIptablesFull(v4, KUBE_PROXY_CHAINS));
+        expect(natRules(ns)).toBe(before);
+        expect(natRules(ns, 'KUBE-')).toContain('-A KUBE-SVC-');
+        return [applied];
+      },
+    },
+    {
       name: 'iptables-restore accepts a partial sync on top',
       run: () => {
         const first = renderIptables(v4);
@@ -113,6 +124,8 @@ describe(`rendered rules on the real tools${missing.length > 0 ? ` (skipped: ${m
         const applied = exec(fresh, 'iptables-restore', ['--noflush'], renderIptablesFull(v4next));
         expect(natRules(ns)).toBe(natRules(fresh));
         expect(natRules(ns)).toContain('--to-destination 10.180.0.9:80');
+        expect(natRules(fresh, 'KUBE-')).toBe(''); // D.4.15: nothing of kube-proxy's names in our script
+        expect(natRules(ns, 'KUBE-')).toContain('--to-destination 10.180.0.2:80'); // the partial sync left kube-proxy's alone
         return [applied];
       },
     },

@@ -30,7 +30,7 @@ describe('IptablesRestorer.restore', () => {
     const script = renderIptables(state).script;
     await restorer.restore(script);
     expect(rec.calls.map((c) => [c.command, c.args, c.input])).toEqual([['iptables-restore', ['--noflush', '-w'], script]]);
-    expect(fake.userChains('nat')).toContain('KUBE-SERVICES');
+    expect(fake.userChains('nat')).toContain('SLICEMESH-SERVICES');
   });
 
   it('IPv6 uses ip6tables-restore, and wait can be turned off', async () => {
@@ -70,7 +70,7 @@ describe('IptablesRestorer.ensureJumps', () => {
     const inserted = await restorer.ensureJumps(jumps);
     expect(inserted).toEqual(jumps);
     expect(rec.callsTo('iptables').filter((c) => c.args.includes('-C'))).toHaveLength(jumps.length);
-    expect(fake.rules('nat', 'PREROUTING')).toEqual(['-m comment --comment kubernetes service portals -j KUBE-SERVICES']);
+    expect(fake.rules('nat', 'PREROUTING')).toEqual(['-m comment --comment kubernetes service portals -j SLICEMESH-SERVICES']);
     const forward = jumps.filter((j) => j.table === 'filter' && j.chain === 'FORWARD').map((j) => j.target);
     expect(fake.rules('filter', 'FORWARD').map((r) => r.split(' -j ')[1])).toEqual(forward);
   });

@@ -16,6 +16,7 @@ const OPTIONS = {
   node: { type: 'string' },
   format: { type: 'string' },
   'ip-family': { type: 'string' },
+  'iptables-chains': { type: 'string' },
 } as const;
 
 type Flag = keyof typeof OPTIONS;
@@ -24,7 +25,7 @@ const COMMON: readonly Flag[] = ['file', 'help'];
 const FLAGS_OF: Readonly<Record<Command, readonly Flag[]>> = {
   plan: [...COMMON, 'max-endpoints-per-slice', 'managed-by', 'output'],
   hints: COMMON,
-  'proxy-plan': [...COMMON, 'node', 'format', 'ip-family'],
+  'proxy-plan': [...COMMON, 'node', 'format', 'ip-family', 'iptables-chains'],
 };
 
 export interface CommandLine {

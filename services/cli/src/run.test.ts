@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { oneLine, run } from './run.ts';
@@ -34,6 +35,8 @@ describe('run maps failures to exit codes with one stderr line', () => {
     { name: 'proxy-plan without --node exits 2', argv: ['proxy-plan'], code: 2, line: /needs --node NAME$/ },
     { name: 'an unknown --format exits 2', argv: ['proxy-plan', '--node', 'n1', '--format', 'bpf'], code: 2, line: /--format must be one of json, iptables, nftables, ipvs/ },
     { name: 'an unknown --ip-family exits 2', argv: ['proxy-plan', '--node', 'n1', '--ip-family', 'v4'], code: 2, line: /--ip-family must be IPv4 or IPv6/ },
+    { name: 'an unknown --iptables-chains exits 2', argv: ['proxy-plan', '--node', 'n1', '--iptables-chains', 'KUBE'], code: 2, line: /--iptables-chains must be one of own, kube-proxy \(got "KUBE"\)$/ },
+    { name: '--iptables-chains belongs to proxy-plan only', argv: ['plan', '--iptables-chains', 'own'], code: 2, line: /iptables-chains/ },
     { name: 'an empty stdin exits 2', argv: ['plan'], stdin: '', code: 2, line: /^slicemesh: stdin: <json>: is empty/ },
   ];
   for (const tc of cases) {
@@ -108,6 +111,49 @@ describe('run succeeds', () => {
     const a = await runCli(['plan', '-f', 'cluster.json', '--output', 'changes'], '', files);
     const b = await runCli(['plan', '-f', 'cluster.json', '--output', 'changes'], '', files);
     expect(a.stdout).toBe(b.stdout);
+  });
+});
+
+describe('D.4.15 proxy-plan --iptables-chains on the example cluster', () => {
+  const sha = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+  // sha256 (first 32 hex digits) of stdout before chain names had a prefix (commit 8c64935),
+  // `slicemesh proxy-plan --node N --format F [--ip-family X] -f test/fixtures/example-cluster.json`.
+  const before = [
+    { node: 'cp-1', format: 'iptables', family: 'IPv4', sha: '5578aa51c2866ceb8d8cdb791a45618c' },
+    { node: 'cp-1', format: 'iptables', family: 'IPv6', sha: 'b486821207b3f750dd832e1f8244693b' },
+    { node: 'node-a1', format: 'iptables', family: 'IPv4', sha: '5578aa51c2866ceb8d8cdb791a45618c' },
+    { node: 'node-b1', format: 'iptables', family: 'IPv4', sha: '83b7bb9529653be30a974e6c3637e3a7' },
+    { node: 'node-b2', format: 'iptables', family: 'IPv6', sha: 'b486821207b3f750dd832e1f8244693b' },
+    { node: 'node-c1', format: 'iptables', family: 'IPv4', sha: '99344ea66e240c896bc465d7e61c3840' },
+    { node: 'node-c2', format: 'iptables', family: 'IPv4', sha: '99344ea66e240c896bc465d7e61c3840' },
+    { node: 'node-a1', format: 'nftables', sha: '9f46afa48268b27239e16f1005e5094a' },
+    { node: 'node-b1', format: 'nftables', sha: '13ccc10f474f71bef45a93bc2bddd89d' },
+    { node: 'node-a1', format: 'ipvs', sha: 'f9f9ec4f86d45c39acea806f0b6ef8f2' },
+    { node: 'node-b1', format: 'json', sha: '4c8e866a6bad47b9e5632b185cc356b8' },
+  ];
+  for (const tc of before) {
+    it(`kube-proxy mode prints exactly what it printed before: ${tc.node} ${tc.format}${tc.family ? ` ${tc.family}` : ''}`, async () => {
+      const argv = ['proxy-plan', '--node', tc.node, '--format', tc.format, ...(tc.family ? ['--ip-family', tc.family] : []), '--iptables-chains', 'kube-proxy', '-f', 'cluster.json'];
+      const r = await runCli(argv, '', files);
+      expect(r.code).toBe(0);
+      expect(sha(r.stdout)).toBe(tc.sha);
+    });
+  }
+
+  it('by default the rules carry our own names and mark, and no kube-proxy name', async () => {
+    const r = await runCli(['proxy-plan', '--node', 'node-a1', '--format', 'iptables', '-f', 'cluster.json'], '', files);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^:SLICEMESH-SVC-[A-Z2-7]{14} - \[0:0\]$/m);
+    expect(r.stdout).toMatch(/^:SLICEMESH-SEP-[A-Z2-7]{14} - \[0:0\]$/m);
+    expect(r.stdout).toContain('-A SLICEMESH-MARK-MASQ -j MARK --or-mark 0x2000');
+    expect(r.stdout).toContain('-I PREROUTING 1 -m comment --comment "kubernetes service portals" -j SLICEMESH-SERVICES');
+    expect(r.stdout).not.toContain('KUBE-');
+    expect(r.stdout).not.toContain('0x4000');
+  });
+
+  it('the default nftables rules use our mark too (the names were always our own table\'s)', async () => {
+    const r = await runCli(['proxy-plan', '--node', 'node-a1', '--format', 'nftables', '-f', 'cluster.json'], '', files);
+    expect(r.stdout).toContain('mark set mark or 0x2000');
   });
 });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseProxyAgentConfig } from './config.ts';
 
 describe('proxy-agent config', () => {
-  it('D.8 defaults: iptables, min sync 1s, sync 30s, full sync 1h, mark bit 14, unzoned, IPv4', () => {
+  it('D.8 defaults: iptables, min sync 1s, sync 30s, full sync 1h, unzoned, IPv4; D.4.15 own chain names and mark bit 13', () => {
     const c = parseProxyAgentConfig([], { NODE_NAME: 'n1' });
     expect(c).toMatchObject({
       nodeName: 'n1',
@@ -12,7 +12,8 @@ describe('proxy-agent config', () => {
       minSyncPeriod: 1000,
       syncPeriod: 30_000,
       fullSyncPeriod: 3_600_000,
-      masqueradeBit: 14,
+      iptablesChains: 'own',
+      masqueradeBit: 13,
       masqueradeAll: false,
       ipFamily: 'IPv4',
       nodeIPs: [],
@@ -38,9 +39,27 @@ describe('proxy-agent config', () => {
     expect([c.nodeZone, c.backend, c.netns, c.minSyncPeriod, c.nodeIPs, c.podCIDR, c.ipvsScheduler]).toEqual(['zone-a', 'nftables', 'node-a', 200, ['192.168.50.11', '192.168.50.12'], '10.244.0.0/16', 'sh']);
   });
 
+  const marks = [
+    { name: 'D.4.15 own chain names: mark bit 13 (0x2000), clear of kube-proxy\'s 0x4000 and 0x8000', env: {}, want: ['own', 13] },
+    { name: 'D.8 kube-proxy chain names: kube-proxy\'s mark bit 14 (0x4000)', env: { IPTABLES_CHAINS: 'kube-proxy' }, want: ['kube-proxy', 14] },
+    { name: 'an explicit MASQUERADE_BIT wins in own mode', env: { MASQUERADE_BIT: '20' }, want: ['own', 20] },
+    { name: 'an explicit MASQUERADE_BIT wins in kube-proxy mode', env: { IPTABLES_CHAINS: 'kube-proxy', MASQUERADE_BIT: '0' }, want: ['kube-proxy', 0] },
+  ];
+  for (const tc of marks) {
+    it(tc.name, () => {
+      const c = parseProxyAgentConfig([], { NODE_NAME: 'n1', ...tc.env });
+      expect([c.iptablesChains, c.masqueradeBit]).toEqual(tc.want);
+    });
+  }
+  it('the flag sets the chain mode too', () => {
+    expect(parseProxyAgentConfig(['--iptables-chains', 'kube-proxy'], { NODE_NAME: 'n1' }).iptablesChains).toBe('kube-proxy');
+  });
+
   const bad: { name: string; argv?: string[]; env: Record<string, string>; setting: string }[] = [
     { name: 'NODE_NAME is required', env: {}, setting: '--node-name' },
     { name: 'an unknown backend is refused', env: { NODE_NAME: 'n', BACKEND: 'userspace' }, setting: 'env BACKEND' },
+    { name: 'chain names other than own|kube-proxy are refused', env: { NODE_NAME: 'n', IPTABLES_CHAINS: 'KUBE' }, setting: 'env IPTABLES_CHAINS' },
+    { name: 'a mark bit above 31 is refused', env: { NODE_NAME: 'n', MASQUERADE_BIT: '32' }, setting: 'env MASQUERADE_BIT' },
     { name: 'a scheduler outside rr|lc|dh|sh|sed|nq is refused', env: { NODE_NAME: 'n', IPVS_SCHEDULER: 'wrr' }, setting: 'env IPVS_SCHEDULER' },
     { name: 'node IPs must be addresses', env: { NODE_NAME: 'n', NODE_IPS: '10.0.0.1,nope' }, setting: 'env NODE_IPS' },
     { name: 'node IPs must be of the agent family', env: { NODE_NAME: 'n', NODE_IPS: 'fd00::1' }, setting: '--node-ips' },

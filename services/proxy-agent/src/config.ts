@@ -1,6 +1,7 @@
 // proxy-agent settings: every default in one place (habit 14). `parseProxyAgentConfig` adds the
 // checks that involve more than one setting.
 
+import { IPTABLES_CHAIN_MODES, defaultMasqueradeBit } from '@slicemesh/dataplane';
 import type { ConfigOf } from '@slicemesh/runtime';
 import { ConfigError, defineConfig } from '@slicemesh/runtime';
 import { canonicalIP } from '@slicemesh/model';
@@ -49,7 +50,23 @@ export const proxyAgentConfig = defineConfig({
   ipvsInterface: { env: 'IPVS_INTERFACE', flag: '--ipvs-interface', default: 'kube-ipvs0', parse: 'string', doc: 'IPVS: dummy interface holding the service IPs.' },
   podCIDR: { env: 'POD_CIDR', flag: '--pod-cidr', parse: parseCidrSetting, optional: true, doc: 'Sources inside are pods (others are masqueraded to ClusterIPs); unset: no local-traffic detector.' },
   masqueradeAll: { env: 'MASQUERADE_ALL', flag: '--masquerade-all', default: false, parse: 'bool', doc: 'SNAT every connection to a ClusterIP.' },
-  masqueradeBit: { env: 'MASQUERADE_BIT', flag: '--masquerade-bit', default: 14, parse: 'int', min: 0, max: 31, doc: 'Packet-mark bit that requests SNAT.' },
+  masqueradeBit: {
+    env: 'MASQUERADE_BIT',
+    flag: '--masquerade-bit',
+    parse: 'int',
+    min: 0,
+    max: 31,
+    optional: true,
+    doc: "Packet-mark bit that requests SNAT (every backend); unset: 13 (0x2000, clear of kube-proxy's 0x4000 and 0x8000), or kube-proxy's 14 (0x4000) with --iptables-chains kube-proxy.",
+  },
+  iptablesChains: {
+    env: 'IPTABLES_CHAINS',
+    flag: '--iptables-chains',
+    default: 'own',
+    parse: 'string',
+    choices: IPTABLES_CHAIN_MODES,
+    doc: "iptables chain names. own: SLICEMESH-SERVICES, SLICEMESH-SVC-<hash>, …, so the agent runs beside kube-proxy; kube-proxy: kube-proxy's own KUBE-* names (and its mark), to replace kube-proxy in place.",
+  },
   nodeIPs: { env: 'NODE_IPS', flag: '--node-ips', default: '', parse: parseIPList, doc: 'Comma-separated addresses accepting NodePorts (the first is the node IP); empty: every local address.' },
   ipFamily: { env: 'IP_FAMILY', flag: '--ip-family', default: 'IPv4', parse: 'string', choices: ['IPv4', 'IPv6'], doc: 'The family this agent programs.' },
   svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', parse: 'string', doc: 'KV bucket of service specs.' },
@@ -81,9 +98,10 @@ export const proxyAgentConfig = defineConfig({
   logLevel: { env: 'LOG_LEVEL', flag: '--log-level', default: 'info', parse: 'string', choices: ['debug', 'info', 'warn', 'error', 'silent'], doc: 'Minimum log level.' },
 });
 
-export type ProxyAgentConfig = ConfigOf<typeof proxyAgentConfig.spec>;
+/** The settings, with the masquerade bit resolved from the chain mode when unset. */
+export type ProxyAgentConfig = Omit<ConfigOf<typeof proxyAgentConfig.spec>, 'masqueradeBit'> & { readonly masqueradeBit: number };
 
-/** Parses flags and env, then checks what spans settings (node IPs and pod CIDR of the agent's family). */
+/** Parses flags and env, then checks what spans settings (node IPs and pod CIDR of the agent's family) and fills in the mark bit. */
 export function parseProxyAgentConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ProxyAgentConfig {
   const c = proxyAgentConfig.parse(argv, env);
   if (c.nodeName.trim() === '') throw new ConfigError('--node-name', 'must not be empty');
@@ -92,5 +110,5 @@ export function parseProxyAgentConfig(argv: readonly string[], env: Readonly<Rec
   if (wrong !== undefined) throw new ConfigError('--node-ips', `${wrong} is not an ${c.ipFamily} address`);
   if (c.podCIDR !== undefined && c.podCIDR.includes(':') !== v6) throw new ConfigError('--pod-cidr', `${c.podCIDR} is not an ${c.ipFamily} range`);
   if (c.minSyncPeriod > c.syncPeriod) throw new ConfigError('--min-sync-period', 'must not exceed --sync-period');
-  return c;
+  return Object.freeze({ ...c, masqueradeBit: c.masqueradeBit ?? defaultMasqueradeBit(c.iptablesChains) });
 }

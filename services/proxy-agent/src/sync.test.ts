@@ -148,10 +148,24 @@ describe('ProxySyncer with the iptables backend', () => {
 
   it('a full sync deletes stale service chains it never knew about (left by an earlier run)', async () => {
     const h = harness();
-    await h.rec.exec({ command: 'iptables-restore', args: ['--noflush'], input: '*nat\n:KUBE-SVC-OLDOLDOLDOLDOLD0 - [0:0]\n:KUBE-MARK-MASQ - [0:0]\nCOMMIT\n' });
+    await h.rec.exec({ command: 'iptables-restore', args: ['--noflush'], input: '*nat\n:SLICEMESH-SVC-OLDOLDOLDOLDOL - [0:0]\n:SLICEMESH-MARK-MASQ - [0:0]\nCOMMIT\n' });
     seed(h);
     await h.syncer.sync();
-    expect(h.ipt.userChains('nat')).not.toContain('KUBE-SVC-OLDOLDOLDOLDOLD0');
+    expect(h.ipt.userChains('nat')).not.toContain('SLICEMESH-SVC-OLDOLDOLDOLDOL');
+  });
+
+  it('D.4.15 a full sync leaves kube-proxy\'s chains, jumps and rules alone', async () => {
+    const h = harness();
+    const kubeProxy = '*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-OLDOLDOLDOLDOLD0 - [0:0]\n:KUBE-MARK-MASQ - [0:0]\n-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000\n-A KUBE-SERVICES -d 10.96.0.99/32 -j KUBE-SVC-OLDOLDOLDOLDOLD0\n-I PREROUTING 1 -j KUBE-SERVICES\nCOMMIT\n';
+    await h.rec.exec({ command: 'iptables-restore', args: ['--noflush'], input: kubeProxy });
+    const before = ['KUBE-SERVICES', 'KUBE-SVC-OLDOLDOLDOLDOLD0', 'KUBE-MARK-MASQ', 'PREROUTING'].map((c) => h.ipt.rules('nat', c));
+    seed(h);
+    expect(await h.syncer.sync()).toMatchObject({ ok: true, mode: 'full' });
+    expect(['KUBE-SERVICES', 'KUBE-SVC-OLDOLDOLDOLDOLD0', 'KUBE-MARK-MASQ'].map((c) => h.ipt.rules('nat', c))).toEqual(before.slice(0, 3));
+    // Our jump is inserted at the top; kube-proxy's stays below it.
+    expect(h.ipt.rules('nat', 'PREROUTING')).toEqual(['-m comment --comment kubernetes service portals -j SLICEMESH-SERVICES', ...(before[3] ?? [])]);
+    expect(h.ipt.userChains('nat').filter((c) => c.startsWith('SLICEMESH-SVC-'))).toHaveLength(2);
+    expect(h.reach('10.96.0.10')).toBe('10.244.1.2:8080, 10.244.2.2:8080');
   });
 
   it('D.4.12 a full sync at least every FULL_SYNC_PERIOD, partial in between', async () => {

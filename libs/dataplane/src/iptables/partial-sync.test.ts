@@ -7,7 +7,7 @@ import type { DpServicePort, DpState } from '../model.ts';
 import { dpEndpoint as ep, dpServicePort as svc, dpState } from '../testing/builders.ts';
 import type { IptablesTables } from '../testing/iptables-restore-sim.ts';
 import { applyIptablesRestore, dumpIptablesTable, emptyIptables } from '../testing/iptables-restore-sim.ts';
-import { endpointChainName, serviceChainNames } from './chain-names.ts';
+import { KUBE_PROXY_CHAINS, endpointChainName, serviceChainNames } from './chain-names.ts';
 import { renderIptables } from './render.ts';
 
 const a = svc('ns1/a:http', { clusterIP: '172.30.0.41', endpoints: [ep('10.180.0.1'), ep('10.180.0.2')] });
@@ -30,7 +30,7 @@ interface Case {
 
 const A = serviceChainNames(a);
 const B = serviceChainNames(b);
-const FIXED_NAT = ['KUBE-MARK-MASQ', 'KUBE-POSTROUTING'];
+const FIXED_NAT = ['SLICEMESH-MARK-MASQ', 'SLICEMESH-POSTROUTING'];
 
 const cases: Case[] = [
   {
@@ -38,31 +38,31 @@ const cases: Case[] = [
     after: with_([{ ...a, clusterEndpoints: [ep('10.180.0.1'), ep('10.180.0.3')] }, b, c]),
     changed: ['ns1/a:http/TCP'],
     rewritesNat: [...FIXED_NAT, A.svc, endpointChainName(a, ep('10.180.0.1')), endpointChainName(a, ep('10.180.0.3'))],
-    rewritesFilter: ['KUBE-FORWARD'],
+    rewritesFilter: ['SLICEMESH-FORWARD'],
     deletes: [endpointChainName(a, ep('10.180.0.2'))],
   },
   {
     name: 'a new service rewrites the nat dispatch chain and adds its chains',
     after: with_([a, b, c, svc('ns3/d:http', { clusterIP: '172.30.0.44', endpoints: [ep('10.180.3.1')] })]),
     changed: ['ns3/d'],
-    rewritesNat: ['KUBE-SERVICES', ...FIXED_NAT, 'KUBE-SVC-', 'KUBE-SEP-'],
-    rewritesFilter: ['KUBE-FORWARD'],
+    rewritesNat: ['SLICEMESH-SERVICES', ...FIXED_NAT, 'SLICEMESH-SVC-', 'SLICEMESH-SEP-'],
+    rewritesFilter: ['SLICEMESH-FORWARD'],
     deletes: [],
   },
   {
     name: 'a deleted service rewrites dispatch and deletes all its chains',
     after: with_([a, c]),
     changed: ['ns1/b'],
-    rewritesNat: ['KUBE-NODEPORTS', 'KUBE-SERVICES', ...FIXED_NAT],
-    rewritesFilter: ['KUBE-FORWARD'],
+    rewritesNat: ['SLICEMESH-NODEPORTS', 'SLICEMESH-SERVICES', ...FIXED_NAT],
+    rewritesFilter: ['SLICEMESH-FORWARD'],
     deletes: [B.svc, B.ext, endpointChainName(b, ep('10.180.1.1'))],
   },
   {
     name: 'losing every endpoint moves the service to a filter REJECT and deletes its nat chains',
     after: with_([a, { ...b, clusterEndpoints: [], hasAnyEndpoints: false }, c]),
     changed: ['ns1/b:http'],
-    rewritesNat: ['KUBE-NODEPORTS', 'KUBE-SERVICES', ...FIXED_NAT],
-    rewritesFilter: ['KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES', 'KUBE-FORWARD'],
+    rewritesNat: ['SLICEMESH-NODEPORTS', 'SLICEMESH-SERVICES', ...FIXED_NAT],
+    rewritesFilter: ['SLICEMESH-SERVICES', 'SLICEMESH-EXTERNAL-SERVICES', 'SLICEMESH-FORWARD'],
     deletes: [B.svc, B.ext, endpointChainName(b, ep('10.180.1.1'))],
   },
   {
@@ -70,7 +70,7 @@ const cases: Case[] = [
     after: with_([a, { ...b, sessionAffinityTimeoutSeconds: 60 }, c]),
     changed: ['ns1/b'],
     rewritesNat: [...FIXED_NAT, B.svc, B.ext, endpointChainName(b, ep('10.180.1.1'))],
-    rewritesFilter: ['KUBE-FORWARD'],
+    rewritesFilter: ['SLICEMESH-FORWARD'],
     deletes: [],
   },
 ];
@@ -133,21 +133,29 @@ describe('D.4.12 partial sync', () => {
   it('a sync with nothing changed writes only the fixed chains', () => {
     const r = renderIptables(before, { changedServicePorts: new Set(), previous: first });
     expect(declared(r.script, 'nat')).toEqual(FIXED_NAT);
-    expect(declared(r.script, 'filter')).toEqual(['KUBE-FORWARD']);
+    expect(declared(r.script, 'filter')).toEqual(['SLICEMESH-FORWARD']);
     expect(r.deletedChains).toEqual([]);
   });
 });
 
 describe('D.4.12 stale chains', () => {
   it('a full sync deletes previously owned service chains that are gone, and only ours', () => {
-    const previous = { chains: { filter: [], nat: ['KUBE-SERVICES', 'KUBE-SVC-GONEGONEGONEGONE', 'KUBE-SEP-GONEGONEGONEGONE', 'SOMEONE-ELSES'] } };
+    const previous = { chains: { filter: [], nat: ['SLICEMESH-SERVICES', 'SLICEMESH-SVC-GONEGONEGONEGO', 'SLICEMESH-SEP-GONEGONEGONEGO', 'SOMEONE-ELSES', 'KUBE-SVC-GONEGONEGONEGONE'] } };
     const r = renderIptables(deepFreeze(dpState([])), { previous });
-    expect(r.deletedChains).toEqual(['KUBE-SVC-GONEGONEGONEGONE', 'KUBE-SEP-GONEGONEGONEGONE']);
+    expect(r.deletedChains).toEqual(['SLICEMESH-SVC-GONEGONEGONEGO', 'SLICEMESH-SEP-GONEGONEGONEGO']);
     const lines = r.script.split('\n');
     // Declared (flushed) first, deleted after every rule is written.
-    expect(lines).toContain(':KUBE-SVC-GONEGONEGONEGONE - [0:0]');
-    expect(lines.indexOf('-X KUBE-SVC-GONEGONEGONEGONE')).toBeGreaterThan(lines.findLastIndex((l) => l.startsWith('-A ')));
+    expect(lines).toContain(':SLICEMESH-SVC-GONEGONEGONEGO - [0:0]');
+    expect(lines.indexOf('-X SLICEMESH-SVC-GONEGONEGONEGO')).toBeGreaterThan(lines.findLastIndex((l) => l.startsWith('-A ')));
     expect(r.script).not.toContain('SOMEONE-ELSES');
+    expect(r.script).not.toContain('KUBE-'); // D.4.15: kube-proxy's chains are not ours
+  });
+
+  it('D.4.15 in kube-proxy mode the KUBE- service chains are the ones deleted', () => {
+    const previous = { chains: { filter: [], nat: ['KUBE-SERVICES', 'KUBE-SVC-GONEGONEGONEGONE', 'KUBE-SEP-GONEGONEGONEGONE', 'SLICEMESH-SVC-GONEGONEGONEGO'] } };
+    const r = renderIptables(deepFreeze(dpState([])), { previous, chains: KUBE_PROXY_CHAINS });
+    expect(r.deletedChains).toEqual(['KUBE-SVC-GONEGONEGONEGONE', 'KUBE-SEP-GONEGONEGONEGONE']);
+    expect(r.script).not.toContain('SLICEMESH-');
   });
 
   it('the simulated kernel refuses deleting a chain that is still referenced', () => {

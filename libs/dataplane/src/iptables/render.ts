@@ -1,6 +1,9 @@
 // iptables-restore script for the whole ruleset or a partial sync (D.4.12), apply with
 // `iptables-restore --noflush` (`ip6tables-restore` for IPv6). Only chains we declare are
 // flushed; stale per-service chains are flushed and deleted at the end of the nat table.
+// Chain names come from one naming (D.4.15): our own `SLICEMESH-` prefix unless the caller
+// passes kube-proxy's. The script declares, flushes and deletes only chains of that naming,
+// so a ruleset under the other prefix on the same node is never touched.
 //
 // Partial sync: the top-level chains whose size does not grow with the cluster (KUBE-FORWARD,
 // KUBE-MARK-MASQ, KUBE-POSTROUTING) are always rewritten. The dispatch chains (nat
@@ -14,10 +17,11 @@ import { createHash } from 'node:crypto';
 import type { DpState } from '../model.ts';
 import { LARGE_CLUSTER_ENDPOINTS_THRESHOLD, isServicePortChanged, servicePortKey, sortedServicePorts } from '../model.ts';
 import { portPolicy } from '../policy.ts';
-import { isServiceChain, serviceChainNames } from './chain-names.ts';
+import type { IptablesChainNames } from './chain-names.ts';
+import { OWN_CHAINS } from './chain-names.ts';
 import type { ChainSink, DispatchSink, IptablesContext } from './service-rules.ts';
 import { renderDispatch, renderServiceChains } from './service-rules.ts';
-import { FILTER_CHAINS, NAT_CHAINS, forwardRules, jumpInsertLines, masqueradeRules, nodePortJumpRules } from './top-level.ts';
+import { filterChains, forwardRules, jumpInsertLines, masqueradeRules, natChains, nodePortJumpRules } from './top-level.ts';
 
 /** What a sync remembers about one service port's chains. */
 export interface IptablesServiceRecord {
@@ -29,7 +33,7 @@ export interface IptablesServiceRecord {
 
 /** The part of a previous render a partial sync needs (a full result satisfies it). */
 export interface IptablesPrevious {
-  /** Chains owned after the previous apply; only `KUBE-SVC/SVL/EXT/FW/SEP-` ones are ever deleted. */
+  /** Chains owned after the previous apply (or found on the node); only the naming's `SVC/SVL/EXT/FW/SEP` ones are ever deleted. */
   readonly chains: { readonly filter: readonly string[]; readonly nat: readonly string[] };
   /** Per service-port records, keyed by `servicePortKey`; required for a partial sync. */
   readonly services?: ReadonlyMap<string, IptablesServiceRecord>;
@@ -51,6 +55,8 @@ export interface RenderIptablesOptions {
   readonly includeJumps?: boolean;
   /** Override large-cluster detection (more than 1000 endpoints). */
   readonly largeClusterMode?: boolean;
+  /** Chain names (D.4.15). Default `OWN_CHAINS` (SLICEMESH-…); `KUBE_PROXY_CHAINS` renders kube-proxy's. */
+  readonly chains?: IptablesChainNames;
 }
 
 export interface IptablesRenderResult {
@@ -76,8 +82,8 @@ function digest(lines: readonly string[]): string {
   return createHash('sha256').update(lines.join('\n')).digest('base64');
 }
 
-function settingsDigest(state: DpState): string {
-  return digest([state.family, state.podCIDR ?? '', String(state.masqueradeAll), String(state.masqueradeBit), state.nodeIPs.join(','), state.primaryNodeIP ?? state.nodeIPs[0] ?? '']);
+function settingsDigest(state: DpState, names: IptablesChainNames): string {
+  return digest([state.family, state.podCIDR ?? '', String(state.masqueradeAll), String(state.masqueradeBit), state.nodeIPs.join(','), state.primaryNodeIP ?? state.nodeIPs[0] ?? '', names.prefix]);
 }
 
 /**
@@ -87,7 +93,8 @@ function settingsDigest(state: DpState): string {
  */
 export function renderIptables(state: DpState, opts: RenderIptablesOptions = {}): IptablesRenderResult {
   const prev = opts.previous;
-  const settings = settingsDigest(state);
+  const names = opts.chains ?? OWN_CHAINS;
+  const settings = settingsDigest(state, names);
   const partial =
     opts.changedServicePorts !== undefined && prev?.services !== undefined && prev.settingsDigest === settings;
   const ports = sortedServicePorts(state);
@@ -95,6 +102,7 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
   const totalEndpoints = policies.reduce((n, p) => n + p.reachable.length, 0);
   const largeCluster = opts.largeClusterMode ?? totalEndpoints > LARGE_CLUSTER_ENDPOINTS_THRESHOLD;
   const ctx: IptablesContext = {
+    chains: names,
     podCIDR: state.podCIDR,
     masqueradeAll: state.masqueradeAll,
     largeCluster,
@@ -102,35 +110,35 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
   };
 
   const dispatch: DispatchSink = { natServices: [], natNodePorts: [], filterServices: [], filterExternal: [], filterNodePorts: [], filterFirewall: [] };
-  const own: ChainSink = { declared: [], rules: [] };
+  const sink: ChainSink = { declared: [], rules: [] };
   const services = new Map<string, IptablesServiceRecord>();
   ports.forEach((sp, i) => {
     const pol = policies[i];
     if (!pol) return;
-    const names = serviceChainNames(sp);
-    renderDispatch(sp, pol, names, dispatch);
+    const own = names.service(sp);
+    renderDispatch(sp, pol, own, names, dispatch);
     const key = servicePortKey(sp);
     const kept = partial && !isServicePortChanged(sp, opts.changedServicePorts ?? new Set()) ? prev?.services?.get(key) : undefined;
     if (kept) {
       services.set(key, kept);
       return;
     }
-    const before = own.rules.length;
-    const chains = renderServiceChains(sp, pol, names, ctx, own);
-    services.set(key, { chains, natRules: own.rules.length - before });
+    const before = sink.rules.length;
+    const chains = renderServiceChains(sp, pol, own, ctx, sink);
+    services.set(key, { chains, natRules: sink.rules.length - before });
   });
-  for (const line of nodePortJumpRules(state)) dispatch.natServices.push(line);
+  for (const line of nodePortJumpRules(state, names)) dispatch.natServices.push(line);
 
   const filterBodies = new Map<string, readonly string[]>([
-    ['KUBE-NODEPORTS', dispatch.filterNodePorts],
-    ['KUBE-SERVICES', dispatch.filterServices],
-    ['KUBE-EXTERNAL-SERVICES', dispatch.filterExternal],
-    ['KUBE-FORWARD', forwardRules(state)],
-    ['KUBE-PROXY-FIREWALL', dispatch.filterFirewall],
+    [names.nodePorts, dispatch.filterNodePorts],
+    [names.services, dispatch.filterServices],
+    [names.externalServices, dispatch.filterExternal],
+    [names.forward, forwardRules(state, names)],
+    [names.proxyFirewall, dispatch.filterFirewall],
   ]);
   const natDispatch = new Map<string, readonly string[]>([
-    ['KUBE-NODEPORTS', dispatch.natNodePorts],
-    ['KUBE-SERVICES', dispatch.natServices],
+    [names.nodePorts, dispatch.natNodePorts],
+    [names.services, dispatch.natServices],
   ]);
   const digests: Record<string, string> = {};
   const write = (table: string, chain: string, lines: readonly string[], alwaysWrite: boolean): boolean => {
@@ -141,54 +149,57 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
   };
 
   // Ownership after this sync, and what went stale since the previous one.
-  const natOwned: string[] = [...NAT_CHAINS];
+  const natTop = natChains(names);
+  const filterTop = filterChains(names);
+  const natOwned: string[] = [...natTop];
   const current = new Set<string>();
   for (const rec of services.values()) for (const c of rec.chains) current.add(c);
   for (const c of current) natOwned.push(c);
-  const stale = (prev?.chains.nat ?? []).filter((c) => isServiceChain(c) && !current.has(c));
+  const stale = (prev?.chains.nat ?? []).filter((c) => names.isServiceChain(c) && !current.has(c));
 
   const out: string[] = ['*filter'];
   const filterWritten: string[] = [];
-  for (const chain of FILTER_CHAINS) {
-    if (write('filter', chain, filterBodies.get(chain) ?? [], chain === 'KUBE-FORWARD')) filterWritten.push(chain);
+  for (const chain of filterTop) {
+    if (write('filter', chain, filterBodies.get(chain) ?? [], chain === names.forward)) filterWritten.push(chain);
   }
   for (const c of filterWritten) out.push(`:${c} - [0:0]`);
-  if (opts.includeJumps) for (const l of jumpInsertLines('filter')) out.push(l);
+  if (opts.includeJumps) for (const l of jumpInsertLines('filter', names)) out.push(l);
   for (const c of filterWritten) for (const l of filterBodies.get(c) ?? []) out.push(l);
   out.push('COMMIT', '*nat');
 
   const natWritten: string[] = [];
-  for (const chain of NAT_CHAINS) {
+  for (const chain of natTop) {
     const body = natDispatch.get(chain);
     if (body === undefined || write('nat', chain, body, false)) natWritten.push(chain);
   }
   for (const c of natWritten) out.push(`:${c} - [0:0]`);
-  for (const c of own.declared) out.push(`:${c} - [0:0]`);
+  for (const c of sink.declared) out.push(`:${c} - [0:0]`);
   for (const c of stale) out.push(`:${c} - [0:0]`);
-  if (opts.includeJumps) for (const l of jumpInsertLines('nat')) out.push(l);
+  if (opts.includeJumps) for (const l of jumpInsertLines('nat', names)) out.push(l);
   for (const c of natWritten) {
     const body = natDispatch.get(c);
     if (body) for (const l of body) out.push(l);
   }
-  for (const l of masqueradeRules(state)) out.push(l);
-  for (const l of own.rules) out.push(l);
+  const masquerade = masqueradeRules(state, names);
+  for (const l of masquerade) out.push(l);
+  for (const l of sink.rules) out.push(l);
   for (const c of stale) out.push(`-X ${c}`);
   out.push('COMMIT', '');
 
   let filterRules = 0;
   for (const body of filterBodies.values()) filterRules += body.length;
-  let natRules = dispatch.natServices.length + dispatch.natNodePorts.length + masqueradeRules(state).length;
+  let natRules = dispatch.natServices.length + dispatch.natNodePorts.length + masquerade.length;
   for (const rec of services.values()) natRules += rec.natRules;
 
   return {
     script: out.join('\n'),
-    chains: { filter: [...FILTER_CHAINS], nat: natOwned },
+    chains: { filter: filterTop, nat: natOwned },
     ruleCounts: { filter: filterRules, nat: natRules },
     services,
     dispatchDigests: digests,
     settingsDigest: settings,
     fullSync: !partial,
-    rewrittenChains: { filter: filterWritten, nat: [...natWritten, ...own.declared] },
+    rewrittenChains: { filter: filterWritten, nat: [...natWritten, ...sink.declared] },
     deletedChains: stale,
     largeClusterMode: largeCluster,
   };
@@ -200,7 +211,8 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
  * those chains, then every chain is written. Restore format cannot say "insert unless
  * present", so applying this twice duplicates the built-in jumps (harmless: the duplicate
  * finds the same verdict) — a running agent uses `renderIptables` plus `renderIptablesJumps`.
+ * `chains` picks the names (default our own, D.4.15).
  */
-export function renderIptablesFull(state: DpState): string {
-  return renderIptables(state, { includeJumps: true }).script;
+export function renderIptablesFull(state: DpState, chains: IptablesChainNames = OWN_CHAINS): string {
+  return renderIptables(state, { includeJumps: true, chains }).script;
 }

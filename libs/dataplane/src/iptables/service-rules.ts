@@ -1,22 +1,17 @@
 // One service port's iptables rules (D.4.2–D.4.10): its lines in the shared dispatch chains
-// (always rendered) and its own KUBE-SVC/SVL/EXT/FW/SEP chains (rendered when it changed).
+// (always rendered) and its own KUBE-SVC/SVL/EXT/FW/SEP chains (rendered when it changed),
+// every name taken from the context's naming (D.4.15).
 
 import type { DpEndpoint, DpServicePort } from '../model.ts';
 import { joinHostPort, upstreamPortName } from '../model.ts';
 import type { PortPolicy } from '../policy.ts';
 import { cascadeProbability, cidrContains } from '../policy.ts';
-import type { ServiceChainNames } from './chain-names.ts';
-import {
-  KUBE_EXTERNAL_SERVICES,
-  KUBE_MARK_MASQ,
-  KUBE_NODEPORTS,
-  KUBE_PROXY_FIREWALL,
-  KUBE_SERVICES,
-  endpointChainName,
-} from './chain-names.ts';
+import type { IptablesChainNames, ServiceChainNames } from './chain-names.ts';
 
 /** Node-wide settings the per-service rules depend on. */
 export interface IptablesContext {
+  /** Every chain name comes from here. */
+  readonly chains: IptablesChainNames;
   readonly podCIDR: string | null;
   readonly masqueradeAll: boolean;
   /** Omit per-endpoint comments (D.4.13). */
@@ -52,7 +47,8 @@ function protoArgs(sp: DpServicePort): string {
 }
 
 /** Appends the port's dispatch lines (nat entry points, filter REJECT/DROP/firewall/health check). */
-export function renderDispatch(sp: DpServicePort, pol: PortPolicy, names: ServiceChainNames, out: DispatchSink): void {
+export function renderDispatch(sp: DpServicePort, pol: PortPolicy, names: ServiceChainNames, chains: IptablesChainNames, out: DispatchSink): void {
+  const { services, externalServices, nodePorts, proxyFirewall } = chains;
   const name = upstreamPortName(sp.servicePortName);
   const proto = protoArgs(sp);
   const dport = `--dport ${sp.port}`;
@@ -60,47 +56,47 @@ export function renderDispatch(sp: DpServicePort, pol: PortPolicy, names: Servic
   const internalChain = pol.internalToLocal ? names.svl : names.svc;
   if (sp.clusterIP !== null) {
     if (pol.internalVerdict === null) {
-      out.natServices.push(`-A ${KUBE_SERVICES} ${comment(`${name} cluster IP`)} ${proto} -d ${sp.clusterIP} ${dport} -j ${internalChain}`);
+      out.natServices.push(`-A ${services} ${comment(`${name} cluster IP`)} ${proto} -d ${sp.clusterIP} ${dport} -j ${internalChain}`);
     } else {
-      out.filterServices.push(`-A ${KUBE_SERVICES} ${noEndpoints(pol.internalVerdict)} ${proto} -d ${sp.clusterIP} ${dport} -j ${pol.internalVerdict}`);
+      out.filterServices.push(`-A ${services} ${noEndpoints(pol.internalVerdict)} ${proto} -d ${sp.clusterIP} ${dport} -j ${pol.internalVerdict}`);
     }
   }
   for (const ip of sp.externalIPs) {
     if (pol.usesExternalChain) {
-      out.natServices.push(`-A ${KUBE_SERVICES} ${comment(`${name} external IP`)} ${proto} -d ${ip} ${dport} -j ${names.ext}`);
+      out.natServices.push(`-A ${services} ${comment(`${name} external IP`)} ${proto} -d ${ip} ${dport} -j ${names.ext}`);
     }
     if (pol.externalVerdict !== null) {
-      out.filterExternal.push(`-A ${KUBE_EXTERNAL_SERVICES} ${noEndpoints(pol.externalVerdict)} ${proto} -d ${ip} ${dport} -j ${pol.externalVerdict}`);
+      out.filterExternal.push(`-A ${externalServices} ${noEndpoints(pol.externalVerdict)} ${proto} -d ${ip} ${dport} -j ${pol.externalVerdict}`);
     }
   }
   for (const ip of sp.loadBalancerIPs) {
     if (pol.usesExternalChain) {
       const target = pol.usesFirewallChain ? names.fw : names.ext;
-      out.natServices.push(`-A ${KUBE_SERVICES} ${comment(`${name} loadbalancer IP`)} ${proto} -d ${ip} ${dport} -j ${target}`);
+      out.natServices.push(`-A ${services} ${comment(`${name} loadbalancer IP`)} ${proto} -d ${ip} ${dport} -j ${target}`);
     }
     if (pol.usesFirewallChain) {
       out.filterFirewall.push(
-        `-A ${KUBE_PROXY_FIREWALL} ${comment(`${name} traffic not accepted by ${names.fw}`)} ${proto} -d ${ip} ${dport} -j DROP`,
+        `-A ${proxyFirewall} ${comment(`${name} traffic not accepted by ${names.fw}`)} ${proto} -d ${ip} ${dport} -j DROP`,
       );
     }
     if (pol.externalVerdict !== null) {
-      out.filterExternal.push(`-A ${KUBE_EXTERNAL_SERVICES} ${noEndpoints(pol.externalVerdict)} ${proto} -d ${ip} ${dport} -j ${pol.externalVerdict}`);
+      out.filterExternal.push(`-A ${externalServices} ${noEndpoints(pol.externalVerdict)} ${proto} -d ${ip} ${dport} -j ${pol.externalVerdict}`);
     }
   }
   const nodePort = sp.nodePort ?? 0;
   if (nodePort > 0) {
     if (pol.usesExternalChain) {
-      out.natNodePorts.push(`-A ${KUBE_NODEPORTS} ${comment(name)} ${proto} --dport ${nodePort} -j ${names.ext}`);
+      out.natNodePorts.push(`-A ${nodePorts} ${comment(name)} ${proto} --dport ${nodePort} -j ${names.ext}`);
     }
     if (pol.externalVerdict !== null) {
       out.filterExternal.push(
-        `-A ${KUBE_EXTERNAL_SERVICES} ${noEndpoints(pol.externalVerdict)} -m addrtype --dst-type LOCAL ${proto} --dport ${nodePort} -j ${pol.externalVerdict}`,
+        `-A ${externalServices} ${noEndpoints(pol.externalVerdict)} -m addrtype --dst-type LOCAL ${proto} --dport ${nodePort} -j ${pol.externalVerdict}`,
       );
     }
   }
   if (sp.healthCheckNodePort !== null && sp.healthCheckNodePort > 0) {
     out.filterNodePorts.push(
-      `-A ${KUBE_NODEPORTS} ${comment(`${name} health check node port`)} -m tcp -p tcp --dport ${sp.healthCheckNodePort} -j ACCEPT`,
+      `-A ${nodePorts} ${comment(`${name} health check node port`)} -m tcp -p tcp --dport ${sp.healthCheckNodePort} -j ACCEPT`,
     );
   }
 }
@@ -120,11 +116,12 @@ export function renderServiceChains(
   if (!pol.hasEndpoints) return chains;
   const name = upstreamPortName(sp.servicePortName);
   const rules = out.rules;
+  const markMasq = ctx.chains.markMasq;
   if (pol.usesClusterChain) chains.push(names.svc);
   if (pol.usesLocalChain) chains.push(names.svl);
   if (pol.usesExternalChain) chains.push(names.ext);
   if (pol.usesFirewallChain) chains.push(names.fw);
-  const sepNames = pol.reachable.map((ep) => endpointChainName(sp, ep));
+  const sepNames = pol.reachable.map((ep) => ctx.chains.endpoint(sp, ep));
   for (const c of chains) out.declared.push(c);
   for (const c of sepNames) out.declared.push(c);
 
@@ -133,19 +130,19 @@ export function renderServiceChains(
     const internal = pol.internalToLocal ? names.svl : names.svc;
     const notPod = ctx.masqueradeAll ? '' : ` ! -s ${ctx.podCIDR}`;
     rules.push(
-      `-A ${internal} ${comment(`${name} cluster IP`)} ${protoArgs(sp)} -d ${sp.clusterIP} --dport ${sp.port}${notPod} -j ${KUBE_MARK_MASQ}`,
+      `-A ${internal} ${comment(`${name} cluster IP`)} ${protoArgs(sp)} -d ${sp.clusterIP} --dport ${sp.port}${notPod} -j ${markMasq}`,
     );
   }
 
   if (pol.usesExternalChain) {
     if (!pol.externalToLocal) {
-      rules.push(`-A ${names.ext} ${comment(`masquerade traffic for ${name} external destinations`)} -j ${KUBE_MARK_MASQ}`);
+      rules.push(`-A ${names.ext} ${comment(`masquerade traffic for ${name} external destinations`)} -j ${markMasq}`);
     } else if (pol.usesClusterChain) {
       // Pods and the node itself skip the Local policy, as if they went out to the LB and back.
       if (ctx.podCIDR !== null) {
         rules.push(`-A ${names.ext} ${comment(`pod traffic for ${name} external destinations`)} -s ${ctx.podCIDR} -j ${names.svc}`);
       }
-      rules.push(`-A ${names.ext} ${comment(`masquerade LOCAL traffic for ${name} external destinations`)} -m addrtype --src-type LOCAL -j ${KUBE_MARK_MASQ}`);
+      rules.push(`-A ${names.ext} ${comment(`masquerade LOCAL traffic for ${name} external destinations`)} -m addrtype --src-type LOCAL -j ${markMasq}`);
       rules.push(`-A ${names.ext} ${comment(`route LOCAL traffic for ${name} external destinations`)} -m addrtype --src-type LOCAL -j ${names.svc}`);
     }
     if (pol.externalVerdict === null) {
@@ -160,7 +157,7 @@ export function renderServiceChains(
     if (nodeIP !== null && sp.loadBalancerSourceRanges.some((c) => cidrContains(c, nodeIP))) {
       for (const ip of sp.loadBalancerIPs) rules.push(`-A ${names.fw} ${lb} -s ${ip} -j ${names.ext}`);
     }
-    rules.push(`-A ${names.fw} ${comment(`other traffic to ${name} will be dropped by ${KUBE_PROXY_FIREWALL}`)}`);
+    rules.push(`-A ${names.fw} ${comment(`other traffic to ${name} will be dropped by ${ctx.chains.proxyFirewall}`)}`);
   }
 
   if (pol.usesClusterChain) endpointJumps(sp, names.svc, pol.clusterEndpoints, ctx, rules);
@@ -170,7 +167,7 @@ export function renderServiceChains(
   const affinity = sp.sessionAffinityTimeoutSeconds;
   pol.reachable.forEach((ep, i) => {
     const sep = sepNames[i] ?? '';
-    rules.push(`-A ${sep}${svcComment} -s ${ep.ip} -j ${KUBE_MARK_MASQ}`);
+    rules.push(`-A ${sep}${svcComment} -s ${ep.ip} -j ${markMasq}`);
     const recent = affinity !== null ? ` -m recent --name ${sep} --set` : '';
     rules.push(`-A ${sep}${svcComment}${recent} ${protoArgs(sp)} -j DNAT --to-destination ${joinHostPort(ep.ip, ep.port)}`);
   });
@@ -188,7 +185,7 @@ function endpointJumps(
 ): void {
   const name = upstreamPortName(sp.servicePortName);
   const n = endpoints.length;
-  const seps = endpoints.map((ep) => endpointChainName(sp, ep));
+  const seps = endpoints.map((ep) => ctx.chains.endpoint(sp, ep));
   const notes = endpoints.map((ep) => (ctx.largeCluster ? '' : ` ${comment(`${name} -> ${joinHostPort(ep.ip, ep.port)}`)}`));
   const affinity = sp.sessionAffinityTimeoutSeconds;
   if (affinity !== null) {

@@ -12,6 +12,9 @@ const BUILTIN: Readonly<Record<string, readonly string[]>> = {
   raw: ['PREROUTING', 'OUTPUT'],
 };
 
+/** The longest chain name iptables accepts. */
+const CHAIN_NAME_MAX = 28;
+
 /** Targets that are not chains. */
 export const IPTABLES_TARGETS = new Set(['ACCEPT', 'DROP', 'REJECT', 'RETURN', 'DNAT', 'SNAT', 'MASQUERADE', 'MARK']);
 
@@ -71,6 +74,8 @@ export function applyIptablesRestore(tables: IptablesTables, script: string): Ip
     }
     if (line.startsWith(':')) {
       const chain = line.slice(1).split(' ')[0] ?? '';
+      // iptables-restore: "chain name `…' too long (must be under 29 chars)".
+      if (chain.length > CHAIN_NAME_MAX) throw new IptablesRestoreError(n, `chain name ${chain} too long (must be under ${CHAIN_NAME_MAX + 1} chars)`);
       // A declared user chain is created or flushed; a built-in one keeps its rules.
       if (!(BUILTIN[tableName] ?? []).includes(chain)) t.set(chain, []);
       return;

@@ -33,6 +33,8 @@ describe('proxyPlanCommand', () => {
     { name: 'json with --ip-family IPv6 only', opts: { family: 'IPv6' }, check: (o) => expect('json' in o && (o.json as unknown[]).length).toBe(1) },
     { name: 'iptables: one IPv4 restore script with the jumps from the built-in chains', opts: { format: 'iptables' }, check: (o) => expect(text(o)).toMatch(/^\*filter\n[\s\S]*-I OUTPUT 1 [\s\S]*COMMIT\n\*nat\n[\s\S]*10\.0\.0\.2:8080[\s\S]*COMMIT\n$/) },
     { name: 'iptables --ip-family IPv6 renders the IPv6 endpoints', opts: { format: 'iptables', family: 'IPv6' }, check: (o) => expect(text(o)).toContain('[fd00::1]:8080') },
+    { name: 'D.4.15 iptables: our own chain names by default', opts: { format: 'iptables' }, check: (o) => expect(text(o).match(/^:(\S+)-SVC-/m)?.[1]).toBe('SLICEMESH') },
+    { name: 'D.4.15 iptables with kube-proxy chain names', opts: { format: 'iptables', iptablesChains: 'kube-proxy' }, check: (o) => expect([text(o).match(/^:(\S+)-SVC-/m)?.[1], text(o).includes('--or-mark 0x4000')]).toEqual(['KUBE', true]) },
     { name: 'nftables: both family tables in one script', opts: { format: 'nftables' }, check: (o) => expect([/^add table ip \S+$/m.test(text(o)), /^add table ip6 \S+$/m.test(text(o))]).toEqual([true, true]) },
     { name: 'ipvs: ipvsadm-restore lines for both families', opts: { format: 'ipvs' }, check: (o) => expect(text(o).split('\n').filter((l) => l.startsWith('-A'))).toEqual(['-A -t 10.96.0.10:80 -s rr', '-A -t [fd00::a]:80 -s rr']) },
   ];
@@ -50,9 +52,12 @@ describe('proxyPlanCommand', () => {
 });
 
 describe('dpState', () => {
-  it('fills node settings with kube-proxy defaults and the node IP of the family', () => {
+  it('fills node settings with kube-proxy defaults, our mark bit (D.4.15) and the node IP of the family', () => {
     const s = dpState({ services: [], slices: [], nodes: [objects[1] as never], nodeName: 'node-1' }, 'IPv4');
-    expect(s).toEqual({ family: 'IPv4', nodeIPs: [], primaryNodeIP: '192.168.0.1', podCIDR: null, masqueradeAll: false, masqueradeBit: 14, servicePorts: [] });
+    expect(s).toEqual({ family: 'IPv4', nodeIPs: [], primaryNodeIP: '192.168.0.1', podCIDR: null, masqueradeAll: false, masqueradeBit: 13, servicePorts: [] });
+  });
+  it('with kube-proxy chain names, kube-proxy\'s mark bit 14', () => {
+    expect(dpState({ services: [], slices: [], nodes: [], nodeName: 'node-1' }, 'IPv4', 'kube-proxy').masqueradeBit).toBe(14);
   });
   it('nodeIPOf returns null without an InternalIP of the family', () => {
     expect(nodeIPOf(objects[1] as never, 'IPv6')).toBeNull();
@@ -72,5 +77,6 @@ describe('proxyPlanOptions', () => {
       expect(() => proxyPlanOptions(tc.flags)).toThrow(tc.message);
     });
   }
-  it('defaults to json for both families', () => expect(proxyPlanOptions({ node: 'n1' })).toEqual({ node: 'n1', format: 'json', family: undefined }));
+  it('defaults to json for both families and our own iptables chains', () => expect(proxyPlanOptions({ node: 'n1' })).toEqual({ node: 'n1', format: 'json', family: undefined, iptablesChains: 'own' }));
+  it('takes --iptables-chains kube-proxy', () => expect(proxyPlanOptions({ node: 'n1', 'iptables-chains': 'kube-proxy' }).iptablesChains).toBe('kube-proxy'));
 });

@@ -1,6 +1,7 @@
 // `slicemesh proxy-plan`: what kube-proxy on one node would program.
 
-import { renderIptablesFull, renderIpvs, renderNftablesFull } from '@slicemesh/dataplane';
+import type { IptablesChainMode } from '@slicemesh/dataplane';
+import { IPTABLES_CHAIN_MODES, iptablesChainsOf, renderIptablesFull, renderIpvs, renderNftablesFull } from '@slicemesh/dataplane';
 import type { IPFamily, KubeObject } from '@slicemesh/model';
 import { dns1123SubdomainProblem } from '@slicemesh/model';
 import { proxyPlan } from '@slicemesh/proxy-state';
@@ -17,6 +18,8 @@ export interface ProxyPlanOptions {
   readonly format: ProxyFormat;
   /** Only this family; undefined = both (iptables: IPv4, since one restore script holds one family). */
   readonly family: IPFamily | undefined;
+  /** iptables chain names and the default mark (D.4.15), as the agent's IPTABLES_CHAINS. Default `own`. */
+  readonly iptablesChains?: IptablesChainMode;
 }
 
 /** Reads the proxy-plan flags; throws UsageError when --node is missing or a value is unknown. */
@@ -29,7 +32,11 @@ export function proxyPlanOptions(flags: Readonly<Record<string, string | undefin
   if (!(PROXY_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${PROXY_FORMATS.join(', ')} (got ${JSON.stringify(format)})`);
   const family = flags['ip-family'];
   if (family !== undefined && family !== 'IPv4' && family !== 'IPv6') throw new UsageError(`--ip-family must be IPv4 or IPv6 (got ${JSON.stringify(family)})`);
-  return { node, format: format as ProxyFormat, family };
+  const chains = flags['iptables-chains'] ?? 'own';
+  if (!(IPTABLES_CHAIN_MODES as readonly string[]).includes(chains)) {
+    throw new UsageError(`--iptables-chains must be one of ${IPTABLES_CHAIN_MODES.join(', ')} (got ${JSON.stringify(chains)})`);
+  }
+  return { node, format: format as ProxyFormat, family, iptablesChains: chains as IptablesChainMode };
 }
 
 /**
@@ -42,15 +49,16 @@ export function proxyPlanCommand(objects: readonly KubeObject[], opts: ProxyPlan
   if (!inv.nodes.some((n) => n.metadata.name === opts.node)) warn(`Node ${opts.node} is not in the input; assuming a node without labels`);
   const input = { services: inv.services, slices: inv.slices, nodes: inv.nodes, nodeName: opts.node };
   const families: IPFamily[] = opts.family ? [opts.family] : ['IPv4', 'IPv6'];
+  const mode = opts.iptablesChains ?? 'own';
   switch (opts.format) {
     case 'json':
       return { json: proxyPlan({ ...input, ...(opts.family ? { family: opts.family } : {}) }) };
     case 'iptables':
-      return { text: renderIptablesFull(dpState(input, opts.family ?? 'IPv4')) };
+      return { text: renderIptablesFull(dpState(input, opts.family ?? 'IPv4', mode), iptablesChainsOf(mode)) };
     case 'nftables':
-      return { text: families.map((f) => renderNftablesFull(dpState(input, f))).join('') };
+      return { text: families.map((f) => renderNftablesFull(dpState(input, f, mode))).join('') };
     case 'ipvs':
-      return { text: families.map((f) => renderIpvs(dpState(input, f)).ipvsadmRestore).join('') };
+      return { text: families.map((f) => renderIpvs(dpState(input, f, mode)).ipvsadmRestore).join('') };
     default: {
       const never: never = opts.format;
       throw new Error(`unexpected format ${String(never)}`);

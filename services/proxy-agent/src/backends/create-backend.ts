@@ -1,5 +1,6 @@
 // Builds the backend chosen by configuration on top of the netfilter adapters.
 
+import { iptablesChainsOf } from '@slicemesh/dataplane';
 import type { Exec } from '@slicemesh/netfilter';
 import { IptablesRestorer, IpvsClient, NftApplier } from '@slicemesh/netfilter';
 import type { Clock } from '@slicemesh/runtime';
@@ -18,7 +19,7 @@ export interface CreateBackendDeps {
   readonly writeFile: (path: string, text: string) => Promise<void>;
 }
 
-type BackendConfig = Pick<ProxyAgentConfig, 'backend' | 'ipFamily' | 'syncPeriod' | 'ipvsScheduler' | 'ipvsInterface' | 'dryRunFile' | 'dryRunFormat'>;
+type BackendConfig = Pick<ProxyAgentConfig, 'backend' | 'ipFamily' | 'syncPeriod' | 'ipvsScheduler' | 'ipvsInterface' | 'dryRunFile' | 'dryRunFormat' | 'iptablesChains'>;
 
 /**
  * The configured backend. For IPVS, first checks that `ipvsadm -L -n` works and throws a
@@ -31,6 +32,7 @@ export async function createBackend(config: BackendConfig, deps: CreateBackendDe
         restorer: new IptablesRestorer({ exec: deps.exec, family: config.ipFamily }),
         clock: deps.clock,
         jumpCheckIntervalMs: config.syncPeriod,
+        chains: iptablesChainsOf(config.iptablesChains),
       });
     case 'nftables':
       return new NftablesBackend({ nft: new NftApplier({ exec: deps.exec }) });
@@ -41,7 +43,7 @@ export async function createBackend(config: BackendConfig, deps: CreateBackendDe
       return new IpvsBackend({ client, scheduler: config.ipvsScheduler });
     }
     case 'dry-run':
-      return new DryRunBackend({ file: config.dryRunFile, format: config.dryRunFormat, scheduler: config.ipvsScheduler, writeFile: deps.writeFile });
+      return new DryRunBackend({ file: config.dryRunFile, format: config.dryRunFormat, scheduler: config.ipvsScheduler, chains: iptablesChainsOf(config.iptablesChains), writeFile: deps.writeFile });
     default: {
       const never: never = config.backend;
       throw new Error(`unknown backend ${String(never)}`);

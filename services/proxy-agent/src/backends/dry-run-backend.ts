@@ -2,8 +2,8 @@
 // backend would have on this node (what `slicemesh proxy-plan --format X` prints), written
 // atomically so a reader never sees half a file.
 
-import type { DpState } from '@slicemesh/dataplane';
-import { renderIptables, renderIptablesFull, renderIpvs, renderNftablesFull } from '@slicemesh/dataplane';
+import type { DpState, IptablesChainNames } from '@slicemesh/dataplane';
+import { OWN_CHAINS, renderIptables, renderIpvs, renderNftablesFull } from '@slicemesh/dataplane';
 import type { IpvsScheduler } from '@slicemesh/dataplane';
 import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
 import { nftObjectCounts } from './nftables-backend.ts';
@@ -12,6 +12,8 @@ export interface DryRunBackendOptions {
   readonly file: string;
   readonly format: 'iptables' | 'nftables' | 'ipvs';
   readonly scheduler: IpvsScheduler;
+  /** iptables chain names (D.4.15); default our own (`SLICEMESH-…`). */
+  readonly chains?: IptablesChainNames;
   /** Replaces the file's content (atomically in production: write a temporary file, rename). */
   readonly writeFile: (path: string, text: string) => Promise<void>;
 }
@@ -19,8 +21,8 @@ export interface DryRunBackendOptions {
 function render(state: DpState, opts: DryRunBackendOptions): { text: string; counts: Record<string, number> } {
   switch (opts.format) {
     case 'iptables': {
-      const r = renderIptables(state);
-      return { text: renderIptablesFull(state), counts: { filter: r.ruleCounts.filter, nat: r.ruleCounts.nat } };
+      const r = renderIptables(state, { includeJumps: true, chains: opts.chains ?? OWN_CHAINS });
+      return { text: r.script, counts: { filter: r.ruleCounts.filter, nat: r.ruleCounts.nat } };
     }
     case 'nftables':
       return { text: renderNftablesFull(state), counts: nftObjectCounts(state) };

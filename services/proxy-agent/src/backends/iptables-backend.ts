@@ -2,10 +2,12 @@
 // sync first lists the chains that exist, so stale service chains left by an earlier run or a
 // failed sync are deleted too; a partial sync rewrites only the changed services' chains.
 // The jumps from the built-in chains are checked after every full sync and at least once per
-// `jumpCheckIntervalMs` otherwise.
+// `jumpCheckIntervalMs` otherwise. Every chain is named by `chains` (D.4.15): our own prefix
+// beside kube-proxy, or kube-proxy's names to replace it; a full sync deletes only stale
+// service chains of that naming, so the other proxy's chains survive it.
 
-import type { IptablesPrevious, IptablesRenderResult } from '@slicemesh/dataplane';
-import { renderIptables, renderIptablesJumps } from '@slicemesh/dataplane';
+import type { IptablesChainNames, IptablesPrevious, IptablesRenderResult } from '@slicemesh/dataplane';
+import { OWN_CHAINS, renderIptables, renderIptablesJumps } from '@slicemesh/dataplane';
 import type { IptablesRestorer } from '@slicemesh/netfilter';
 import type { Clock } from '@slicemesh/runtime';
 import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
@@ -15,6 +17,8 @@ export interface IptablesBackendOptions {
   readonly clock: Clock;
   /** Re-check the built-in jumps at least this often. */
   readonly jumpCheckIntervalMs: number;
+  /** Chain names; default our own (`SLICEMESH-…`). */
+  readonly chains?: IptablesChainNames;
 }
 
 export class IptablesBackend implements Backend {
@@ -37,13 +41,14 @@ export class IptablesBackend implements Backend {
       // Observe before rendering (habit 7): existing chains are the stale candidates.
       previous = { chains: { filter: [], nat: await restorer.userChains('nat') } };
     }
-    const result = renderIptables(req.state, partial && req.changedServices !== null ? { previous, changedServicePorts: req.changedServices } : { previous });
+    const chains = this.#opts.chains ?? OWN_CHAINS;
+    const result = renderIptables(req.state, partial && req.changedServices !== null ? { previous, changedServicePorts: req.changedServices, chains } : { previous, chains });
     this.#previous = null; // until the kernel has it
     await restorer.restore(result.script);
     const now = clock.now();
     let jumpsInserted = 0;
     if (result.fullSync || now - this.#jumpsCheckedAt >= this.#opts.jumpCheckIntervalMs) {
-      jumpsInserted = (await restorer.ensureJumps(renderIptablesJumps())).length;
+      jumpsInserted = (await restorer.ensureJumps(renderIptablesJumps(chains))).length;
       this.#jumpsCheckedAt = now;
     }
     this.#previous = result;
