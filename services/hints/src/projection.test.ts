@@ -33,6 +33,20 @@ describe('HintsProjection', () => {
     expect(p.knownServices()).toEqual(['default/api', 'default/db', 'default/web']);
   });
 
+  it("keeps other controllers' slices from the snapshot apart from the slicer's, per service, and knows their services", () => {
+    const p = new HintsProjection(snapshot({
+      slices: [makeSlice('web-a', [])],
+      foreignSlices: [makeSlice('imported-2', [], { service: 'db', managedBy: 'x' }), makeSlice('imported-1', [], { service: 'db', managedBy: 'x' }), makeSlice('web-a', [], { managedBy: 'x' })],
+    }));
+    expect(p.foreignSlices('default/db').map((s) => s.metadata.name)).toEqual(['imported-1', 'imported-2']);
+    expect(p.slices('default/db')).toEqual([]);
+    expect(p.foreignSlices('default/web').map((s) => s.metadata.labels?.['endpointslice.kubernetes.io/managed-by'])).toEqual(['x']);
+    expect(p.slices('default/web').map((s) => s.metadata.labels?.['endpointslice.kubernetes.io/managed-by'])).toEqual(['endpointslice-controller.k8s.io']);
+    expect(p.knownServices()).toEqual(['default/db', 'default/web']);
+    const same = p.foreignSlices('default/db');
+    expect(p.foreignSlices('default/db')).toBe(same);
+  });
+
   it("a service's slice list keeps its identity until one of its slices changes", () => {
     const p = new HintsProjection(snapshot({ slices: [makeSlice('web-a', []), makeSlice('api-1', [], { service: 'api' })] }));
     const before = p.slices('default/web');
