@@ -31,11 +31,11 @@ function selectorlessService(name: string, labels: Record<string, string> = {}):
 }
 
 /** The slice an importer writes: its own managed-by value, the service-name label, two remote endpoints in two zones. */
-function importedSlice(name: string, service: string, ips: readonly string[]): KubeObj {
+function importedSlice(name: string, service: string, ips: readonly string[], managedBy = IMPORTER): KubeObj {
   return {
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
-    metadata: { name, namespace: NS, labels: { 'kubernetes.io/service-name': service, 'endpointslice.kubernetes.io/managed-by': IMPORTER } },
+    metadata: { name, namespace: NS, labels: { 'kubernetes.io/service-name': service, 'endpointslice.kubernetes.io/managed-by': managedBy } },
     addressType: 'IPv4',
     endpoints: ips.map((ip, i) => ({ addresses: [ip], conditions: { ready: true }, zone: i % 2 === 0 ? 'zone-a' : 'zone-b' })),
     ports: [{ name: 'db', port: 5432, protocol: 'TCP' }],
@@ -73,6 +73,9 @@ describe("other controllers' EndpointSlices", () => {
 
     sim.store.create('Service', selectorlessService('imported-db'));
     sim.store.create('EndpointSlice', importedSlice('imported-db-remote', 'imported-db', ['10.200.0.1', '10.200.0.2']));
+    // A slice labelled as the EndpointSlice controller's is ours (what the publisher writes): the
+    // watcher leaves it out of KUBE, so it never reaches the agents by this path.
+    sim.store.create('EndpointSlice', importedSlice('imported-db-ours', 'imported-db', ['10.200.9.9'], 'endpointslice-controller.k8s.io'));
     sim.store.create('Service', selectorlessService('elsewhere', { 'service.kubernetes.io/service-proxy-name': 'other-proxy' }));
     sim.store.create('EndpointSlice', importedSlice('elsewhere-remote', 'elsewhere', ['10.201.0.1']));
 
@@ -94,6 +97,7 @@ describe("other controllers' EndpointSlices", () => {
     for (const [node, rules] of await rulesOf(fx)) {
       expect(rules, node).not.toContain(`${NS}/elsewhere`);
       expect(rules, node).not.toContain('10.201.0.1');
+      expect(rules, node).not.toContain('10.200.9.9');
     }
     expect(await viewsOf(fx, 'elsewhere')).toEqual({});
 
