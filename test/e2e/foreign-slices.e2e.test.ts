@@ -1,4 +1,4 @@
-// Other controllers' slices reach the agents (issue 11, part 3). A multi-cluster importer's
+// Other controllers' slices reach the agents (issue 11, part 3; D.2.9, D.2.10). A multi-cluster importer's
 // EndpointSlice for a selectorless Service is written into cluster-sim as that controller would;
 // the watcher publishes it to KUBE (it is not ours), the hints service puts it into the zone views
 // and the dry-run agents program it, as kube-proxy would. A Service labelled

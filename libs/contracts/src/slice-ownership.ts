@@ -7,7 +7,7 @@
 // the hints service on SLICES, straight from the slicer. Every other slice — another value, or
 // no managed-by label at all (a hand-written slice) — is foreign: the watcher publishes it to
 // KUBE, so that the agents program it as kube-proxy would (kube-proxy reads every slice with a
-// service-name label, whatever its manager).
+// service-name label, whatever its manager: D.2.9).
 
 import { LABEL_MANAGED_BY, MANAGED_BY_CONTROLLER, MANAGED_BY_MIRRORING, labelValueProblem } from '@slicemesh/model';
 

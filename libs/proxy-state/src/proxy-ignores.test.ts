@@ -5,7 +5,7 @@ import { LABEL_SERVICE_PROXY_NAME, proxyIgnoresService, proxyIgnoresSlice } from
 
 const labelled = <T extends Service | EndpointSlice>(o: T, labels: Record<string, string>): T => ({ ...o, metadata: { ...o.metadata, labels: { ...o.metadata.labels, ...labels } } });
 
-describe('proxyIgnoresService: what kube-proxy\'s Service informer never lists (habit 9)', () => {
+describe('D.2.10 proxyIgnoresService: what kube-proxy\'s Service informer never lists (habit 9)', () => {
   const cases: { name: string; service: Service; ignored: RegExp | null }[] = [
     { name: 'a plain Service: programmed', service: makeService('web'), ignored: null },
     { name: 'unrelated labels: programmed', service: labelled(makeService('web'), { app: 'web', 'service.kubernetes.io/topology-mode': 'Auto' }), ignored: null },
@@ -22,7 +22,7 @@ describe('proxyIgnoresService: what kube-proxy\'s Service informer never lists (
   }
 });
 
-describe("proxyIgnoresSlice: the slices kube-proxy's slice informer and cache drop (habit 9)", () => {
+describe("D.2.10 proxyIgnoresSlice: the slices kube-proxy's slice informer and cache drop (habit 9)", () => {
   const foreign = makeSlice('imported-1', [], { managedBy: 'mcs-importer' });
   const cases: { name: string; slice: EndpointSlice; ignored: RegExp | null }[] = [
     { name: "another controller's slice with a service-name label: programmed", slice: foreign, ignored: null },

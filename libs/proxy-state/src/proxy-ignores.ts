@@ -1,4 +1,4 @@
-// Objects kube-proxy never sees. Its informers list and watch Services and EndpointSlices with
+// Objects kube-proxy never sees (D.2.10). Its informers list and watch Services and EndpointSlices with
 // the label selector `!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless`
 // (cmd/kube-proxy/app/server.go), and its slice cache drops slices without the
 // `kubernetes.io/service-name` label (pkg/proxy/endpointslicecache.go). So:
@@ -7,7 +7,7 @@
 //   meant for another proxy: it gets no rules, and neither do its slices, whoever wrote them;
 // - a Service or slice labelled `service.kubernetes.io/headless` is not proxied (the
 //   EndpointSlice controller puts that label on the slices of headless Services);
-// - a slice without a non-empty service-name label belongs to no Service.
+// - a slice without a non-empty service-name label belongs to no Service (D.2.1).
 //
 // The hints service applies these before it publishes anything, so the agents never receive
 // what kube-proxy would not program.

@@ -250,7 +250,7 @@ describe('decisionsDiffer', () => {
   for (const tc of cases) it(tc.name, () => expect(decisionsDiffer(tc.a, tc.b)).toBe(tc.differ));
 });
 
-describe("reconcileService: other controllers' slices", () => {
+describe("D.2.9 reconcileService: other controllers' slices", () => {
   const IMPORTER = 'mcs-importer.example.com';
   /** A foreign slice of web whose hints send each endpoint to another zone than its own. */
   const imported = (): EndpointSlice =>
@@ -315,7 +315,7 @@ describe("reconcileService: other controllers' slices", () => {
   });
 });
 
-describe('reconcileService: a Service meant for another proxy (service.kubernetes.io/service-proxy-name)', () => {
+describe('D.2.10 reconcileService: a Service meant for another proxy (service.kubernetes.io/service-proxy-name)', () => {
   const relabelled = () => ({ ...autoService(), metadata: { ...autoService().metadata, labels: { 'service.kubernetes.io/service-proxy-name': 'other-proxy' } } });
 
   it('gets no spec and no views, and what was published is withdrawn when the label appears; decisions are still made', async () => {

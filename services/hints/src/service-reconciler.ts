@@ -12,10 +12,10 @@
 // service still waits for its own step 1 before its KV writes and does step 3 after them.
 //
 // Other controllers' slices (from KUBE) join the views exactly as the slicer's do — kube-proxy
-// merges every slice of a Service whoever wrote it — but never the hints step: hints are the
+// merges every slice of a Service whoever wrote it (D.2.9) — but never the hints step: hints are the
 // EndpointSlice controller's to write into its own slices only, so a foreign slice is published
 // with the hints its controller gave it. A Service kube-proxy would not see (labelled
-// service.kubernetes.io/service-proxy-name: meant for another proxy) gets its decisions as any
+// service.kubernetes.io/service-proxy-name: meant for another proxy, D.2.10) gets its decisions as any
 // other, but no spec and no views: whatever was published for it is removed.
 //
 // The state is read from memory (projection.ts). With a memo, the hints and views of unchanged
