@@ -56,8 +56,8 @@ describe('netfilter adapters on the real kernel', () => {
     const fake = await iptablesScenario(new RecordingExec([new FakeIptables()]).exec);
     expect(kernel.inserted1).toBe(renderIptablesJumps().length);
     expect(kernel.inserted2).toBe(0);
-    expect(kernel.chains1.filter((c) => c.startsWith('KUBE-SEP-'))).toHaveLength(3);
-    expect(kernel.chains2.filter((c) => c.startsWith('KUBE-SEP-'))).toHaveLength(2);
+    expect(kernel.chains1.filter((c) => c.startsWith('SLICEMESH-SEP-'))).toHaveLength(3);
+    expect(kernel.chains2.filter((c) => c.startsWith('SLICEMESH-SEP-'))).toHaveLength(2);
     expect(kernel.err).toBeInstanceOf(ApplyError);
     expect((kernel.err as ApplyError).line).toBe(3);
     expect((kernel.err as ApplyError).excerptText()).toContain('>     3  -A KUBE-SVC-BROKEN');
