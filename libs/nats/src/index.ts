@@ -7,6 +7,7 @@ export * from './streams.ts';
 export * from './publish.ts';
 export * from './consume.ts';
 export * from './consume-batches.ts';
+export * from './follow-subject.ts';
 export * from './kv.ts';
 export type { NatsConnection } from '@nats-io/transport-node';
 export type { JetStreamClient, JetStreamManager, StreamInfo, ConsumerInfo } from '@nats-io/jetstream';

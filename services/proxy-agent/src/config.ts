@@ -37,7 +37,27 @@ export const proxyAgentConfig = defineConfig({
     flag: '--node-zone',
     default: '',
     parse: 'string',
-    doc: "This node's topology.kubernetes.io/zone label; empty: a node without a zone, which reads the unfiltered view.",
+    doc: "Overrides the zone: this view is read whatever the Node's labels say. Empty: the zone is the topology.kubernetes.io/zone label of this node's Node in KUBE, followed as it changes (no label: the unfiltered view).",
+  },
+  kubeStream: {
+    env: 'KUBE_STREAM',
+    flag: '--kube-stream',
+    default: 'KUBE',
+    parse: (text: string) => {
+      if (!/^[A-Za-z0-9_-]+$/.test(text)) throw new Error('must be [A-Za-z0-9_-]+');
+      return text;
+    },
+    doc: 'Stream of Kubernetes objects: this node\'s Node is read from it (unless NODE_ZONE is set).',
+  },
+  subjectPrefix: {
+    env: 'SUBJECT_PREFIX',
+    flag: '--subject-prefix',
+    default: '',
+    parse: (text: string) => {
+      if (!/^(?:[A-Za-z0-9_-]+\.)*$/.test(text)) throw new Error('must be empty or dot-terminated tokens, e.g. "t1."');
+      return text;
+    },
+    doc: 'Prefix of every stream subject ("" in production; tests isolate with it).',
   },
   backend: { env: 'BACKEND', flag: '--backend', default: 'iptables', parse: 'string', choices: BACKENDS, doc: 'What programs the rules.' },
   dryRunFile: { env: 'DRY_RUN_FILE', flag: '--dry-run-file', default: 'slicemesh-proxy-rules.txt', parse: 'string', doc: 'dry-run: the file rewritten with the complete ruleset after every sync.' },

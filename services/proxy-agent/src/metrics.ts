@@ -1,6 +1,6 @@
 // The agent's metrics, named as kube-proxy names them (with our `slicemesh_` prefix): sync
 // duration, network programming latency, rule counts, last sync time, changes, failures;
-// plus conntrack cleanups and the health-check servers open.
+// plus conntrack cleanups, the health-check servers open, and the zone the agent reads.
 
 import type { Metrics } from '@slicemesh/runtime';
 import type { BackendKind } from './config.ts';
@@ -29,6 +29,10 @@ export interface ProxyMetrics {
   readonly healthCheckServers: Gauge;
   /** Health-check node ports that could not be opened (each attempt). */
   readonly healthCheckListenFailures: Counter;
+  /** 1 for the view the agent reads (its zone, or `_`) and where the zone comes from (override or node). */
+  readonly zoneInfo: Gauge;
+  /** Moves to another zone's views while running (the Node was relabelled). */
+  readonly zoneMoves: Counter;
   /** Sets the backend's rule-count gauge. */
   setRuleCounts(counts: Readonly<Record<string, number>>): void;
 }
@@ -69,6 +73,8 @@ export function createProxyMetrics(m: Metrics, backend: BackendKind): ProxyMetri
     conntrackCleanupDuration: m.histogram({ name: 'conntrack_cleanup_duration_seconds', help: 'Time to run the conntrack deletions of one sync.', buckets: SYNC_BUCKETS }),
     healthCheckServers: m.gauge({ name: 'service_health_check_servers', help: 'Health-check node port servers open (Services with externalTrafficPolicy Local).' }),
     healthCheckListenFailures: m.counter({ name: 'service_health_check_listen_failures_total', help: 'Attempts to open a health-check node port that failed (retried at the next sync).' }),
+    zoneInfo: m.gauge<'view' | 'source'>({ name: 'proxy_zone_info', help: 'The view this agent reads (its zone, or _ without one), 1; source: override (NODE_ZONE) or node (its Node\'s label).', labelNames: ['view', 'source'] }),
+    zoneMoves: m.counter({ name: 'proxy_zone_moves_total', help: 'Moves to another zone\'s views after the Node was relabelled, without a restart.' }),
     setRuleCounts: (values) => {
       for (const [k, v] of Object.entries(values)) counts.set({ [g.label]: k }, v);
     },

@@ -1,16 +1,16 @@
 // startProxyAgent: wires config → adapters (NATS buckets, exec in the node's namespace, the
 // backend) → ViewState + ProxySyncer + BoundedFrequencyRunner + ProxyAgent, plus the proxier
-// health (D.9.3), the health-check node port servers (D.9.1) and the UDP conntrack cleaner
-// (D.7), and returns a handle. Every adapter can be injected, so tests and the all-in-one
-// process share this.
+// health (D.9.3), the health-check node port servers (D.9.1), the UDP conntrack cleaner (D.7)
+// and the NodeFollower that moves the agent to its Node's zone, and returns a handle. Every
+// adapter can be injected, so tests and the all-in-one process share this.
 
 import { appendFile as fsAppendFile, rename, writeFile as fsWriteFile } from 'node:fs/promises';
 import type { KvChange, NatsConnection } from '@slicemesh/nats';
-import { connectNats, kvWatchJson, openKv, svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
+import { connectNats, followSubject, kubeNodeSubject, kvWatchJson, openKv, svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
 import type { Exec, Listen } from '@slicemesh/netfilter';
 import { Conntrack, listenTcp, netnsExec, spawnExec } from '@slicemesh/netfilter';
 import type { ProxierHealthStatus } from '@slicemesh/proxy-state';
-import { ProxierHealth, UNZONED_VIEW } from '@slicemesh/proxy-state';
+import { ProxierHealth } from '@slicemesh/proxy-state';
 import type { Clock, Logger, Metrics } from '@slicemesh/runtime';
 import { BoundedFrequencyRunner, createLogger, createMetrics, realClock } from '@slicemesh/runtime';
 import type { KvChangeSource } from './agent.ts';
@@ -23,6 +23,10 @@ import type { ProxyAgentConfig } from './config.ts';
 import type { NodeSettings } from './dp-model.ts';
 import { HealthCheckServers } from './health-check-servers.ts';
 import { createProxyMetrics } from './metrics.ts';
+import type { NodeMessageSource } from './node-follower.ts';
+import { NodeFollower } from './node-follower.ts';
+import type { ZoneDecision } from './node-zone.ts';
+import { describeZoneDecision, initialZoneDecision, viewOfZone, zoneOfView } from './node-zone.ts';
 import type { SyncReport } from './sync.ts';
 import { ProxySyncer } from './sync.ts';
 import { ViewState } from './view-state.ts';
@@ -32,6 +36,12 @@ export interface ProxyAgentDeps {
   readonly nc?: NatsConnection;
   /** The svc and views buckets; defaults to kvWatchJson over the configured buckets. */
   readonly sources?: { readonly services: KvChangeSource; readonly views: KvChangeSource };
+  /**
+   * This node's KUBE messages, followed for its zone when NODE_ZONE is empty; defaults to
+   * followSubject over `kube.<cluster>.node.<NODE_NAME>`, except that with injected `sources`
+   * and no `node` the zone stays what the configuration says.
+   */
+  readonly node?: NodeMessageSource;
   /** Runs the tools (wrapped for NETNS here); defaults to spawnExec(). */
   readonly exec?: Exec;
   /** Replaces the configured backend entirely. */
@@ -56,8 +66,13 @@ export interface ProxyAgentHandle {
   isReady(): boolean;
   /** The last sync's outcome; null before the first. */
   readonly lastSync: SyncReport | null;
-  /** The watch filters in use: `svc` and the one `views` wildcard. */
+  /** The watch filters in use: `svc` and the one `views` wildcard (it moves with the zone). */
   readonly filters: Readonly<{ svc: string; views: string }>;
+  /**
+   * The zone: the decision (where it comes from, what is known of the Node) and the view whose
+   * entries are loaded (null before the first).
+   */
+  zone(): ZoneStatus;
   readonly metrics: Metrics;
   /**
    * kube-proxy's proxier health (D.9.3): false once a change has waited longer than
@@ -70,6 +85,14 @@ export interface ProxyAgentHandle {
   healthCheckPorts(): ReadonlyMap<string, number>;
   /** Stops watching and syncing (rules stay in place, as kube-proxy leaves them). */
   close(): Promise<void>;
+}
+
+/** What the handle says about the zone. */
+export interface ZoneStatus extends ZoneDecision {
+  /** The view whose entries are loaded and programmed; null before the first is in. */
+  readonly view: string | null;
+  /** One line: where the zone comes from and what is known of the Node. */
+  readonly description: string;
 }
 
 async function atomicWrite(path: string, text: string): Promise<void> {
@@ -86,6 +109,12 @@ function kvSource(nc: NatsConnection, bucket: string): KvChangeSource {
       yield* kvWatchJson(kv, { key: filter, onInitialDone: opts.onInitialDone, signal: opts.signal });
     },
   };
+}
+
+/** This node's subject in KUBE as a followed source (the last message first, then new ones). */
+function kubeNodeSource(nc: NatsConnection, config: ProxyAgentConfig): NodeMessageSource {
+  const subject = kubeNodeSubject({ cluster: config.cluster, name: config.nodeName }, { prefix: config.subjectPrefix });
+  return { follow: (opts) => followSubject(nc, { stream: config.kubeStream, subject, onInitialDone: opts.onInitialDone, signal: opts.signal }) };
 }
 
 /** The node settings the model and renderers use, from configuration. */
@@ -105,10 +134,16 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
   const clock = deps.clock ?? realClock;
   const log = (deps.log ?? createLogger({ service: 'proxy-agent', level: config.logLevel })).child({ node: config.nodeName, cluster: config.cluster });
   const metrics = deps.metrics ?? createMetrics('proxy-agent');
-  const view = config.nodeZone === '' ? UNZONED_VIEW : config.nodeZone;
   const abort = new AbortController();
   const settings = nodeSettingsOf(config);
-  const state = new ViewState({ cluster: config.cluster, view, nodeName: config.nodeName, family: config.ipFamily });
+  // The zone: NODE_ZONE when set; otherwise the Node's label, and the views watch waits for
+  // the first read of the Node (found or not) so that the first sync already has the zone.
+  const followNode = config.nodeZone === '' && (deps.node !== undefined || deps.sources === undefined);
+  let decision = initialZoneDecision(config.nodeZone);
+  const view = followNode ? null : viewOfZone(decision.zone);
+  const state = new ViewState({ cluster: config.cluster, view: view ?? viewOfZone(''), nodeName: config.nodeName, family: config.ipFamily });
+  let agentRef: ProxyAgent | null = null;
+  let moveAskedAt: number | null = null;
 
   let ready = false;
   let resolveReady: () => void = () => {};
@@ -161,6 +196,7 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
     const exec = netnsExec(deps.exec ?? spawnExec(), config.netns);
     const backend = deps.backend ?? (await createBackend(config, { exec, clock, writeFile: deps.writeFile ?? atomicWrite }));
     const pm = createProxyMetrics(metrics, backend.kind);
+    if (!followNode) pm.zoneInfo.set({ view: state.view, source: decision.source }, 1);
     if (config.healthCheckServers === 'on' || (config.healthCheckServers === 'auto' && backend.kind !== 'dry-run')) {
       hcServers = new HealthCheckServers({
         addresses: config.nodeIPs,
@@ -195,17 +231,62 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
       retryDelayMs: config.syncPeriod,
     });
     let sources = deps.sources;
+    let nodeSource = deps.node;
     if (sources === undefined) {
       const nc = deps.nc ?? (ownNc = await connectNats({ url: config.natsUrl, name: `proxy-agent-${config.nodeName}`, log: (e) => log.info({ event: e.type, detail: e.detail }, 'nats status') }));
       sources = { services: kvSource(nc, config.svcBucket), views: kvSource(nc, config.viewsBucket) };
+      nodeSource ??= kubeNodeSource(nc, config);
     }
-    const agent = new ProxyAgent({ cluster: config.cluster, view, state, runner: healthRunner, services: sources.services, views: sources.views, clock, log, ...(deps.restartDelay ? { restartDelay: deps.restartDelay } : {}) });
-    log.info({ backend: backend.kind, view, netns: config.netns ?? null, filters: agent.filters }, 'proxy agent starting');
-    return agent;
+    const syncerNow = syncer;
+    const agent = new ProxyAgent({
+      cluster: config.cluster,
+      view,
+      state,
+      runner: healthRunner,
+      services: sources.services,
+      views: sources.views,
+      clock,
+      log,
+      ...(deps.restartDelay ? { restartDelay: deps.restartDelay } : {}),
+      // The new view's entries are in: endpoint selection takes the new zone, the next sync is
+      // a full one, and the move is logged once.
+      onViewLoaded: (loaded, previous, entries) => {
+        const zone = zoneOfView(loaded);
+        syncerNow.setZone(zone);
+        pm.zoneInfo.reset();
+        pm.zoneInfo.set({ view: loaded, source: decision.source }, 1);
+        if (previous === null) return;
+        pm.zoneMoves.inc();
+        const tookMs = moveAskedAt === null ? null : clock.now() - moveAskedAt;
+        log.info({ from: zoneOfView(previous), to: zone, view: loaded, entries, tookMs, reason: describeZoneDecision(decision, config.nodeName) }, 'moved to the views of the new zone; one full sync follows');
+      },
+    });
+    agentRef = agent;
+    if (config.nodeZone !== '') log.info({ zone: config.nodeZone }, 'NODE_ZONE is set: the Node\'s zone label is not followed');
+    log.info({ backend: backend.kind, view, followNode: followNode && nodeSource !== undefined, netns: config.netns ?? null, filters: agent.filters }, 'proxy agent starting');
+    const follower =
+      followNode && nodeSource !== undefined
+        ? new NodeFollower({
+            decode: { cluster: config.cluster, prefix: config.subjectPrefix },
+            nodeName: config.nodeName,
+            source: nodeSource,
+            initial: decision,
+            clock,
+            log,
+            ...(deps.restartDelay ? { restartDelay: deps.restartDelay } : {}),
+            onDecision: (next) => {
+              decision = next;
+              const want = viewOfZone(next.zone);
+              if (want !== agent.view) moveAskedAt = clock.now();
+              agent.moveTo(want);
+            },
+          })
+        : null;
+    return { agent, follower };
   })();
 
   const running = agentPromise.then(
-    (agent) => agent.run(abort.signal),
+    ({ agent, follower }) => Promise.all([agent.run(abort.signal), follower?.run(abort.signal)]).then(() => {}),
     (err: unknown) => {
       log.error({ err }, 'proxy agent failed to start');
       rejectReady(err);
@@ -218,7 +299,13 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
     get lastSync() {
       return syncer?.lastSync ?? null;
     },
-    filters: { svc: svcClusterFilter(config.cluster), views: zoneViewsFilter(config.cluster, view) },
+    get filters() {
+      return agentRef?.filters ?? { svc: svcClusterFilter(config.cluster), views: zoneViewsFilter(config.cluster, view ?? state.view) };
+    },
+    zone: () => {
+      const loaded = agentRef?.loadedView ?? null;
+      return { ...decision, view: loaded, description: describeZoneDecision(decision, config.nodeName) };
+    },
     metrics,
     healthy: () => proxierHealth.status(clock.now()).healthy,
     health: () => proxierHealth.status(clock.now()),

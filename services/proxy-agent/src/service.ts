@@ -16,7 +16,8 @@ export const proxyAgentService: ServiceDefinition<ProxyAgentConfig> = {
       ready: a.ready,
       // /healthz is kube-proxy's proxier health (D.9.3): 503 once a change waits too long.
       live: () => a.healthy(),
-      readiness: () => (a.isReady() ? { ready: true } : { ready: false, reason: a.lastSync?.error ?? 'waiting for the initial state and the first sync' }),
+      // Not ready: why, and the zone (a Node that KUBE does not hold yet is said here).
+      readiness: () => (a.isReady() ? { ready: true } : { ready: false, reason: `${a.lastSync?.error ?? 'waiting for the initial state and the first sync'}; ${a.zone().description}` }),
       close: () => a.close(),
     };
   },

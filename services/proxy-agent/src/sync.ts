@@ -56,7 +56,8 @@ export interface ProxySyncerOptions {
 
 export class ProxySyncer {
   readonly #o: ProxySyncerOptions;
-  readonly #node: Node;
+  /** This node as endpoint selection sees it; its zone label follows setZone. */
+  #node: Node;
   /** Programmed ports and health facts per service `<ns>/<name>`, as of the last sync. */
   #models = new Map<string, ServiceModel>();
   /** UDP ports per service as the kernel has them: the last successful sync's (D.7). */
@@ -68,6 +69,15 @@ export class ProxySyncer {
   constructor(opts: ProxySyncerOptions) {
     this.#o = opts;
     this.#node = selfNode(opts.settings);
+  }
+
+  /**
+   * The node's zone changed (its view moved): endpoint selection uses the new zone label from
+   * the next sync on, and that sync rewrites every rule.
+   */
+  setZone(zone: string): void {
+    this.#node = selfNode({ nodeName: this.#o.settings.nodeName, zone });
+    this.#needFullSync = true;
   }
 
   /** The last sync's outcome; null before the first. */

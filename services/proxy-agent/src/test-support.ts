@@ -1,13 +1,17 @@
 // Test helpers for the agent's unit and integration tests (never imported by production code):
-// an in-memory KV change source that behaves like kvWatchJson, KV entry builders, endpoint
-// and slice builders, and a fully faked agent harness.
+// an in-memory KV change source that behaves like kvWatchJson, an in-memory Node subject that
+// behaves like followSubject, KV entry and KUBE Node message builders, endpoint and slice
+// builders, and a fully faked agent harness.
 
-import type { Endpoint, EndpointSlice, Service } from '@slicemesh/model';
+import type { RawKubeMessage } from '@slicemesh/contracts';
+import { DELETED, UPSERTED, changeEvent, kubeNodeSubject } from '@slicemesh/contracts';
+import type { Endpoint, EndpointSlice, Node, Service } from '@slicemesh/model';
 import { ANNOTATION_TRIGGER_TIME } from '@slicemesh/model';
 import type { KvChange } from '@slicemesh/nats';
 import { svcKey, viewKey } from '@slicemesh/nats';
-import { makeService, makeSlice } from '@slicemesh/testing';
+import { makeNode, makeService, makeSlice } from '@slicemesh/testing';
 import type { KvChangeSource } from './agent.ts';
+import type { NodeMessageSource } from './node-follower.ts';
 
 /**
  * A KV bucket in memory. Each watch yields the current entries matching the filter, calls
@@ -141,4 +145,68 @@ export function service(name: string, clusterIP: string, o: { readonly namespace
 export function slice(name: string, svc: string, endpoints: readonly Endpoint[], o: { readonly namespace?: string; readonly triggerTime?: string } = {}): EndpointSlice {
   const s = makeSlice(name, endpoints, { service: svc, namespace: o.namespace ?? 'default' });
   return o.triggerTime === undefined ? s : { ...s, metadata: { ...s.metadata, annotations: { [ANNOTATION_TRIGGER_TIME]: o.triggerTime } } };
+}
+
+/**
+ * One Node's KUBE subject in memory. Each follow yields the last message (if any), calls
+ * onInitialDone, then yields pushed messages until aborted or `fail` is called.
+ */
+export class FakeNodeSource implements NodeMessageSource {
+  /** How many follows were started. */
+  follows = 0;
+  #last: RawKubeMessage | null = null;
+  #listeners = new Set<(m: RawKubeMessage | Error | null) => void>();
+
+  /** Stores `msg` as the subject's last message; running follows see it. */
+  publish(msg: RawKubeMessage): void {
+    this.#last = msg;
+    for (const l of this.#listeners) l(msg);
+  }
+
+  /** Ends every running follow with `err` (the next follow still finds the last message). */
+  fail(err: Error): void {
+    for (const l of this.#listeners) l(err);
+  }
+
+  async *follow(opts: { readonly onInitialDone: () => void; readonly signal: AbortSignal }): AsyncIterable<RawKubeMessage> {
+    this.follows++;
+    const queue: (RawKubeMessage | Error | null)[] = [];
+    let wake: () => void = () => {};
+    const listener = (m: RawKubeMessage | Error | null) => {
+      queue.push(m);
+      wake();
+    };
+    const onAbort = () => listener(null);
+    this.#listeners.add(listener);
+    opts.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (this.#last !== null) yield this.#last;
+      if (opts.signal.aborted) return;
+      opts.onInitialDone();
+      for (;;) {
+        if (queue.length === 0) await new Promise<void>((r) => (wake = r));
+        const next = queue.shift();
+        if (next === undefined) continue;
+        if (next === null) return;
+        if (next instanceof Error) throw next;
+        yield next;
+      }
+    } finally {
+      this.#listeners.delete(listener);
+      opts.signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+let nodeVersion = 100;
+
+/**
+ * The KUBE message the watcher publishes for Node `name` with zone label `zone` (undefined: no
+ * label), as followSubject hands it over; `deleted` makes it a delete.
+ */
+export function nodeMessage(cluster: string, name: string, zone: string | undefined, o: { readonly deleted?: boolean; readonly prefix?: string; readonly node?: Node } = {}): RawKubeMessage {
+  const base = o.node ?? makeNode(name, zone === undefined ? {} : { zone });
+  const node: Node = { ...base, metadata: { ...base.metadata, resourceVersion: String(++nodeVersion) } };
+  const event = changeEvent(o.deleted ? DELETED : UPSERTED, cluster, node, '2026-01-01T00:00:00Z');
+  return { subject: kubeNodeSubject({ cluster, name }, { prefix: o.prefix ?? '' }), data: JSON.parse(JSON.stringify(event)) as unknown };
 }

@@ -123,6 +123,37 @@ describe('ViewState.retainOnly', () => {
   });
 });
 
+describe('ViewState.replaceViews (a zone move)', () => {
+  it('drops every entry of the old view and takes the new view\'s initial set in one step; its entries parse against the new zone', () => {
+    const st = newState();
+    st.applyService(rev(svcPut(C, web)));
+    st.applyView(rev(viewPut(C, Z, s1)));
+    st.checkout();
+    const moved = slice('web-1', 'web', [endpoint('10.244.2.7', { zone: 'zone-b' })], { triggerTime: '2026-01-01T00:00:05Z' });
+    const out = st.replaceViews('zone-b', [rev(viewPut(C, 'zone-b', moved))]);
+    expect(out.map((o) => o.kind)).toEqual(['changed', 'changed']);
+    expect(st.view).toBe('zone-b');
+    expect(st.slicesOf('default/web').map((s) => s.endpoints.map((e) => e.addresses[0]))).toEqual([['10.244.2.7']]);
+    // The old zone's keys no longer parse; the new zone's do.
+    expect(st.applyView(rev(viewPut(C, Z, s1b)))).toMatchObject({ kind: 'rejected' });
+    expect(st.applyView(rev(viewPut(C, 'zone-b', s1b)))).toMatchObject({ kind: 'changed' });
+  });
+
+  it('records no trigger times for the slices it moves in (a move changes no endpoint), and keeps those already pending', () => {
+    const st = newState();
+    st.applyView(rev(viewPut(C, Z, slice('web-1', 'web', [endpoint('10.244.1.2')], { triggerTime: '2026-01-01T00:00:01Z' }))));
+    st.replaceViews('zone-b', [rev(viewPut(C, 'zone-b', slice('web-1', 'web', [endpoint('10.244.2.2')], { triggerTime: '2026-01-01T00:00:09Z' })))]);
+    expect([...st.checkout().triggerTimes]).toEqual([['default/web', [Date.parse('2026-01-01T00:00:01Z')]]]);
+  });
+
+  it('an entry of the new set that does not parse is reported and left out', () => {
+    const st = newState();
+    const out = st.replaceViews('zone-b', [rev(viewPut(C, 'zone-c', s1))]);
+    expect(out).toEqual([{ kind: 'rejected', reason: expect.stringContaining('not in view') as unknown }]);
+    expect(st.slicesOf('default/web')).toEqual([]);
+  });
+});
+
 describe('triggerTimeOf', () => {
   const cases = [
     { name: 'reads the RFC 3339 annotation', s: slice('a', 'web', [], { triggerTime: '2026-01-01T00:00:05Z' }), want: Date.parse('2026-01-01T00:00:05Z') },

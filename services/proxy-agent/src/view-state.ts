@@ -53,6 +53,8 @@ export function triggerTimeOf(slice: EndpointSlice): number | null {
 
 export class ViewState {
   readonly #opts: ViewStateOptions;
+  /** The view the entries belong to: the options' until replaceViews moves it. */
+  #view: string;
   readonly #services = new Map<string, Service>();
   readonly #svcKeys = new Map<string, string>(); // KV key -> <ns>/<name>
   readonly #views = new Map<string, ViewEntry>(); // KV key -> slice
@@ -65,6 +67,7 @@ export class ViewState {
 
   constructor(opts: ViewStateOptions) {
     this.#opts = opts;
+    this.#view = opts.view;
     this.#serviceTracker = new ServiceChangeTracker(opts.family);
     this.#sliceCache = new EndpointSliceCache({ nodeName: opts.nodeName, family: opts.family });
   }
@@ -104,7 +107,7 @@ export class ViewState {
   applyView(change: KvChange): IngestOutcome {
     if (change.op !== 'PUT') return this.#deleteView(change.key);
     if (change.parseError !== undefined) return { kind: 'rejected', reason: `view ${change.key}: not JSON: ${change.parseError}` };
-    const parsed = parseZoneView(change.key, change.value, { cluster: this.#opts.cluster, zone: this.#opts.view });
+    const parsed = parseZoneView(change.key, change.value, { cluster: this.#opts.cluster, zone: this.#view });
     if (!parsed.ok) return { kind: 'rejected', reason: parsed.rejection.reason };
     const { addr, slice } = parsed.value;
     const key = serviceKeyOf(addr.namespace, addr.service);
@@ -148,6 +151,30 @@ export class ViewState {
       if (keys.has(k)) continue;
       out.push(bucket === 'svc' ? this.#deleteService(k) : this.#deleteView(k));
     }
+    return out;
+  }
+
+  /** The view whose entries are held (a zone, or UNZONED_VIEW). */
+  get view(): string {
+    return this.#view;
+  }
+
+  /**
+   * Moves to another view in one step: every entry of the current view is dropped and
+   * `changes`, the new view's complete initial set, applied, so nothing in between can see an
+   * empty view. The changes the move makes are pending like any others; the slices' trigger
+   * times are not recorded (they measure endpoint changes, and a move changes none). Returns
+   * the outcomes (drops first).
+   *
+   * @example state.replaceViews('zone-b', initialEntriesOfZoneB) // then sync in full
+   */
+  replaceViews(view: string, changes: readonly KvChange[]): IngestOutcome[] {
+    const out = [...this.#views.keys()].map((k) => this.#deleteView(k));
+    this.#view = view;
+    const pendingTimes = this.#triggerTimes;
+    this.#triggerTimes = new Map();
+    for (const c of changes) out.push(this.applyView(c));
+    this.#triggerTimes = pendingTimes;
     return out;
   }
 
