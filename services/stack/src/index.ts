@@ -7,8 +7,8 @@ export { startChild, mainOf, nodeArgsOf, freePort, REPO_ROOT } from './child-pro
 export type { ChildOptions, ServiceProgram } from './child-process.ts';
 export { pickAgents, AGENT_MODES } from './agents.ts';
 export type { AgentMode, NodeLike } from './agents.ts';
-export { watcherEnv, slicerEnv, hintsEnv, agentEnv, LOG_LEVELS } from './service-env.ts';
-export type { StackLayout, AgentSpec, Env, LogLevel } from './service-env.ts';
+export { watcherEnv, slicerEnv, hintsEnv, publisherEnv, agentEnv, LOG_LEVELS, STACK_PUBLISHER_MODES } from './service-env.ts';
+export type { StackLayout, AgentSpec, Env, LogLevel, StackPublisherMode } from './service-env.ts';
 export { PERSISTENT_RUN, freshRunNames, newRunId, streamsOf } from './run-names.ts';
 export type { RunNames } from './run-names.ts';
 export { deleteRunState } from './run-state.ts';
