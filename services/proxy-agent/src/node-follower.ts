@@ -75,8 +75,8 @@ export class NodeFollower {
     if (next.zone === previous.zone && next.source === previous.source && next.node === previous.node) return;
     this.#decision = next;
     // A zone move is logged once by the agent when it is done; here only what changed about the Node.
-    if (next.node !== previous.node && next.node !== 'present') this.#o.log.warn({ zone: next.zone, node: next.node }, describeZoneDecision(next, this.#o.nodeName));
-    else if (next.node !== previous.node && previous.node !== 'unread') this.#o.log.info({ zone: next.zone, node: next.node }, describeZoneDecision(next, this.#o.nodeName));
+    if (next.node !== previous.node && next.node !== 'present') this.#o.log.warn({ zone: next.zone, nodeStatus: next.node }, describeZoneDecision(next, this.#o.nodeName));
+    else if (next.node !== previous.node && previous.node !== 'unread') this.#o.log.info({ zone: next.zone, nodeStatus: next.node }, describeZoneDecision(next, this.#o.nodeName));
     this.#o.onDecision(next, previous);
   }
 
@@ -97,10 +97,10 @@ export class NodeFollower {
           if (!initial) attempt = 0;
         }
         if (signal.aborted) return;
-        this.#o.log.warn({ node: this.#o.nodeName }, 'node watch ended; following again');
+        this.#o.log.warn('node watch ended; following again');
       } catch (err) {
         if (signal.aborted) return;
-        this.#o.log.warn({ err, node: this.#o.nodeName }, 'node watch failed; following again');
+        this.#o.log.warn({ err }, 'node watch failed; following again');
         this.observe({ kind: 'unreachable' });
       }
       await this.#sleep(delay(attempt), signal);
