@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LABEL_MANAGED_BY, MANAGED_BY_CONTROLLER, MANAGED_BY_MIRRORING } from '@slicemesh/model';
-import { DEFAULT_OWN_MANAGERS, isOwnSlice, ownManagers, parseOwnManagers } from './slice-ownership.ts';
+import { DEFAULT_OWN_MANAGERS, foreignSliceSelector, isOwnSlice, ownManagers, parseOwnManagers } from './slice-ownership.ts';
 
 describe('isOwnSlice: ours vs foreign (habit 9)', () => {
   const by = (value: string): Record<string, string> => ({ 'kubernetes.io/service-name': 'web', [LABEL_MANAGED_BY]: value });
@@ -40,4 +40,13 @@ describe('parseOwnManagers (the MANAGED_BY setting)', () => {
     { name: 'a value over 63 characters', text: 'x'.repeat(64), error: /63/ },
   ];
   for (const tc of bad) it(`rejects ${tc.name}`, () => expect(() => parseOwnManagers(tc.text)).toThrow(tc.error));
+});
+
+describe('foreignSliceSelector (the server-side form of the rule)', () => {
+  it('is a notin over our values, sorted', () => {
+    expect(foreignSliceSelector(ownManagers([MANAGED_BY_MIRRORING, MANAGED_BY_CONTROLLER]))).toBe(
+      'endpointslice.kubernetes.io/managed-by notin (endpointslice-controller.k8s.io,endpointslicemirroring-controller.k8s.io)',
+    );
+  });
+  it('refuses an empty set', () => expect(() => foreignSliceSelector(ownManagers([]))).toThrow(/no managed-by values/));
 });

@@ -57,3 +57,20 @@ export function parseOwnManagers(text: string): readonly string[] {
   }
   return values;
 }
+
+/**
+ * The label selector of the slices that are not ours, for the API server to filter by:
+ * `endpointslice.kubernetes.io/managed-by notin (<own, sorted>)`. `notin` also matches slices
+ * without the label, as isOwnSlice counts them foreign. A watch with it reports a slice that
+ * becomes ours as DELETED, and one that stops being ours as ADDED. Throws Error for an empty set.
+ *
+ * ### Examples
+ * ```ts
+ * foreignSliceSelector(ownManagers());
+ * // 'endpointslice.kubernetes.io/managed-by notin (endpointslice-controller.k8s.io,endpointslicemirroring-controller.k8s.io)'
+ * ```
+ */
+export function foreignSliceSelector(own: OwnManagers): string {
+  if (own.size === 0) throw new Error('no managed-by values: every slice would be foreign');
+  return `${LABEL_MANAGED_BY} notin (${[...own].sort().join(',')})`;
+}

@@ -79,6 +79,11 @@ export interface ObjectWatchOptions {
   /** Delay before restart number `attempt` (0-based), ms. Defaults to 500 ms doubling to 30 s. */
   readonly restartDelayMs?: (attempt: number) => number;
   readonly list?: ListOptions;
+  /**
+   * Watch only the objects matching this label selector (list and watch both). An object that
+   * stops matching is reported as a delete, one that starts matching as an upsert.
+   */
+  readonly labelSelector?: string;
 }
 
 interface Known {
@@ -166,7 +171,7 @@ export class ObjectWatch {
     }
     this.#syncedPromise = new Promise((resolve) => (this.#resolveSynced = resolve));
     const watch = new ObservedWatch(opts.kubeConfig, this);
-    this.#informer = new ListWatch(KIND_PATHS[opts.kind], watch, () => this.#list(), false);
+    this.#informer = new ListWatch(KIND_PATHS[opts.kind], watch, () => this.#list(), false, opts.labelSelector);
     this.#informer.on('add', (obj) => this.#upsert(obj));
     this.#informer.on('update', (obj) => this.#upsert(obj));
     this.#informer.on('delete', (obj) => this.#delete(obj));
@@ -208,7 +213,8 @@ export class ObjectWatch {
   }
 
   async #list(): Promise<KubernetesListObject<KubernetesObject>> {
-    const list = await listRaw(this.#opts.kubeConfig, KIND_PATHS[this.kind], this.#opts.list);
+    const listOpts = this.#opts.labelSelector === undefined ? this.#opts.list : { ...this.#opts.list, labelSelector: this.#opts.labelSelector };
+    const list = await listRaw(this.#opts.kubeConfig, KIND_PATHS[this.kind], listOpts);
     this.#attempt = 0;
     const relist = this.#lists++ > 0;
     const items: KubernetesObject[] = [];

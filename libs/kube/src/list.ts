@@ -42,6 +42,8 @@ export interface ListOptions {
   readonly pageSize?: number;
   /** Per-request timeout, ms. Defaults to 60_000. */
   readonly timeoutMs?: number;
+  /** Only objects matching this label selector (the API's syntax, e.g. `app=web`, `k notin (a,b)`). */
+  readonly labelSelector?: string;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -104,6 +106,7 @@ export async function listRaw(kc: KubeConfig, path: string, opts: ListOptions = 
   let token = '';
   do {
     const query = new URLSearchParams({ limit: String(pageSize) });
+    if (opts.labelSelector !== undefined) query.set('labelSelector', opts.labelSelector);
     if (token) query.set('continue', token);
     const page = (await getJson(kc, `${path}?${query}`, timeoutMs)) as Record<string, unknown>;
     const meta = isRecord(page['metadata']) ? page['metadata'] : {};

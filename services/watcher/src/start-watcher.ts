@@ -1,7 +1,7 @@
 // startWatcher: the watcher with its real adapters (client-node informers, NATS JetStream),
 // for main.ts, `npm start` (the whole stack in one process) and the tests.
 
-import { ownManagers } from '@slicemesh/contracts';
+import { foreignSliceSelector, ownManagers } from '@slicemesh/contracts';
 import { buildKubeConfig, DEFAULT_MAX_OBJECT_BYTES, ObjectWatch, serverOf } from '@slicemesh/kube';
 import type { KubeConfig } from '@slicemesh/kube';
 import { connectNats, ensureStreams, jetstreamManager } from '@slicemesh/nats';
@@ -80,10 +80,14 @@ export function startWatcher(config: WatcherConfig, deps: WatcherDeps = {}): Wat
       kubeLog = natsKubeLog(nc, names);
     }
     const restartDelayMs = deps.restartDelayMs ?? exponentialBackoff({ baseMs: 500, maxMs: 30_000, jitter: 0.2 });
+    const own = ownManagers(config.managedBy);
+    // Our own slices are left out by the API server already (the watcher checks again): they are
+    // most of the cluster's slices, and would only be received, held and dropped.
+    const selectorOf = (kind: string) => (kind === 'EndpointSlice' ? { labelSelector: foreignSliceSelector(own) } : {});
     const openWatch: OpenWatch =
       deps.openWatch ??
       ((kind, seed, handlers) =>
-        new ObjectWatch({ kubeConfig: kubeConfig as KubeConfig, kind, seed, onEvent: handlers.onEvent, onStatus: handlers.onStatus, restartDelayMs }));
+        new ObjectWatch({ kubeConfig: kubeConfig as KubeConfig, kind, seed, onEvent: handlers.onEvent, onStatus: handlers.onStatus, restartDelayMs, ...selectorOf(kind) }));
     if (kubeConfig) log.info({ server: serverOf(kubeConfig), partitions: config.partitions, maxObjectBytes }, 'watching');
     if (closed) throw new Error('watcher closed before it was ready');
     inner = runWatcher(
@@ -92,7 +96,7 @@ export function startWatcher(config: WatcherConfig, deps: WatcherDeps = {}): Wat
         layout: { partitions: config.partitions, prefix: names.prefix },
         maxObjectBytes,
         publishWindow: config.publishWindow,
-        ownManagers: ownManagers(config.managedBy),
+        ownManagers: own,
         retryDelayMs: exponentialBackoff({ baseMs: 200, maxMs: 10_000, jitter: 0.2 }),
       },
       { kubeLog, openWatch, clock, log: baseLog, metrics: watcherMetrics(metrics) },

@@ -289,3 +289,33 @@ describe('watcher: a cut watch loses nothing and duplicates nothing', () => {
     expect(second.stats().published).toBeLessThan(simState(sim, CLUSTER, layout).size);
   });
 });
+
+describe("watcher: other controllers' EndpointSlices", () => {
+  const slice = (name: string, managedBy: string): KubeObj =>
+    ({
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+      metadata: { name, namespace: 'shop', labels: { 'kubernetes.io/service-name': 'imported', 'endpointslice.kubernetes.io/managed-by': managedBy } },
+      addressType: 'IPv4', endpoints: [{ addresses: ['10.200.0.1'] }], ports: [{ name: 'db', port: 5432 }],
+    }) as unknown as KubeObj;
+  const managers = (msgs: Awaited<ReturnType<typeof readKube>>) =>
+    msgs.filter((m) => m.body.kind === 'EndpointSlice').map((m) => `${m.body.type} ${m.body.object.metadata.name} ${m.body.object.metadata.labels?.['endpointslice.kubernetes.io/managed-by']}`);
+
+  it("publishes other controllers' slices only, follows a slice that becomes ours (a delete with its last foreign state) and back", async () => {
+    sim.store.create('EndpointSlice', slice('imported-1', 'mcs-importer'));
+    sim.store.create('EndpointSlice', slice('web-ours', 'endpointslice-controller.k8s.io'));
+    const h = await start();
+    expect(managers(await readKube(f.jsm, f.names.kube))).toEqual(['Upserted.v1 imported-1 mcs-importer']);
+    // The API server left ours out (label selector): the watcher never had to drop one itself.
+    const skipped = (await h.metrics.registry.getSingleMetric('slicemesh_watcher_skipped_total')?.get())?.values ?? [];
+    expect(skipped.filter((v) => v.labels['reason'] === 'own-slice' && v.value > 0)).toEqual([]);
+
+    const live = sim.store.get('EndpointSlice', 'shop', 'imported-1') as KubeObj;
+    sim.store.update('EndpointSlice', { ...live, metadata: { ...live.metadata, labels: { ...live.metadata.labels, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } } });
+    await expect.poll(async () => managers(await readKube(f.jsm, f.names.kube)), { timeout: 10_000 }).toEqual(['Upserted.v1 imported-1 mcs-importer', 'Deleted.v1 imported-1 mcs-importer']);
+
+    const ours = sim.store.get('EndpointSlice', 'shop', 'imported-1') as KubeObj;
+    sim.store.update('EndpointSlice', { ...ours, metadata: { ...ours.metadata, labels: { ...ours.metadata.labels, 'endpointslice.kubernetes.io/managed-by': 'mcs-importer' } } });
+    await expect.poll(async () => managers(await readKube(f.jsm, f.names.kube)).length, { timeout: 10_000 }).toBe(3);
+    await expectConverged();
+  });
+});

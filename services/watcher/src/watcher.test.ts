@@ -310,6 +310,17 @@ describe("runWatcher: EndpointSlices, other controllers' only", () => {
     expect(log.messages).toHaveLength(3);
   });
 
+  it('a delete whose final state is ours (it left a selector-filtered watch) keeps the last foreign state in KUBE', async () => {
+    const log = new MemoryKubeLog();
+    const cluster = new FakeCluster([up(foreign('50'))]);
+    const w = start(log, cluster);
+    await w.ready;
+    cluster.emit(del(foreign('51', MANAGED_BY_CONTROLLER), '51'));
+    await until(() => log.messages.length === 2);
+    const gone = log.messages[1]?.event;
+    expect([gone?.type, gone?.object.metadata.resourceVersion, gone?.object.metadata.labels?.['endpointslice.kubernetes.io/managed-by']]).toEqual(['Deleted.v1', '51', 'mcs-importer.example.com']);
+  });
+
   it('ownManagers is a setting: with only a custom value, the upstream controller slices are foreign', async () => {
     const log = new MemoryKubeLog();
     running = runWatcher(

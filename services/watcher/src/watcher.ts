@@ -252,7 +252,8 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
     let body = prev;
     try {
       const last = toDomain(kind, raw, { maxObjectBytes: opts.maxObjectBytes });
-      if (last.metadata.uid === prev.metadata.uid) body = last;
+      // A slice that left a selector-filtered watch by becoming ours: KUBE keeps its last foreign state.
+      if (last.metadata.uid === prev.metadata.uid && !(last.kind === 'EndpointSlice' && isOwnSlice(last.metadata.labels, own))) body = last;
     } catch {
       // Its final state is invalid: delete it with the last state KUBE has.
     }

@@ -2,6 +2,7 @@
 // and compute the same from cluster-sim, so tests can compare the two exactly.
 
 import type { ClusterSim } from '@slicemesh/cluster-sim';
+import { isOwnSlice, ownManagers } from '@slicemesh/contracts';
 import { toDomain, WATCHED_KINDS } from '@slicemesh/kube';
 import type { KubeChangeEvent, WatchedObject } from '@slicemesh/kube';
 import type { DeadLetterBody, JetStreamManager } from '@slicemesh/nats';
@@ -40,12 +41,13 @@ export function foldKube(messages: readonly StoredMessage<KubeChangeEvent>[]): M
   return state;
 }
 
-/** The same map computed from the simulator's store; `exclude` drops objects by name. */
+/** The same map computed from the simulator's store (our own EndpointSlices left out, as the watcher does); `exclude` drops objects by name. */
 export function simState(sim: ClusterSim, cluster: string, layout: SubjectLayout, exclude: (name: string) => boolean = () => false): Map<string, string> {
   const state = new Map<string, string>();
   for (const kind of WATCHED_KINDS) {
     for (const raw of sim.store.list(kind)) {
       if (exclude(raw.metadata.name)) continue;
+      if (kind === 'EndpointSlice' && isOwnSlice(raw.metadata.labels, ownManagers())) continue;
       const obj: WatchedObject = toDomain(kind, raw, { maxObjectBytes: Number.MAX_SAFE_INTEGER });
       state.set(subjectOf(cluster, obj, layout), `${obj.metadata.uid}@${obj.metadata.resourceVersion}`);
     }
