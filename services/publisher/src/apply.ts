@@ -16,6 +16,7 @@
 //   unreachable or forbidding API server must hold the offset back, not skip slices).
 
 import type { EndpointSliceApi, KubeJson } from '@slicemesh/kube';
+import type { OwnManagers } from '@slicemesh/nats';
 import { KubeWriteError } from '@slicemesh/kube';
 import type { Clock } from '@slicemesh/runtime';
 import { TokenBucket, exponentialBackoff } from '@slicemesh/runtime';
@@ -74,7 +75,7 @@ export interface ApplyDeps {
   /** Rate-limited already (rateLimitedApi). */
   readonly api: EndpointSliceApi;
   /** Managed-by values this publisher owns. */
-  readonly owned: ReadonlySet<string>;
+  readonly owned: OwnManagers;
   readonly mode: PublisherMode;
   readonly clock: Clock;
   readonly signal?: AbortSignal;

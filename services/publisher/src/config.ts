@@ -2,7 +2,7 @@
 
 import { assertSchemaName } from '@slicemesh/db';
 import type { KubeConnection } from '@slicemesh/kube';
-import { MANAGED_BY_CONTROLLER, MANAGED_BY_MIRRORING, labelValueProblem } from '@slicemesh/model';
+import { DEFAULT_OWN_MANAGERS, parseOwnManagers } from '@slicemesh/nats';
 import { defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 import { PUBLISHER_MODES } from './apply.ts';
@@ -22,15 +22,9 @@ function schemaName(text: string): string {
   return text;
 }
 
-/** MANAGED_BY: comma-separated label values, each a valid label value. */
+/** MANAGED_BY: comma-separated label values (the watcher's and the slicer's rule, libs/contracts). */
 export function parseManagedBy(text: string): readonly string[] {
-  const values = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (values.length === 0) throw new Error('must name at least one managed-by value');
-  for (const v of values) {
-    const problem = labelValueProblem(v);
-    if (problem !== null) throw new Error(`${JSON.stringify(v)}: ${problem}`);
-  }
-  return [...new Set(values)];
+  return parseOwnManagers(text);
 }
 
 export const publisherConfig = defineConfig({
@@ -83,8 +77,8 @@ export const publisherConfig = defineConfig({
   managedBy: {
     env: 'MANAGED_BY',
     flag: '--managed-by',
-    default: `${MANAGED_BY_CONTROLLER},${MANAGED_BY_MIRRORING}`,
-    doc: "Managed-by label values this publisher owns, comma-separated; must include the slicer's MANAGED_BY. Slices with any other value, or none, are never touched.",
+    default: DEFAULT_OWN_MANAGERS.join(','),
+    doc: "Managed-by label values this publisher owns, comma-separated; must include the slicer's MANAGED_BY and equal the watcher's. Slices with any other value, or none, are never touched.",
     parse: parseManagedBy,
   },
   concurrency: { env: 'CONCURRENCY', flag: '--concurrency', default: 4, min: 1, max: 64, doc: 'Slices written at once (the QPS limit holds across all of them).', parse: 'int' },

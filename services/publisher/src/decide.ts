@@ -3,10 +3,12 @@
 // delete, or a reason to leave the slice alone. No clock, no I/O.
 //
 // Ownership is the managed-by label and nothing else, as upstream's controllers decide it
-// (a slice is theirs when endpointslice.kubernetes.io/managed-by names them): a live slice
-// without the label, or with a value we do not own, is never written or deleted.
+// (a slice is theirs when endpointslice.kubernetes.io/managed-by names them), by the same rule
+// the watcher and the slicer apply (isOwnSlice, libs/contracts): a live slice without the
+// label, or with a value we do not own, is never written or deleted.
 
-import type { SliceChangedMessage } from '@slicemesh/nats';
+import type { OwnManagers, SliceChangedMessage } from '@slicemesh/nats';
+import { isOwnSlice } from '@slicemesh/nats';
 import type { EndpointSlice } from '@slicemesh/model';
 import { ANNOTATION_TRIGGER_TIME, DISCOVERY_API_VERSION, LABEL_MANAGED_BY } from '@slicemesh/model';
 import type { KubeJson } from '@slicemesh/kube';
@@ -110,9 +112,13 @@ function stringMap(v: unknown): Record<string, string> {
   return out;
 }
 
+function labelsOf(obj: KubeJson): Record<string, string> {
+  return stringMap(metadataOf(obj)['labels']);
+}
+
 /** The managed-by label of a live object; null when it has none. */
 export function managedByOf(obj: KubeJson): string | null {
-  return stringMap(metadataOf(obj)['labels'])[LABEL_MANAGED_BY] ?? null;
+  return labelsOf(obj)[LABEL_MANAGED_BY] ?? null;
 }
 
 /** Metadata the API server owns: never sent back from our stored slices. */
@@ -202,14 +208,12 @@ export function sameSlice(wanted: KubeJson, live: KubeJson): boolean {
  * | delete | foreign or unlabelled        | skip-foreign      |
  * | delete | ours                         | delete            |
  */
-export function decide(action: SliceAction, live: KubeJson | undefined, owned: ReadonlySet<string>): Decision {
+export function decide(action: SliceAction, live: KubeJson | undefined, owned: OwnManagers): Decision {
   if (action.type === 'upsert') {
-    const wantedBy = action.slice.metadata.labels?.[LABEL_MANAGED_BY] ?? null;
-    if (wantedBy === null || !owned.has(wantedBy)) return { kind: 'skip-not-owned', managedBy: wantedBy };
+    if (!isOwnSlice(action.slice.metadata.labels, owned)) return { kind: 'skip-not-owned', managedBy: action.slice.metadata.labels?.[LABEL_MANAGED_BY] ?? null };
     const body = writableSlice(action.slice);
     if (live === undefined) return { kind: 'create', body };
-    const liveBy = managedByOf(live);
-    if (liveBy === null || !owned.has(liveBy)) return { kind: 'skip-foreign', managedBy: liveBy };
+    if (!isOwnSlice(labelsOf(live), owned)) return { kind: 'skip-foreign', managedBy: managedByOf(live) };
     const liveMeta = metadataOf(live);
     if (liveMeta['deletionTimestamp'] !== undefined && liveMeta['deletionTimestamp'] !== null) return { kind: 'wait-terminating' };
     if (sameSlice(body, live)) return { kind: 'skip-equal' };
@@ -219,8 +223,7 @@ export function decide(action: SliceAction, live: KubeJson | undefined, owned: R
     return { kind: 'update', body: { ...body, metadata } };
   }
   if (live === undefined) return { kind: 'skip-gone' };
-  const liveBy = managedByOf(live);
-  if (liveBy === null || !owned.has(liveBy)) return { kind: 'skip-foreign', managedBy: liveBy };
+  if (!isOwnSlice(labelsOf(live), owned)) return { kind: 'skip-foreign', managedBy: managedByOf(live) };
   const liveMeta = metadataOf(live);
   if (liveMeta['deletionTimestamp'] !== undefined && liveMeta['deletionTimestamp'] !== null) return { kind: 'skip-gone' };
   return { kind: 'delete', uid: String(liveMeta['uid'] ?? ''), resourceVersion: String(liveMeta['resourceVersion'] ?? '') };

@@ -84,12 +84,12 @@ describe('npm start (services/stack/src/main.ts)', () => {
     expect(r.stdout).toMatch(/^slicemesh stack — cluster 'local', scenario .*default\.yaml at speed 4$/m);
     expect(r.stdout).toMatch(/^ {2}kube API {4}http:\/\/127\.0\.0\.1:\d+/m);
     expect(r.stdout).toMatch(/^ready in \d+\.\d s/m);
-    expect(r.stdout).toMatch(/^\[ +\d+s\] objects \d+ \| KUBE seq \d+ \| slices \d+ \| hinted \d+\/\d+ svc \| views \d+ \| agents 3\/3 synced \| DLQ 0 \| backlog \d+$/m);
+    expect(r.stdout).toMatch(/^\[ +\d+s\] objects \d+ \| KUBE seq \d+ \| slices \d+ \| hinted \d+\/\d+ svc \| views \d+ \| API writes \d+ \| agents 3\/3 synced \| DLQ 0 \| backlog \d+$/m);
     expect(r.stdout).toMatch(/^verify: replay identical \(\d+ services\)$/m);
     expect(r.stdout.trimEnd().endsWith('stopped')).toBe(true);
     // Three zones: three agents wrote their rules; every component logged to its file.
     expect((await readdir(runDir)).filter((f) => f.endsWith('.rules')).sort()).toEqual(['control-plane-1.rules', 'worker-b-1.rules', 'worker-c-1.rules']);
-    expect((await readdir(join(runDir, 'logs'))).sort()).toEqual(expect.arrayContaining(['cluster-sim.log', 'hints.log', 'slicer.log', 'watcher.log']));
+    expect((await readdir(join(runDir, 'logs'))).sort()).toEqual(expect.arrayContaining(['cluster-sim.log', 'hints.log', 'publisher.log', 'slicer.log', 'watcher.log']));
     // The run's fresh names are gone again.
     const id = /^ {2}run {9}([a-z0-9]+) \(removed at exit\)$/m.exec(r.stdout)?.[1] as string;
     expect(id).toBeDefined();
