@@ -88,3 +88,29 @@ describe('updateZoneViews', () => {
     expect(second.recomputedSlices).toBe(1);
   });
 });
+
+describe('D.2.10 what kube-proxy never sees goes to no view (zoneViews and updateZoneViews alike)', () => {
+  const other = deepFreeze({ ...web, metadata: { ...web.metadata, labels: { 'service.kubernetes.io/service-proxy-name': 'other-proxy' } } });
+  const labelled = (slice: EndpointSlice, labels: Record<string, string>) => deepFreeze({ ...slice, metadata: { ...slice.metadata, labels: { ...slice.metadata.labels, ...labels } } });
+  const names = (input: ZoneViewsInput) => [...zoneViews(input).entries.values()].map((e) => `${e.zone}/${e.sliceName}`).sort();
+  const cases: { name: string; input: ZoneViewsInput; want: readonly string[] }[] = [
+    { name: 'a plain Service: every view', input: { ...base, slices: [w1] }, want: ['_/web-1', 'zone-a/web-1', 'zone-b/web-1'] },
+    { name: 'a Service labelled for another proxy: none of its slices', input: { services: [other], nodes, slices: [w1, w2] }, want: [] },
+    { name: 'a slice labelled for another proxy: not that one', input: { ...base, slices: [labelled(w1, { 'service.kubernetes.io/service-proxy-name': 'x' }), w2] }, want: ['_/web-2', 'zone-a/web-2', 'zone-b/web-2'] },
+    { name: 'a slice labelled headless: not that one', input: { ...base, slices: [w1, labelled(w2, { 'service.kubernetes.io/headless': '' })] }, want: ['_/web-1', 'zone-a/web-1', 'zone-b/web-1'] },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      expect(names(tc.input)).toEqual(tc.want);
+      expect(deepEqual(updateZoneViews(undefined, tc.input).views, zoneViews(tc.input))).toBe(true);
+    });
+  }
+
+  it('the label appearing and going again, incrementally: entries go, then come back equal to a fresh computation', () => {
+    const first = updateZoneViews(undefined, { ...base, slices: [w1] });
+    const away = updateZoneViews(first.state, { services: [other], nodes, slices: [w1] });
+    expect(away.views.entries.size).toBe(0);
+    const back = updateZoneViews(away.state, { ...base, slices: [w1] });
+    expect(deepEqual(back.views, zoneViews({ ...base, slices: [w1] }))).toBe(true);
+  });
+});

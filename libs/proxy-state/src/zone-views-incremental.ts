@@ -18,6 +18,7 @@ import { proxiedServicePorts } from './service-port.ts';
 import { UNZONED_VIEW, sameZoneTopology, viewEntryKey, zoneTopologyOf } from './zone-view-basics.ts';
 import type { PortRule, SliceFacts } from './zone-view-rules.ts';
 import { PortTotals, portRule, selectSlice, sliceFacts } from './zone-view-rules.ts';
+import { proxyIgnoresService, proxyIgnoresSlice } from './proxy-ignores.ts';
 import type { ZoneTopology } from './zone-view-selection.ts';
 import { selectForZones } from './zone-view-selection.ts';
 import type { ZoneViewEntry, ZoneViews, ZoneViewsInput } from './zone-views.ts';
@@ -270,10 +271,17 @@ export function updateZoneViews(prev: ZoneViewsState | undefined, input: ZoneVie
   const keep = old !== undefined && old.gate === gate && sameZoneTopology(old.topo, topo);
   const stats: Stats = { recomputedSlices: 0, fullSelections: 0 };
 
+  // As zoneViews: what kube-proxy never sees (D.2.10) takes no part.
   const services = new Map<string, Service>();
-  for (const s of input.services) services.set(`${s.metadata.namespace ?? 'default'}/${s.metadata.name}`, s);
+  const away = new Set<string>();
+  for (const s of input.services) {
+    const key = `${s.metadata.namespace ?? 'default'}/${s.metadata.name}`;
+    if (proxyIgnoresService(s) === null) services.set(key, s);
+    else away.add(key);
+  }
   const incoming = new Map<string, { namespace: string; service: string; family: IPFamily; slices: EndpointSlice[]; names: Set<string> }>();
   for (const slice of input.slices) {
+    if (proxyIgnoresSlice(slice) !== null || away.has(`${slice.metadata.namespace ?? 'default'}/${sliceServiceName(slice) ?? ''}`)) continue;
     const service = sliceServiceName(slice);
     const family = slice.addressType;
     if (service === null || (family !== 'IPv4' && family !== 'IPv6')) continue;

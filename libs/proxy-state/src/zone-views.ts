@@ -10,6 +10,7 @@ import { deepEqual } from './deep-equal.ts';
 import { orderSlices, sliceServiceName } from './merge-endpoints.ts';
 import { compareStrings, sortedBy } from './order.ts';
 import { proxiedServicePorts } from './service-port.ts';
+import { proxyIgnoresService, proxyIgnoresSlice } from './proxy-ignores.ts';
 import { selectForZones } from './zone-view-selection.ts';
 import { UNZONED_VIEW, viewEntryKey, viewZoneOf, zoneTopologyOf } from './zone-view-basics.ts';
 
@@ -58,15 +59,23 @@ interface SliceGroup {
  *   route to (see zone-view-selection.ts); slices of services not in `services` go unfiltered
  *   to every view (nothing is known to filter by); slices of services the proxy never programs
  *   in that family (headless, ExternalName, other family) go to no zone view.
+ * - What kube-proxy never sees (D.2.10, proxy-ignores.ts) goes to no view at all: a Service
+ *   labelled for another proxy, with all its slices, and slices labelled so themselves.
  * Entries that would hold no endpoint are omitted, so no slices give views without entries.
  */
 export function zoneViews(input: ZoneViewsInput): ZoneViews {
   const topo = zoneTopologyOf(input.nodes);
   const services = new Map<string, Service>();
-  for (const s of input.services) services.set(`${s.metadata.namespace ?? 'default'}/${s.metadata.name}`, s);
+  const away = new Set<string>();
+  for (const s of input.services) {
+    const key = `${s.metadata.namespace ?? 'default'}/${s.metadata.name}`;
+    if (proxyIgnoresService(s) === null) services.set(key, s);
+    else away.add(key);
+  }
 
   const groups = new Map<string, SliceGroup>();
   for (const slice of input.slices) {
+    if (proxyIgnoresSlice(slice) !== null || away.has(`${slice.metadata.namespace ?? 'default'}/${sliceServiceName(slice) ?? ''}`)) continue;
     const service = sliceServiceName(slice);
     const family = slice.addressType;
     if (service === null || (family !== 'IPv4' && family !== 'IPv6')) continue;
