@@ -255,7 +255,10 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
         syncerNow.setZone(zone);
         pm.zoneInfo.reset();
         pm.zoneInfo.set({ view: loaded, source: decision.source }, 1);
-        if (previous === null) return;
+        if (previous === null) {
+          if (followNode) log.info({ zone, view: loaded, entries, reason: describeZoneDecision(decision, config.nodeName) }, 'reading the views of this node\'s zone');
+          return;
+        }
         pm.zoneMoves.inc();
         const tookMs = moveAskedAt === null ? null : clock.now() - moveAskedAt;
         log.info({ from: zoneOfView(previous), to: zone, view: loaded, entries, tookMs, reason: describeZoneDecision(decision, config.nodeName) }, 'moved to the views of the new zone; one full sync follows');

@@ -62,6 +62,7 @@ describe('the agent follows its Node\'s zone', () => {
     expect(h.views.filters).toEqual(['c1.zone-a.>']);
     expect(h.agent.zone()).toMatchObject({ zone: 'zone-a', source: 'node', node: 'present', view: 'zone-a' });
     expect(h.programmed).toEqual([`${A}:8080`]);
+    expect(h.logs.filter((l) => l['msg'] === 'reading the views of this node\'s zone')).toEqual([expect.objectContaining({ zone: 'zone-a', reason: 'zone zone-a from Node node-1\'s topology.kubernetes.io/zone label' })]);
     expect(await h.metric('proxy_zone_info')).toEqual([expect.objectContaining({ value: 1, labels: expect.objectContaining({ view: 'zone-a', source: 'node' }) as unknown })]);
     await h.agent.close();
   });
