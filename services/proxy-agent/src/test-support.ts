@@ -168,8 +168,19 @@ export class FakeNodeSource implements NodeMessageSource {
     for (const l of this.#listeners) l(err);
   }
 
+  /** The next `n` follows reject at once with `err` (KUBE cannot be read). */
+  failFollows(n: number, err: Error): void {
+    this.#failing = { n, err };
+  }
+
+  #failing: { n: number; readonly err: Error } = { n: 0, err: new Error('unused') };
+
   async *follow(opts: { readonly onInitialDone: () => void; readonly signal: AbortSignal }): AsyncIterable<RawKubeMessage> {
     this.follows++;
+    if (this.#failing.n > 0) {
+      this.#failing.n--;
+      throw this.#failing.err;
+    }
     const queue: (RawKubeMessage | Error | null)[] = [];
     let wake: () => void = () => {};
     const listener = (m: RawKubeMessage | Error | null) => {

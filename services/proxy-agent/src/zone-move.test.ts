@@ -14,7 +14,7 @@ const C = 'c1';
 const A = '10.244.1.2';
 const B = '10.244.2.2';
 
-function harness(env: Record<string, string> = {}, o: { readonly node?: 'zone-a' | 'zone-b' | 'no-label' | 'absent' } = {}) {
+function harness(env: Record<string, string> = {}, o: { readonly node?: 'zone-a' | 'zone-b' | 'no-label' | 'absent'; readonly failFirstReads?: number } = {}) {
   const config = parseProxyAgentConfig([], { NODE_NAME: 'node-1', CLUSTER: C, POD_CIDR: '10.244.0.0/16', ...env });
   const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
   const ipt = new FakeIptables();
@@ -29,6 +29,7 @@ function harness(env: Record<string, string> = {}, o: { readonly node?: 'zone-a'
   for (const v of ['zone-a', 'zone-b', UNZONED_VIEW]) views.put(viewPut(C, v, web));
   const stored = o.node ?? 'zone-a';
   if (stored !== 'absent') node.publish(nodeMessage(C, 'node-1', stored === 'no-label' ? undefined : stored));
+  if (o.failFirstReads !== undefined) node.failFollows(o.failFirstReads, new Error('stream not found'));
   const logs: Record<string, unknown>[] = [];
   const metrics = createMetrics('proxy-agent-test');
   const agent = startProxyAgent(config, {
@@ -135,6 +136,21 @@ describe('the agent follows its Node\'s zone', () => {
     await h.flush();
     expect(h.agent.zone()).toMatchObject({ zone: 'zone-b', node: 'present', view: 'zone-b' });
     expect(h.reach()).toBe(`${B}:8080`);
+    await h.agent.close();
+  });
+
+  it('KUBE unreadable at start: the agent starts on the unfiltered view, says why, and moves to its zone once the Node is read', async () => {
+    const h = harness({}, { node: 'absent', failFirstReads: 1 });
+    await h.agent.ready;
+    expect(h.agent.zone()).toMatchObject({ zone: '', node: 'unreachable', view: UNZONED_VIEW, description: 'no zone (view _) kept: Node node-1 cannot be read from KUBE' });
+    expect(h.reach()).toBe(`${A}:8080, ${B}:8080`);
+    h.node.publish(nodeMessage(C, 'node-1', 'zone-a'));
+    await h.clock.advanceAsync(500); // the follower's retry delay
+    await h.flush();
+    await h.clock.advanceAsync(1000);
+    await h.flush();
+    expect(h.agent.zone()).toMatchObject({ zone: 'zone-a', node: 'present', view: 'zone-a' });
+    expect(h.reach()).toBe(`${A}:8080`);
     await h.agent.close();
   });
 
