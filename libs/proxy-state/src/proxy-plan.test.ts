@@ -142,3 +142,22 @@ describe('proxyPlan', () => {
     expect(m?.hasAnyEndpoints).toBe(true);
   });
 });
+
+describe('D.2.9, D.2.10 proxyModel: every manager\'s slices merged; what kube-proxy never lists left out', () => {
+  const web = makeService('web');
+  const labelled = <T extends Service | EndpointSlice>(o: T, labels: Record<string, string>): T => deepFreeze({ ...o, metadata: { ...o.metadata, labels: { ...o.metadata.labels, ...labels } } });
+  const ours = makeSlice('web-1', [ep('10.0.0.1')], { ports: http });
+  const imported = makeSlice('imported-1', [ep('10.0.9.1')], { ports: http, managedBy: 'mcs-importer' });
+  const cases: { name: string; services: readonly Service[]; slices: readonly EndpointSlice[]; want: readonly string[] }[] = [
+    { name: "ours and another controller's merged", services: [web], slices: [ours, imported], want: ['10.0.0.1:8080', '10.0.9.1:8080'] },
+    { name: 'a Service labelled for another proxy: not programmed', services: [labelled(web, { 'service.kubernetes.io/service-proxy-name': 'other' })], slices: [ours, imported], want: [] },
+    { name: 'a slice labelled for another proxy: left out', services: [web], slices: [ours, labelled(imported, { 'service.kubernetes.io/service-proxy-name': 'other' })], want: ['10.0.0.1:8080'] },
+    { name: 'a slice labelled headless: left out', services: [web], slices: [labelled(ours, { 'service.kubernetes.io/headless': '' }), imported], want: ['10.0.9.1:8080'] },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const model = proxyModel({ services: tc.services, slices: tc.slices, nodes, nodeName: 'node-1' });
+      expect(model.flatMap((m) => m.merged.map((e) => e.endpoint))).toEqual(tc.want);
+    });
+  }
+});

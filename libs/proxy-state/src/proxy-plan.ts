@@ -9,6 +9,7 @@ import { mergeEndpoints, portKey, sliceServiceName } from './merge-endpoints.ts'
 import { compareStrings } from './order.ts';
 import type { ServicePortInfo } from './service-port.ts';
 import { proxiedServicePorts, servicePortKey } from './service-port.ts';
+import { proxyIgnoresService, proxyIgnoresSlice } from './proxy-ignores.ts';
 
 export interface ProxyInput extends CategorizeOptions {
   readonly services: readonly Service[];
@@ -68,14 +69,16 @@ function slicesByService(slices: readonly EndpointSlice[]): Map<string, Endpoint
  * The node's view of every service port it programs, sorted by key, IPv4 before IPv6 for the
  * same key. A port is programmed when its service has a cluster IP of the family (so not
  * headless, not ExternalName); ports without endpoints are still listed. A node missing from
- * `nodes` is treated as a node without labels.
+ * `nodes` is treated as a node without labels. What kube-proxy's informers never list (D.2.10:
+ * Services labelled for another proxy, slices labelled so or headless) is left out.
  */
 export function proxyModel(input: ProxyInput): ProxyModelEntry[] {
   const families = input.family ? [input.family] : FAMILIES;
   const nodeLabels = input.nodes.find((n) => n.metadata.name === input.nodeName)?.metadata.labels;
-  const bySvc = slicesByService(input.slices);
+  const bySvc = slicesByService(input.slices.filter((s) => proxyIgnoresSlice(s) === null));
   const out: (ProxyModelEntry & { readonly familyRank: number })[] = [];
   for (const service of input.services) {
+    if (proxyIgnoresService(service) !== null) continue;
     const ns = service.metadata.namespace ?? 'default';
     const slices = bySvc.get(`${ns}/${service.metadata.name}`) ?? [];
     families.forEach((family, familyRank) => {
