@@ -9,7 +9,7 @@ type Histogram = ReturnType<Metrics['histogram']>;
 
 export interface SlicerMetrics {
   readonly registry: Metrics['registry'];
-  /** KUBE messages by kind and result (applied, stale, duplicate, dead-lettered, error). */
+  /** KUBE messages by kind and result (applied, stale, duplicate, dead-lettered, ignored: another controller's EndpointSlice, echo: one of ours, error). */
   readonly eventsIngested: Counter;
   /** Messages published to the dead-letter subject. */
   readonly deadLetters: Counter;
