@@ -231,17 +231,19 @@ describe('publisher (write mode) against cluster-sim', () => {
     expect(api.writes.filter((w) => w === 'create web-bad')).toHaveLength(1);
   });
 
-  it('an API server that is down holds the offset back, and the slices arrive once it is back', async () => {
+  it('an API server that is down holds the offset back and makes the publisher not ready; the slices arrive once it is back', async () => {
     const proxy = await startApiProxy(sim.url);
     try {
       const h = await start(config, countingApi(proxy.url));
       await proxy.down();
       const seq = await publish([slice('web-1')]);
-      await new Promise((r) => setTimeout(r, 500));
+      await until(() => !h.readiness().ready, 'readiness to report the failing API');
+      expect(h.readiness()).toMatchObject({ ready: false, reason: expect.stringContaining('API requests failing') });
       expect(h.lastApplied()).toBeLessThan(seq);
       await proxy.resume();
       await until(() => h.lastApplied() >= seq, 'the write after the API came back');
       expect(simSlice('web-1')).toBeDefined();
+      expect(h.readiness()).toEqual({ ready: true });
     } finally {
       await proxy.close();
     }

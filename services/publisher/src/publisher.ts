@@ -120,7 +120,11 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     onEvent: (e) => {
       m.event(e);
       if (e.type === 'conflict') log.debug({ slice: `${e.action.namespace}/${e.action.name}`, decision: e.decision, status: e.statusCode, attempt: e.attempt }, 'conflict: reading again');
-      else log.warn({ verb: e.verb, status: e.statusCode, waitMs: Math.round(e.waitMs), attempt: e.attempt, detail: e.message }, 'API request failed; retrying');
+      else {
+        log.warn({ verb: e.verb, status: e.statusCode, waitMs: Math.round(e.waitMs), attempt: e.attempt, detail: e.message }, 'API request failed; retrying');
+        // Not ready while the API keeps failing; the next applied batch clears it.
+        if (e.attempt >= 2) failing = `API requests failing (${e.attempt + 1} attempts): ${e.message}`;
+      }
     },
   };
 
