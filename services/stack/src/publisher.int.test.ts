@@ -1,0 +1,83 @@
+// The stack with the publisher in write mode, on the static scenario: what the API serves for
+// `kubectl get endpointslices` is what the slicer stored, before and after a change made
+// through the API as kubectl makes it.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STATIC_SCENARIO_FILE, startClusterSim } from '@slicemesh/cluster-sim';
+import type { ClusterSim, KubeObj } from '@slicemesh/cluster-sim';
+import { loadClusterSlices } from '@slicemesh/db';
+import { sameSlice, writableSlice } from '@slicemesh/publisher';
+import { freshRunNames, newRunId } from './run-names.ts';
+import { deleteRunState } from './run-state.ts';
+import type { Stack } from './start-stack.ts';
+import { startStack } from './start-stack.ts';
+
+const NATS = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+const PG = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const CLUSTER = 'pubtest';
+const run = freshRunNames(newRunId(Date.now()));
+let dir: string;
+let sim: ClusterSim;
+let stack: Stack;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'slicemesh-stack-publisher-'));
+  sim = await startClusterSim({ scenario: STATIC_SCENARIO_FILE });
+  stack = await startStack({ natsUrl: NATS, databaseUrl: PG, run, cluster: CLUSTER, sim, agents: 'none', publisherMode: 'write', runDir: join(dir, 'run'), logLevel: 'silent' });
+  await stack.ready;
+});
+
+afterAll(async () => {
+  await stack?.close();
+  await sim?.close();
+  await deleteRunState(NATS, PG, run);
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Differences between the slicer's slices in Postgres and the slices the API serves; [] when they agree. */
+async function differences(): Promise<string[]> {
+  const stored = await loadClusterSlices(stack.db, CLUSTER);
+  const live = new Map(sim.store.list('EndpointSlice').map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
+  const out: string[] = [];
+  for (const [, s] of stored) {
+    const key = `${s.metadata.namespace}/${s.metadata.name}`;
+    const l = live.get(key);
+    if (l === undefined) out.push(`${key}: missing from the API`);
+    else if (!sameSlice(writableSlice(s), l as unknown as Record<string, unknown>)) out.push(`${key}: differs`);
+    live.delete(key);
+  }
+  for (const key of live.keys()) out.push(`${key}: in the API only`);
+  return out;
+}
+
+async function converged(what: string, extra: () => boolean = () => true): Promise<void> {
+  let last: string[] = [];
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+    last = await differences();
+    if (last.length === 0 && extra()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what}: API and Postgres still differ: ${last.join('; ')}`);
+}
+
+const endpointsOf = (service: string): Record<string, unknown>[] =>
+  sim.store.list('EndpointSlice').filter((s) => s.metadata.labels?.['kubernetes.io/service-name'] === service).flatMap((s) => (s['endpoints'] ?? []) as Record<string, unknown>[]);
+
+describe('stack with the publisher (write mode)', () => {
+  it('serves every slice the slicer stored, labelled as ours, and nothing else', async () => {
+    await converged('initial state', () => endpointsOf('web').length === 6);
+    const managers = new Set(sim.store.list('EndpointSlice').map((s) => s.metadata.labels?.['endpointslice.kubernetes.io/managed-by']));
+    expect([...managers].sort()).toEqual(['endpointslice-controller.k8s.io', 'endpointslicemirroring-controller.k8s.io']);
+  });
+
+  it('follows a pod deleted through the API (as `kubectl delete pod` does)', async () => {
+    const pod = sim.store.list('Pod').find((p) => p.metadata.namespace === 'shop' && p.metadata.labels?.['app'] === 'web' && p.metadata.deletionTimestamp === undefined) as KubeObj;
+    const ip = (pod['status'] as { podIP: string }).podIP;
+    const res = await fetch(`${sim.url}/api/v1/namespaces/shop/pods/${pod.metadata.name}`, { method: 'DELETE' });
+    expect(res.status).toBe(200);
+    await converged('after the delete', () => !endpointsOf('web').some((e) => (e['addresses'] as string[]).includes(ip) && (e['conditions'] as { ready?: boolean }).ready !== false));
+  });
+});
