@@ -22,6 +22,8 @@ import { startHints } from './hints-service.ts';
 import { readBucket } from './kv-port.ts';
 import { ep } from './test-fixtures.ts';
 import { desiredViews } from './view-plan.ts';
+import { withForeign } from './service-reconciler.ts';
+import { proxyIgnoresService } from '@slicemesh/proxy-state';
 
 const CLUSTER = 'c1';
 
@@ -75,10 +77,12 @@ async function stop(h: HintsHandle): Promise<void> {
 const nodes = new Map<string, Node>();
 const services = new Map<string, Service>();
 const slices = new Map<string, EndpointSlice>();
+/** Other controllers' slices, as KUBE last said. */
+const foreign = new Map<string, EndpointSlice>();
 
 // KUBE objects always carry a resourceVersion (the KUBE contract requires it); newer each time.
 let rvCounter = 1000;
-function versioned<T extends Node | Service>(o: T): T {
+function versioned<T extends Node | Service | EndpointSlice>(o: T): T {
   return { ...o, metadata: { ...o.metadata, resourceVersion: o.metadata.resourceVersion ?? String(++rvCounter) } };
 }
 
@@ -104,6 +108,15 @@ function publishSlices(service: string, upserts: readonly EndpointSlice[], delet
   return publishAcked(f.js, slicesSubject({ cluster: CLUSTER, namespace: 'default', service }, f.names), body, { msgID: `o/${++msgId}` });
 }
 
+/** Another controller's slice, as the watcher publishes it to KUBE. */
+function publishForeign(given: EndpointSlice, type: 'Upserted.v1' | 'Deleted.v1' = 'Upserted.v1') {
+  const slice = { ...given, metadata: { ...given.metadata, resourceVersion: String(++rvCounter) } };
+  if (type === 'Deleted.v1') foreign.delete(slice.metadata.name);
+  else foreign.set(slice.metadata.name, slice);
+  const subject = kubeObjectSubject({ cluster: CLUSTER, partition: partitionOf('default', 4), kind: 'EndpointSlice', namespace: 'default', name: slice.metadata.name }, f.names);
+  return publishAcked(f.js, subject, { type, cluster: CLUSTER, kind: 'EndpointSlice', object: slice, observedAt: '2026-01-01T00:00:00Z' }, { msgID: `e/${++msgId}` });
+}
+
 /** What the views and specs buckets must hold for the final state, from the pure cores. */
 function expected(): { views: Map<string, unknown>; specs: Map<string, unknown> } {
   const nodeList = [...nodes.values()].map((n) => validateNode(n, 'node')).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
@@ -118,7 +131,12 @@ function expected(): { views: Map<string, unknown>; specs: Map<string, unknown> 
       .map((s) => validateEndpointSlice(s, 's'))
       .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
     const hinted = hintService({ service, slices: own, cache, preferSameTrafficDistribution: true }).slices;
-    for (const [k, v] of desiredViews({ cluster: CLUSTER, service, slices: hinted, nodes: nodeList, preferSameNodeGate: true })) views.set(k, v.body);
+    if (proxyIgnoresService(service) !== null) continue; // meant for another proxy: nothing published
+    const theirs = [...foreign.values()]
+      .filter((s) => s.metadata.labels?.['kubernetes.io/service-name'] === service.metadata.name)
+      .map((s) => validateEndpointSlice(s, 's'))
+      .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+    for (const [k, v] of desiredViews({ cluster: CLUSTER, service, slices: withForeign(hinted, theirs), nodes: nodeList, preferSameNodeGate: true })) views.set(k, v.body);
     specs.set(svcKey({ cluster: CLUSTER, namespace: 'default', name: service.metadata.name }), service);
   }
   return { views, specs };
@@ -169,6 +187,7 @@ describe('hints service restart', () => {
     nodes.clear();
     services.clear();
     slices.clear();
+    foreign.clear();
     // Unequal CPU, so Auto moves endpoints between zones (balancing depends on every slice).
     await publishNode(makeNode('n-a', { zone: 'zone-a', cpu: '8' }));
     await publishNode(makeNode('n-b', { zone: 'zone-b', cpu: '4' }));
@@ -202,5 +221,45 @@ describe('hints service restart', () => {
     // Changes while both run are picked up by both.
     await publishSlices('web', [makeSlice('web-4', epsOf(7, 3, ['zone-a', 'zone-b']))]);
     await expectBothConverged();
+  });
+});
+
+describe("hints service restart: other controllers' slices", () => {
+  it('are kept in Postgres across a restart, follow the log tail, and a Service meant for another proxy publishes nothing', async () => {
+    nodes.clear();
+    services.clear();
+    slices.clear();
+    foreign.clear();
+    const IMPORTER = 'mcs-importer.example.com';
+    await publishNode(makeNode('n-a', { zone: 'zone-a', cpu: '4' }));
+    await publishNode(makeNode('n-b', { zone: 'zone-b', cpu: '4' }));
+    await publishService(makeService('ext', { selector: null }));
+    await publishForeign(makeSlice('ext-remote-1', epsOf(20, 2, ['zone-a', 'zone-b']), { service: 'ext', managedBy: IMPORTER }));
+    await publishService(auto('web'));
+    await publishSlices('web', [makeSlice('web-1', epsOf(1, 4, ['zone-a', 'zone-b']))]);
+
+    await start(0);
+    let restarted = await start(1);
+    await expectBothConverged();
+    expect([...(await bucket(g.names.views)).keys()].some((k) => k.endsWith('.ext-remote-1'))).toBe(true);
+
+    // Down: the import changes, web gets a foreign slice too, a Service for another proxy arrives with its slice.
+    await stop(restarted);
+    await publishForeign(makeSlice('ext-remote-1', epsOf(21, 3, ['zone-b']), { service: 'ext', managedBy: IMPORTER }));
+    await publishForeign(makeSlice('web-imported', epsOf(22, 2, ['zone-a', 'zone-b']), { managedBy: IMPORTER }));
+    await publishService(makeService('other', { selector: null, labels: { 'service.kubernetes.io/service-proxy-name': 'other-proxy' } }));
+    await publishForeign(makeSlice('other-remote', epsOf(23, 2, ['zone-a']), { service: 'other', managedBy: IMPORTER }));
+    restarted = await start(1);
+    await expectBothConverged();
+
+    // Down again: the import is withdrawn; a restart from the snapshot alone (no tail) keeps the rest.
+    await stop(restarted);
+    await publishForeign(makeSlice('ext-remote-1', [], { service: 'ext', managedBy: IMPORTER }), 'Deleted.v1');
+    restarted = await start(1);
+    await expectBothConverged();
+    await stop(restarted);
+    await start(1);
+    await expectBothConverged();
+    expect([...(await bucket(g.names.views)).keys()].some((k) => k.endsWith('.web-imported'))).toBe(true);
   });
 });
