@@ -13,6 +13,7 @@
 
 import { performance } from 'node:perf_hooks';
 import type { DbHandle } from '@slicemesh/db';
+import { LABEL_SERVICE_NAME } from '@slicemesh/model';
 import { HintsProjectionStore, createDb, migrateToLatest } from '@slicemesh/db';
 import type { BackboneNames, ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
 import {
@@ -25,7 +26,6 @@ import { BatchedRecords } from './batched-records.ts';
 import type { HintsConfig } from './config.ts';
 import type { ConsumerSpec } from './consumers.ts';
 import { consumerSpecs, sleep, waitCaughtUp } from './consumers.ts';
-import { LABEL_SERVICE_NAME } from '@slicemesh/model';
 import { hintsMetrics } from './hints-metrics.ts';
 import type { ConsumerRole } from './ingest.ts';
 import { ingestHandlers } from './ingest.ts';
