@@ -77,6 +77,18 @@ describe('endpointSliceApi over cluster-sim', () => {
     expect(await failure(api.delete('default', 'a', { uid: m['uid'] ?? '', resourceVersion: m['resourceVersion'] ?? '' }))).toMatchObject({ statusCode: 404 });
   });
 
+  it('lists a namespace page by page, every manager included', async () => {
+    for (const n of ['a', 'b', 'c']) await api.create(body(n));
+    await api.create({ ...body('d'), metadata: { ...meta(body('d')), labels: { 'endpointslice.kubernetes.io/managed-by': 'other' } } });
+    const first = await api.list('default', 3, '');
+    expect(first.items).toHaveLength(3);
+    expect(first.continue).not.toBe('');
+    const second = await api.list('default', 3, first.continue);
+    expect([...first.items, ...second.items].map((o) => meta(o)['name']).sort()).toEqual(['a', 'b', 'c', 'd']);
+    expect(second.continue).toBe('');
+    expect((await api.list('kube-system', 10, '')).items).toEqual([]);
+  });
+
   it('no server: statusCode 0', async () => {
     const proxy = await startApiProxy(sim.url);
     await proxy.down();

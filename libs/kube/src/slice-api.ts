@@ -17,7 +17,7 @@ import type { KubeResponse } from './request.ts';
 /** An object as the API server sent it. */
 export type KubeJson = Readonly<Record<string, unknown>>;
 
-export type KubeVerb = 'get' | 'create' | 'replace' | 'delete';
+export type KubeVerb = 'get' | 'list' | 'create' | 'replace' | 'delete';
 
 /**
  * A failed API call. `statusCode` 0: no response (connection refused, reset, timeout).
@@ -51,10 +51,19 @@ export interface DeletePreconditions {
   readonly resourceVersion: string;
 }
 
-/** The four calls the publisher makes. Implementations: endpointSliceApi, and fakes in tests. */
+/** One page of a namespace's slices. */
+export interface SlicePage {
+  readonly items: readonly KubeJson[];
+  /** The token of the next page; '' after the last one. */
+  readonly continue: string;
+}
+
+/** The calls the publisher makes. Implementations: endpointSliceApi, and fakes in tests. */
 export interface EndpointSliceApi {
   /** The live slice, or undefined when there is none (404). */
   get(namespace: string, name: string): Promise<KubeJson | undefined>;
+  /** One page (at most `limit` items) of every slice in `namespace`, whoever manages it; 410 when `continueToken` expired. */
+  list(namespace: string, limit: number, continueToken: string): Promise<SlicePage>;
   /** POST; 409 AlreadyExists when the name is taken. Returns the stored object. */
   create(slice: KubeJson): Promise<KubeJson>;
   /** PUT; the body's metadata.resourceVersion makes it conditional (409 Conflict when stale, 404 when gone). */
@@ -138,6 +147,18 @@ export function endpointSliceApi(kc: KubeConfig, opts: EndpointSliceApiOptions =
       if (res.status === 404) return undefined;
       if (res.status !== 200) throw failure('get', path, res);
       return object('get', path, res);
+    },
+    async list(namespace, limit, continueToken) {
+      const query = new URLSearchParams({ limit: String(limit) });
+      if (continueToken !== '') query.set('continue', continueToken);
+      const path = `${sliceCollectionPath(namespace)}?${query}`;
+      const res = await send('list', 'GET', path);
+      if (res.status !== 200) throw failure('list', path, res);
+      const body = object('list', path, res);
+      const items = body['items'] ?? [];
+      if (!Array.isArray(items)) throw new KubeWriteError('list', path, res.status, '', '"items" is not an array');
+      const meta = isRecord(body['metadata']) ? body['metadata'] : {};
+      return { items: items.filter(isRecord), continue: typeof meta['continue'] === 'string' ? meta['continue'] : '' };
     },
     async create(slice) {
       const path = sliceCollectionPath(metaOf(slice).namespace);

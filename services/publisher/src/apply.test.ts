@@ -166,6 +166,34 @@ describe('applyActions', () => {
     expect(api.writes()).toEqual([]);
   });
 
+  it('a namespace with many actions is read with one paged list instead of a GET each', async () => {
+    const { api, clock, deps } = setup();
+    for (let i = 0; i < 10; i++) api.put(writableSlice(slice(`s${i}`)));
+    api.put(foreign('s10'));
+    const actions = Array.from({ length: 20 }, (_, i) => upsert(slice(`s${i}`)));
+    const rs = await drive(clock, applyActions({ ...deps, listThreshold: 16, listPageSize: 4 }, actions));
+    expect(rs.map((r) => r.outcome)).toEqual([...Array<string>(10).fill('unchanged'), 'foreign', ...Array<string>(9).fill('created')]);
+    expect(api.calls.filter((c) => c.startsWith('get'))).toEqual([]);
+    expect(api.calls.filter((c) => c.startsWith('list'))).toEqual(['list default', 'list default from 4', 'list default from 8']);
+  });
+
+  it('after a list, a conflict reads the slice again with a GET', async () => {
+    const { api, clock, deps } = setup();
+    api.put(writableSlice(slice('a')));
+    api.next('replace', { before: () => api.touch('default/a') });
+    const rs = await drive(clock, applyActions({ ...deps, listThreshold: 1 }, [upsert(slice('a', '10.0.0.9'))]));
+    expect(rs[0]).toMatchObject({ outcome: 'updated', conflicts: 1 });
+    expect(api.calls).toEqual(['list default', 'replace default/a', 'get default/a', 'replace default/a']);
+  });
+
+  it('a list the API refuses (410: an expired continue token) falls back to GETs', async () => {
+    const { api, clock, deps } = setup();
+    api.next('list', { fail: new KubeWriteError('list', '/x', 410, 'Expired', 'continue token expired') });
+    const rs = await drive(clock, applyActions({ ...deps, listThreshold: 1 }, [upsert(slice('a')), upsert(slice('b'))]));
+    expect(rs.map((r) => r.outcome)).toEqual(['created', 'created']);
+    expect(api.calls.filter((c) => c.startsWith('get'))).toHaveLength(2);
+  });
+
   it('stopping during a retry wait rejects with StoppedError', async () => {
     const stop = new AbortController();
     const { api, clock, deps } = setup({ signal: stop.signal });

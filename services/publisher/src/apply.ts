@@ -87,6 +87,14 @@ export interface ApplyDeps {
   readonly retryDelayMs?: (attempt: number) => number;
   /** Actions applied at once. Defaults to 4. */
   readonly concurrency?: number;
+  /**
+   * A namespace with at least this many actions in one call of applyActions is read with one
+   * paged list instead of a GET per slice (a catch-up after a restart touches many slices). 0
+   * turns it off. Defaults to 16.
+   */
+  readonly listThreshold?: number;
+  /** Items per list page. Defaults to 500 (as client-go's pager). */
+  readonly listPageSize?: number;
   readonly onEvent?: (e: ApplyEvent) => void;
 }
 
@@ -169,14 +177,24 @@ async function write(deps: ApplyDeps, action: SliceAction, d: Decision): Promise
   }
 }
 
-/** Applies one action until it reaches an outcome; throws ConflictsExhaustedError, StoppedError, or a non-API error. */
-export async function applyAction(deps: ApplyDeps, action: SliceAction): Promise<ActionResult> {
+/** What a list read of the action's namespace found: the live object, or undefined when absent. */
+export interface Prefetched {
+  readonly live: KubeJson | undefined;
+}
+
+/**
+ * Applies one action until it reaches an outcome; throws ConflictsExhaustedError, StoppedError,
+ * or a non-API error. `prefetched` stands in for the first read; every read after a conflict
+ * is a GET.
+ */
+export async function applyAction(deps: ApplyDeps, action: SliceAction, prefetched?: Prefetched): Promise<ActionResult> {
   const maxConflicts = deps.maxConflicts ?? 8;
   const conflictDelay = deps.conflictDelayMs ?? defaultConflictDelay;
   for (let conflicts = 0; ; conflicts++) {
     let decision: DecisionKind = 'skip-gone';
     try {
-      const live: KubeJson | undefined = await withRetries(deps, 'get', () => deps.api.get(action.namespace, action.name));
+      const live: KubeJson | undefined =
+        conflicts === 0 && prefetched !== undefined ? prefetched.live : await withRetries(deps, 'get', () => deps.api.get(action.namespace, action.name));
       const d = decide(action, live, deps.owned);
       decision = d.kind;
       if (deps.mode === 'shadow') return { action, outcome: SHADOW[d.kind] ?? SKIPS[d.kind] ?? 'unchanged', decision, conflicts };
@@ -192,20 +210,59 @@ export async function applyAction(deps: ApplyDeps, action: SliceAction): Promise
   }
 }
 
+const nameOf = (o: KubeJson): string => {
+  const meta = o['metadata'];
+  return typeof meta === 'object' && meta !== null && typeof (meta as Record<string, unknown>)['name'] === 'string' ? ((meta as Record<string, unknown>)['name'] as string) : '';
+};
+
+/**
+ * The live slices of each namespace with at least `listThreshold` actions, read with one paged
+ * list (transient failures retried like any request). A namespace whose list fails otherwise
+ * (e.g. 410 on an expired continue token, 403 without list permission) is left out: its
+ * actions read with GETs.
+ */
+async function prefetch(deps: ApplyDeps, actions: readonly SliceAction[]): Promise<Map<string, Map<string, KubeJson>>> {
+  const threshold = deps.listThreshold ?? 16;
+  const out = new Map<string, Map<string, KubeJson>>();
+  if (threshold <= 0) return out;
+  const perNamespace = new Map<string, number>();
+  for (const a of actions) perNamespace.set(a.namespace, (perNamespace.get(a.namespace) ?? 0) + 1);
+  for (const [ns, n] of perNamespace) {
+    if (n < threshold) continue;
+    const live = new Map<string, KubeJson>();
+    try {
+      let token = '';
+      do {
+        const page = await withRetries(deps, 'list', () => deps.api.list(ns, deps.listPageSize ?? 500, token));
+        for (const o of page.items) live.set(nameOf(o), o);
+        token = page.continue;
+      } while (token !== '');
+      out.set(ns, live);
+    } catch (err) {
+      if (!(err instanceof KubeWriteError)) throw err;
+    }
+  }
+  return out;
+}
+
 /**
  * Applies every action, `concurrency` at a time (actions are on distinct slices, so their
- * order does not matter). Resolves with one result per action in the given order; rejects with
- * the first error once the actions already started have finished.
+ * order does not matter). Namespaces with many actions are read with one list first (see
+ * `listThreshold`). Resolves with one result per action in the given order; rejects with the
+ * first error once the actions already started have finished.
  */
 export async function applyActions(deps: ApplyDeps, actions: readonly SliceAction[]): Promise<ActionResult[]> {
+  const listed = await prefetch(deps, actions);
   const results: ActionResult[] = new Array<ActionResult>(actions.length);
   let next = 0;
   let failure: { err: unknown } | undefined;
   const worker = async (): Promise<void> => {
     while (failure === undefined && next < actions.length) {
       const i = next++;
+      const action = actions[i] as SliceAction;
+      const inNamespace = listed.get(action.namespace);
       try {
-        results[i] = await applyAction(deps, actions[i] as SliceAction);
+        results[i] = await applyAction(deps, action, inNamespace === undefined ? undefined : { live: inNamespace.get(action.name) });
       } catch (err) {
         failure ??= { err };
       }
@@ -243,6 +300,10 @@ export function rateLimitedApi(api: EndpointSliceApi, opts: RateLimitOptions): E
     async get(ns, name) {
       await gate();
       return api.get(ns, name);
+    },
+    async list(ns, limit, continueToken) {
+      await gate();
+      return api.list(ns, limit, continueToken);
     },
     async create(slice) {
       await gate();

@@ -2,7 +2,7 @@
 // apply.test.ts): resourceVersions, 409 on a stale PUT or a taken name, 404s, delete
 // preconditions, and failures scripted per call.
 
-import type { DeletePreconditions, EndpointSliceApi, KubeJson, KubeVerb } from '@slicemesh/kube';
+import type { DeletePreconditions, EndpointSliceApi, KubeJson, KubeVerb, SlicePage } from '@slicemesh/kube';
 import { KubeWriteError } from '@slicemesh/kube';
 
 type Obj = Record<string, unknown> & { metadata: Record<string, unknown> };
@@ -46,7 +46,7 @@ export class FakeSliceApi implements EndpointSliceApi {
 
   /** Writes only (creates, replaces, deletes). */
   writes(): string[] {
-    return this.calls.filter((c) => !c.startsWith('get '));
+    return this.calls.filter((c) => !c.startsWith('get ') && !c.startsWith('list '));
   }
 
   #script(verb: KubeVerb, path: string): void {
@@ -63,6 +63,16 @@ export class FakeSliceApi implements EndpointSliceApi {
     this.#script('get', key);
     const o = this.objects.get(key);
     return o === undefined ? undefined : structuredClone(o);
+  }
+
+  /** Pages in key order; the continue token is the index of the next item. */
+  async list(namespace: string, limit: number, continueToken: string): Promise<SlicePage> {
+    this.calls.push(`list ${namespace}${continueToken === '' ? '' : ` from ${continueToken}`}`);
+    this.#script('list', namespace);
+    const all = [...this.objects.entries()].filter(([k]) => k.startsWith(`${namespace}/`)).sort(([a], [b]) => a.localeCompare(b)).map(([, o]) => structuredClone(o));
+    const from = continueToken === '' ? 0 : Number(continueToken);
+    const next = from + limit;
+    return { items: all.slice(from, next), continue: next < all.length ? String(next) : '' };
   }
 
   async create(slice: KubeJson): Promise<KubeJson> {

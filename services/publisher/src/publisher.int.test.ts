@@ -51,6 +51,8 @@ afterEach(async () => {
 /** Real HTTP to the simulator, counting writes, with a hook before each replace. */
 interface CountingApi extends EndpointSliceApi {
   readonly writes: string[];
+  /** Every request, reads included. */
+  requests: number;
   beforeReplace: (() => void) | undefined;
 }
 function countingApi(url = sim.url): CountingApi {
@@ -58,9 +60,18 @@ function countingApi(url = sim.url): CountingApi {
   const key = (o: KubeJson): string => `${String((o['metadata'] as Record<string, unknown>)['name'])}`;
   const api: CountingApi = {
     writes: [],
+    requests: 0,
     beforeReplace: undefined,
-    get: (ns, name) => inner.get(ns, name),
+    get: (ns, name) => {
+      api.requests++;
+      return inner.get(ns, name);
+    },
+    list: (ns, limit, token) => {
+      api.requests++;
+      return inner.list(ns, limit, token);
+    },
     create: async (s) => {
+      api.requests++;
       api.writes.push(`create ${key(s)}`);
       return inner.create(s);
     },
@@ -68,10 +79,12 @@ function countingApi(url = sim.url): CountingApi {
       const hook = api.beforeReplace;
       api.beforeReplace = undefined;
       hook?.();
+      api.requests++;
       api.writes.push(`replace ${key(s)}`);
       return inner.replace(s);
     },
     delete: async (ns, name, pre) => {
+      api.requests++;
       api.writes.push(`delete ${name}`);
       return inner.delete(ns, name, pre);
     },
@@ -249,16 +262,21 @@ describe('publisher (write mode) against cluster-sim', () => {
     }
   });
 
-  it('holds KUBE_API_QPS / KUBE_API_BURST: 40 new slices (80 requests) at qps 20, burst 30 take ≥ 2.5 s', async () => {
-    const h = await start({ ...config, kubeApiQps: 20, kubeApiBurst: 30 });
+  it('holds KUBE_API_QPS / KUBE_API_BURST: n requests at qps 20, burst 5 take ≥ (n - 5) / 20 s', async () => {
+    const api = countingApi();
+    const h = await start({ ...config, kubeApiQps: 20, kubeApiBurst: 5 }, api);
+    // 40 slices of one Service: one list of the namespace, then 40 creates.
     const slices = Array.from({ length: 40 }, (_, i) => slice(`web-${i}`, [`10.0.1.${i + 1}`]));
     const t0 = performance.now();
     const seq = await publish(slices);
     await until(() => h.lastApplied() >= seq, 'all 40 slices');
     const seconds = (performance.now() - t0) / 1000;
-    expect(seconds).toBeGreaterThanOrEqual((80 - 30) / 20 - 0.05);
+    expect(api.requests).toBe(41);
+    expect(seconds).toBeGreaterThanOrEqual((api.requests - 5) / 20 - 0.05);
     expect(sim.store.list('EndpointSlice')).toHaveLength(40);
-    process.stdout.write(`publisher: 40 slices at qps 20 burst 30 in ${seconds.toFixed(2)} s = ${(40 / seconds).toFixed(1)} slices/s\n`);
+    const waited = await h.metrics.registry.getSingleMetricAsString('slicemesh_publisher_rate_limit_wait_seconds_total');
+    expect(Number(/ ([\d.e+-]+)$/m.exec(waited)?.[1])).toBeGreaterThan(1);
+    process.stdout.write(`publisher: 40 slices (${api.requests} requests) at qps 20 burst 5 in ${seconds.toFixed(2)} s = ${(40 / seconds).toFixed(1)} slices/s\n`);
   });
 });
 
