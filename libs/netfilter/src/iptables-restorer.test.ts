@@ -1,4 +1,4 @@
-import { renderIptables, renderIptablesJumps } from '@slicemesh/dataplane';
+import { KUBE_PROXY_CHAINS, renderIptables, renderIptablesJumps } from '@slicemesh/dataplane';
 import { dpEndpoint as ep, dpServicePort as svc, dpState } from '@slicemesh/dataplane/testing';
 import { deepFreeze } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
@@ -108,5 +108,33 @@ describe('IptablesRestorer.userChains', () => {
     await restorer.restore('*nat\n:KUBE-SVC-AAA - [0:0]\n:KUBE-SERVICES - [0:0]\n-A KUBE-SERVICES -j KUBE-SVC-AAA\nCOMMIT\n');
     expect((await restorer.userChains('nat')).sort()).toEqual(['KUBE-SERVICES', 'KUBE-SVC-AAA']);
     expect(await restorer.userChains('filter')).toEqual([]);
+  });
+});
+
+describe('IptablesRestorer.deleteChains', () => {
+  it('D.4.15 removes the jumps into the chains, then the chains, and leaves every other chain and rule', async () => {
+    const { fake, rec, restorer } = setup();
+    const ours = renderIptables(state, { includeJumps: true }).script;
+    const theirs = renderIptables(state, { includeJumps: true, chains: KUBE_PROXY_CHAINS }).script;
+    await restorer.restore(theirs);
+    await restorer.restore(ours);
+    const kubeBefore = (t: string) => fake.userChains(t).filter((c) => c.startsWith('KUBE-')).map((c) => [c, fake.rules(t, c)]);
+    const before = { nat: kubeBefore('nat'), filter: kubeBefore('filter') };
+    rec.clear();
+    const nat = fake.userChains('nat').filter((c) => c.startsWith('SLICEMESH-'));
+    expect(await restorer.deleteChains('nat', [...nat, 'SLICEMESH-NOT-THERE'])).toBe(nat.length);
+    expect(rec.callsTo('iptables').map((c) => c.args.slice(0, 5).join(' '))).toEqual(['-w -t nat -D PREROUTING', '-w -t nat -D OUTPUT', '-w -t nat -D POSTROUTING']);
+    expect(await restorer.deleteChains('filter', fake.userChains('filter').filter((c) => c.startsWith('SLICEMESH-')))).toBe(5);
+    for (const t of ['nat', 'filter']) {
+      expect(fake.userChains(t).filter((c) => c.startsWith('SLICEMESH-'))).toEqual([]);
+      for (const builtin of ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING']) expect(fake.rules(t, builtin).join('\n')).not.toContain('SLICEMESH-');
+    }
+    expect({ nat: kubeBefore('nat'), filter: kubeBefore('filter') }).toEqual(before);
+  });
+
+  it('deletes nothing and restores nothing when none of the chains exist', async () => {
+    const { rec, restorer } = setup();
+    expect(await restorer.deleteChains('nat', ['SLICEMESH-SERVICES'])).toBe(0);
+    expect(rec.callsTo('iptables-restore')).toEqual([]);
   });
 });

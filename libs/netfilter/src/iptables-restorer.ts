@@ -62,6 +62,37 @@ export class IptablesRestorer {
   }
 
   /**
+   * Deletes `chains` of `table` (user chains; ones that do not exist are skipped): first every
+   * rule elsewhere that jumps to one of them (as `iptables-save` prints it, removed with `-D`),
+   * then the chains themselves, flushed and deleted in one restore. For chains an earlier run
+   * of ours left under another naming (D.4.15). Returns how many chains it deleted.
+   */
+  async deleteChains(table: 'filter' | 'nat', chains: readonly string[]): Promise<number> {
+    const tool = `${this.#prefix}-save`;
+    const saved = await this.#exec({ command: tool, args: ['-t', table] });
+    if (saved.code !== 0) throw applyError(tool, saved, '', () => null);
+    const gone = new Set(chains);
+    const present: string[] = [];
+    const references: string[][] = [];
+    for (const line of saved.stdout.split('\n')) {
+      const declared = /^:(\S+) - /.exec(line)?.[1];
+      if (declared !== undefined && gone.has(declared)) present.push(declared);
+      const rule = /^-A (\S+) (.*)$/.exec(line);
+      if (rule?.[1] === undefined || gone.has(rule[1])) continue;
+      const args = splitRuleArgs(rule[2] ?? '');
+      const target = args[args.indexOf('-j') + 1];
+      if (args.includes('-j') && target !== undefined && gone.has(target)) references.push([rule[1], ...args]);
+    }
+    for (const [chain = '', ...args] of references) {
+      const r = await this.#exec({ command: this.#prefix, args: [...this.#wait, '-t', table, '-D', chain, ...args] });
+      if (r.code !== 0) throw applyError(this.#prefix, r, '', () => null);
+    }
+    if (present.length === 0) return 0;
+    await this.restore([`*${table}`, ...present.map((c) => `:${c} - [0:0]`), ...present.map((c) => `-X ${c}`), 'COMMIT', ''].join('\n'));
+    return present.length;
+  }
+
+  /**
    * Makes sure every jump exists, checking each with `-C` and inserting the missing ones at the
    * top of their built-in chain (in reverse, so a fresh chain ends up in the given order).
    * The target chains must already exist (apply the restore script first). Returns the jumps

@@ -1,22 +1,24 @@
 // D.4.15 on the real kernel: the agent's iptables backend beside kube-proxy on one node.
-// kube-proxy is played by the same backend in kube-proxy mode (its chain names, its mark
-// 0x4000) plus the canary and drop-mark chains kube-proxy and the kubelet keep; the agent runs
-// with its defaults (SLICEMESH- names, mark 0x2000). Both load into the same namespace's
-// tables; each one's full resync (a fresh backend: list the chains, delete stale ones, restore
+// kube-proxy is played by our iptables backend with kube-proxy's chain names and mark 0x4000
+// (and no knowledge of our chains), plus the canary and drop-mark chains kube-proxy and the
+// kubelet keep; the agent runs with its defaults (SLICEMESH- names, mark 0x2000). Both load
+// into the same namespace's tables; each one's full resync (a fresh backend: list the chains, delete stale ones, restore
 // with --noflush) must leave the other's chains exactly as they were; real TCP reaches the
-// ClusterIP each of them serves, and each masquerades with its own mark only. Skips with the
-// reason when namespaces cannot be made.
+// ClusterIP each of them serves, and each masquerades with its own mark only. At the end
+// kube-proxy stops and the agent takes its place in kube-proxy mode, removing what it left
+// under its own names. Skips with the reason when namespaces cannot be made.
 
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { DpServicePort, DpState } from '@slicemesh/dataplane';
-import { IPTABLES_CHAIN_NAME_MAX, masqueradeMark } from '@slicemesh/dataplane';
+import { IPTABLES_CHAIN_NAME_MAX, KUBE_PROXY_CHAINS, masqueradeMark } from '@slicemesh/dataplane';
 import { dpEndpoint, dpServicePort } from '@slicemesh/dataplane/testing';
-import { netnsExec, spawnExec } from '@slicemesh/netfilter';
+import { IptablesRestorer, netnsExec, spawnExec } from '@slicemesh/netfilter';
 import { realClock } from '@slicemesh/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend } from './backend.ts';
 import { createBackend } from './backends/create-backend.ts';
+import { IptablesBackend } from './backends/iptables-backend.ts';
 import type { ProxyAgentConfig } from './config.ts';
 import { parseProxyAgentConfig } from './config.ts';
 import type { LabPod } from './test-lab.ts';
@@ -88,8 +90,14 @@ describe(`beside kube-proxy on the real kernel (D.4.15)${unavailable ? ` (skippe
   let node = '';
   const theirConfig = parseProxyAgentConfig([], { NODE_NAME: 'node-a1', IPTABLES_CHAINS: 'kube-proxy' });
   const ourConfig = parseProxyAgentConfig([], { NODE_NAME: 'node-a1' });
-  /** A backend as a freshly started proxy has it: its first sync is full and lists the node's chains. */
+  /** A backend as a freshly started agent has it: its first sync is full and lists the node's chains. */
   const fresh = (config: ProxyAgentConfig): Promise<Backend> => createBackend(config, { exec: netnsExec(spawnExec(), node), clock: realClock, writeFile: async () => {} });
+  /**
+   * kube-proxy, freshly started: kube-proxy's names and mark, and like kube-proxy it knows
+   * nothing of our chains (the agent in kube-proxy mode would also remove our leftovers).
+   */
+  const kubeProxy = (): Backend =>
+    new IptablesBackend({ restorer: new IptablesRestorer({ exec: netnsExec(spawnExec(), node) }), clock: realClock, jumpCheckIntervalMs: 30_000, chains: KUBE_PROXY_CHAINS });
   const need = (): NetnsLab => {
     if (!lab) throw new Error('setup failed');
     return lab;
@@ -120,7 +128,7 @@ describe(`beside kube-proxy on the real kernel (D.4.15)${unavailable ? ` (skippe
   step('kube-proxy (played by kube-proxy mode) programs the node first', async () => {
     const [pod1, pod2] = [need().pod('node-a1-pod1'), need().pod('node-a1-pod2')];
     run(node, 'iptables-restore', ['--noflush', '-w'], KUBE_EXTRAS);
-    const r = await (await fresh(theirConfig)).sync({ state: stateOf(theirConfig, [port('kube-system/theirs:http', THEIR_IP, [pod1]), port('kube-system/theirs-gone:http', THEIR_GONE_IP, [pod2])]), changedServices: null });
+    const r = await kubeProxy().sync({ state: stateOf(theirConfig, [port('kube-system/theirs:http', THEIR_IP, [pod1]), port('kube-system/theirs-gone:http', THEIR_GONE_IP, [pod2])]), changedServices: null });
     expect(r.mode).toBe('full');
     expect(saved(node, 'SLICEMESH-')).toEqual([]);
     expect(saved(node, 'KUBE-SVC-').filter((l) => l.startsWith('nat :'))).toHaveLength(2);
@@ -163,7 +171,7 @@ describe(`beside kube-proxy on the real kernel (D.4.15)${unavailable ? ` (skippe
   step('kube-proxy\'s full resync (a restart that drops a Service) deletes its own stale chains and leaves ours exactly as they were', async () => {
     const pod1 = need().pod('node-a1-pod1');
     const ours = saved(node, 'SLICEMESH-');
-    const r = await (await fresh(theirConfig)).sync({ state: stateOf(theirConfig, [port('kube-system/theirs:http', THEIR_IP, [pod1])]), changedServices: null });
+    const r = await kubeProxy().sync({ state: stateOf(theirConfig, [port('kube-system/theirs:http', THEIR_IP, [pod1])]), changedServices: null });
     expect(r).toMatchObject({ mode: 'full', detail: { deletedChains: 2 } }); // KUBE-SVC- and KUBE-SEP- of theirs-gone
     expect(saved(node, 'SLICEMESH-')).toEqual(ours);
     expect(saved(node, 'KUBE-PROXY-CANARY')).toHaveLength(3);
@@ -184,5 +192,17 @@ describe(`beside kube-proxy on the real kernel (D.4.15)${unavailable ? ` (skippe
     expect(await reply(pod1.ns, THEIR_IP)).toEqual(['node-a1-pod1']);
     const gone = await need().connect(pod1.ns, OUR_GONE_IP, 80, 1, 300);
     expect(Object.keys(gone)).not.toContain('node-a1-pod1');
+  });
+
+  step('the migration\'s end: kube-proxy stops (its rules stay), the agent restarts in kube-proxy mode, takes over KUBE- and removes every SLICEMESH- chain and jump', async () => {
+    const [pod1, pod2] = [need().pod('node-a1-pod1'), need().pod('node-a1-pod2')];
+    const config = parseProxyAgentConfig([], { NODE_NAME: 'node-a1', IPTABLES_CHAINS: 'kube-proxy' });
+    const r = await (await fresh(config)).sync({ state: stateOf(config, [port('kube-system/theirs:http', THEIR_IP, [pod1]), port('default/ours:http', OUR_IP, [pod2])]), changedServices: null });
+    expect(r).toMatchObject({ mode: 'full', detail: { leftoverChainsDeleted: 11 } }); // nat: 4 fixed + SVC + SEP; filter: 5 fixed
+    expect(saved(node, 'SLICEMESH-')).toEqual([]);
+    for (const table of ['filter', 'nat']) expect(run(node, 'iptables-save', ['-t', table])).not.toContain('SLICEMESH-');
+    expect(saved(node, 'KUBE-PROXY-CANARY')).toHaveLength(3);
+    expect(await reply(pod1.ns, OUR_IP)).toEqual(['node-a1-pod2']);
+    expect(await reply(need().client, THEIR_IP)).toEqual(['node-a1-pod1']);
   });
 });

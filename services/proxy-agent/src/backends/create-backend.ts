@@ -1,6 +1,6 @@
 // Builds the backend chosen by configuration on top of the netfilter adapters.
 
-import { iptablesChainsOf } from '@slicemesh/dataplane';
+import { OWN_CHAINS, iptablesChainsOf } from '@slicemesh/dataplane';
 import type { Exec } from '@slicemesh/netfilter';
 import { IptablesRestorer, IpvsClient, NftApplier } from '@slicemesh/netfilter';
 import type { Clock } from '@slicemesh/runtime';
@@ -33,6 +33,8 @@ export async function createBackend(config: BackendConfig, deps: CreateBackendDe
         clock: deps.clock,
         jumpCheckIntervalMs: config.syncPeriod,
         chains: iptablesChainsOf(config.iptablesChains),
+        // Replacing kube-proxy: what an earlier run beside it left under our own names goes (D.4.15).
+        ...(config.iptablesChains === 'kube-proxy' ? { leftovers: OWN_CHAINS } : {}),
       });
     case 'nftables':
       return new NftablesBackend({ nft: new NftApplier({ exec: deps.exec }) });

@@ -4,7 +4,9 @@
 // The jumps from the built-in chains are checked after every full sync and at least once per
 // `jumpCheckIntervalMs` otherwise. Every chain is named by `chains` (D.4.15): our own prefix
 // beside kube-proxy, or kube-proxy's names to replace it; a full sync deletes only stale
-// service chains of that naming, so the other proxy's chains survive it.
+// service chains of that naming, so the other proxy's chains survive it. In kube-proxy mode a
+// full sync also removes what an earlier run in our own mode left (`leftovers`): those
+// chains can only be ours, and their jumps would otherwise still catch traffic.
 
 import type { IptablesChainNames, IptablesPrevious, IptablesRenderResult } from '@slicemesh/dataplane';
 import { OWN_CHAINS, renderIptables, renderIptablesJumps } from '@slicemesh/dataplane';
@@ -13,12 +15,14 @@ import type { Clock } from '@slicemesh/runtime';
 import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
 
 export interface IptablesBackendOptions {
-  readonly restorer: Pick<IptablesRestorer, 'restore' | 'userChains' | 'ensureJumps'>;
+  readonly restorer: Pick<IptablesRestorer, 'restore' | 'userChains' | 'ensureJumps' | 'deleteChains'>;
   readonly clock: Clock;
   /** Re-check the built-in jumps at least this often. */
   readonly jumpCheckIntervalMs: number;
   /** Chain names; default our own (`SLICEMESH-…`). */
   readonly chains?: IptablesChainNames;
+  /** Another naming whose chains only an earlier run of ours made: a full sync deletes them and the jumps into them. */
+  readonly leftovers?: IptablesChainNames;
 }
 
 export class IptablesBackend implements Backend {
@@ -51,6 +55,14 @@ export class IptablesBackend implements Backend {
       jumpsInserted = (await restorer.ensureJumps(renderIptablesJumps(chains))).length;
       this.#jumpsCheckedAt = now;
     }
+    let leftoverChainsDeleted = 0;
+    const leftovers = this.#opts.leftovers;
+    if (result.fullSync && leftovers !== undefined) {
+      for (const table of ['nat', 'filter'] as const) {
+        const stale = (await restorer.userChains(table)).filter((c) => c.startsWith(`${leftovers.prefix}-`));
+        if (stale.length > 0) leftoverChainsDeleted += await restorer.deleteChains(table, stale);
+      }
+    }
     this.#previous = result;
     return {
       mode: result.fullSync ? 'full' : 'partial',
@@ -60,6 +72,7 @@ export class IptablesBackend implements Backend {
         deletedChains: result.deletedChains.length,
         scriptLines: result.script.split('\n').length,
         jumpsInserted,
+        ...(leftovers !== undefined ? { leftoverChainsDeleted } : {}),
       },
     };
   }
