@@ -186,12 +186,23 @@ describe('applyActions', () => {
     expect(api.calls).toEqual(['list default', 'replace default/a', 'get default/a', 'replace default/a']);
   });
 
-  it('a list the API refuses (410: an expired continue token) falls back to GETs', async () => {
+  for (const [code, reason] of [[410, 'Expired'], [403, 'Forbidden']] as const) {
+    it(`a list the API refuses with ${code} ${reason} falls back to GETs at once`, async () => {
+      const { api, clock, deps } = setup();
+      api.next('list', { fail: new KubeWriteError('list', '/x', code, reason, 'no') });
+      const rs = await drive(clock, applyActions({ ...deps, listThreshold: 1 }, [upsert(slice('a')), upsert(slice('b'))]));
+      expect(rs.map((r) => r.outcome)).toEqual(['created', 'created']);
+      expect(api.calls.filter((c) => c.startsWith('list'))).toHaveLength(1);
+      expect(api.calls.filter((c) => c.startsWith('get'))).toHaveLength(2);
+    });
+  }
+
+  it('a list that meets a 503 is retried', async () => {
     const { api, clock, deps } = setup();
-    api.next('list', { fail: new KubeWriteError('list', '/x', 410, 'Expired', 'continue token expired') });
-    const rs = await drive(clock, applyActions({ ...deps, listThreshold: 1 }, [upsert(slice('a')), upsert(slice('b'))]));
-    expect(rs.map((r) => r.outcome)).toEqual(['created', 'created']);
-    expect(api.calls.filter((c) => c.startsWith('get'))).toHaveLength(2);
+    api.next('list', { fail: new KubeWriteError('list', '/x', 503, 'ServiceUnavailable', 'later') });
+    await drive(clock, applyActions({ ...deps, listThreshold: 1 }, [upsert(slice('a'))]));
+    expect(api.calls.filter((c) => c.startsWith('list'))).toHaveLength(2);
+    expect(api.calls.filter((c) => c.startsWith('get'))).toHaveLength(0);
   });
 
   it('stopping during a retry wait rejects with StoppedError', async () => {

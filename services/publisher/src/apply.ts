@@ -117,6 +117,11 @@ export function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise
   });
 }
 
+/** A list is only an optimisation: without permission to list, the slices are read one by one instead. */
+function isTransientForList(err: unknown): err is KubeWriteError {
+  return isTransient(err) && err.statusCode !== 401 && err.statusCode !== 403;
+}
+
 /** Errors worth repeating the same request for: no answer, throttling, server trouble, missing permission. */
 export function isTransient(err: unknown): err is KubeWriteError {
   if (!(err instanceof KubeWriteError)) return false;
@@ -124,14 +129,14 @@ export function isTransient(err: unknown): err is KubeWriteError {
   return s === 0 || s === 429 || s >= 500 || s === 401 || s === 403;
 }
 
-async function withRetries<T>(deps: ApplyDeps, verb: string, call: () => Promise<T>): Promise<T> {
+async function withRetries<T>(deps: ApplyDeps, verb: string, call: () => Promise<T>, transient: (err: unknown) => err is KubeWriteError = isTransient): Promise<T> {
   const delay = deps.retryDelayMs ?? defaultRetryDelay;
   for (let attempt = 0; ; attempt++) {
     if (deps.signal?.aborted) throw new StoppedError();
     try {
       return await call();
     } catch (err) {
-      if (!isTransient(err)) throw err;
+      if (!transient(err)) throw err;
       const waitMs = err.retryAfterMs ?? delay(attempt);
       deps.onEvent?.({ type: 'retry', verb, statusCode: err.statusCode, waitMs, attempt, message: err.message });
       await sleepOn(deps.clock, waitMs, deps.signal);
@@ -217,8 +222,8 @@ const nameOf = (o: KubeJson): string => {
 
 /**
  * The live slices of each namespace with at least `listThreshold` actions, read with one paged
- * list (transient failures retried like any request). A namespace whose list fails otherwise
- * (e.g. 410 on an expired continue token, 403 without list permission) is left out: its
+ * list (no answer, 429 and 5xx retried like any request). A namespace whose list fails otherwise
+ * (410 on an expired continue token, 401/403 without permission to list) is left out: its
  * actions read with GETs.
  */
 async function prefetch(deps: ApplyDeps, actions: readonly SliceAction[]): Promise<Map<string, Map<string, KubeJson>>> {
@@ -233,7 +238,7 @@ async function prefetch(deps: ApplyDeps, actions: readonly SliceAction[]): Promi
     try {
       let token = '';
       do {
-        const page = await withRetries(deps, 'list', () => deps.api.list(ns, deps.listPageSize ?? 500, token));
+        const page = await withRetries(deps, 'list', () => deps.api.list(ns, deps.listPageSize ?? 500, token), isTransientForList);
         for (const o of page.items) live.set(nameOf(o), o);
         token = page.continue;
       } while (token !== '');
