@@ -78,7 +78,7 @@ async function writeRate(n: number, qps: number, burst: number): Promise<Rate[]>
         while (h.lastApplied() < last) await sleep(5);
         const ms = performance.now() - t0;
         const limit = qps >= 100_000 ? 'no client-side limit' : `qps ${qps}, burst ${burst}`;
-        out.push({ label: `${n} slices, ${verb}, ${limit}`, slices: n, ms, note: `${((n * 1000) / ms).toFixed(0)} slices/s; each slice a GET and a ${verb === 'create' ? 'POST' : 'PUT'}` });
+        out.push({ label: `${n} slices, ${verb}, ${limit}`, slices: n, ms, note: `${((n * 1000) / ms).toFixed(0)} slices/s; a ${verb === 'create' ? 'POST' : 'PUT'} per slice, read by a GET or, in batches of 16 or more per namespace, one paged list` });
       }
       const counts = h.counts();
       if ((counts.created ?? 0) !== n || (counts.updated ?? 0) !== n) throw new Error(`expected ${n} creates and ${n} updates, got ${JSON.stringify(counts)}`);

@@ -85,7 +85,10 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
   const clock = deps.clock ?? realClock;
   const names = { kube: config.kubeStream, slices: config.slicesStream, dlq: config.dlqStream, prefix: config.subjectPrefix };
   const { durable, offset: offsetName } = publisherNames(config);
-  const durableOpts: DurableOptions = { durable, filterSubject: slicesFilter(cluster, names), maxAckPending: config.batch };
+  // A rate-limited batch may take minutes (10k slices at QPS 20); a redelivery meanwhile would only
+  // be skipped as at or below the offset, and after a crash the durable is re-created at the
+  // recorded sequence anyway, so the ack wait is long.
+  const durableOpts: DurableOptions = { durable, filterSubject: slicesFilter(cluster, names), maxAckPending: config.batch, ackWaitMs: 600_000 };
   const owned = new Set(config.managedBy);
   const stop = new AbortController();
   const counts: Partial<Record<Outcome, number>> = {};
