@@ -29,7 +29,7 @@ if [ "$missing" = 1 ]; then say "a base image cannot be pulled; making local sta
 
 # Free host ports: the host may run its own NATS and Postgres on the default ones.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-for name in NATS NATS_MONITOR POSTGRES SIM WATCHER SLICER HINTS AGENT_A AGENT_B AGENT_C; do
+for name in NATS NATS_MONITOR POSTGRES SIM WATCHER SLICER HINTS PUBLISHER AGENT_A AGENT_B AGENT_C; do
   export "SLICEMESH_${name}_PORT=$(free_port)"
 done
 dc() { "${compose[@]}" -p "$PROJECT" "$@"; }
@@ -53,8 +53,8 @@ say "image slicemesh:dev built in $((SECONDS - tb)) s: $((size / 1048576)) MiB, 
 
 say "docker compose up"
 dc up -d >/dev/null 2>&1 || dc up -d
-ours=(cluster-sim watcher slicer hints proxy-agent-a proxy-agent-b proxy-agent-c)
-declare -A port=([cluster-sim]=SIM [watcher]=WATCHER [slicer]=SLICER [hints]=HINTS [proxy-agent-a]=AGENT_A [proxy-agent-b]=AGENT_B [proxy-agent-c]=AGENT_C)
+ours=(cluster-sim watcher slicer hints publisher proxy-agent-a proxy-agent-b proxy-agent-c)
+declare -A port=([cluster-sim]=SIM [watcher]=WATCHER [slicer]=SLICER [hints]=HINTS [publisher]=PUBLISHER [proxy-agent-a]=AGENT_A [proxy-agent-b]=AGENT_B [proxy-agent-c]=AGENT_C)
 tu=$SECONDS
 for svc in "${ours[@]}"; do
   var="SLICEMESH_${port[$svc]}_PORT"
@@ -79,6 +79,14 @@ nodes=$("${kube[@]}" get nodes --no-headers | wc -l)
 pods=$("${kube[@]}" get pods -A --no-headers | wc -l)
 [ "$nodes" -gt 0 ] && [ "$pods" -gt 0 ] || fail "kubectl sees $nodes nodes and $pods pods"
 say "kubectl: $nodes nodes, $pods pods, $("${kube[@]}" get services -A --no-headers | wc -l) services"
+
+# The publisher (write mode in the compose file) puts the control plane's slices into the API.
+ts=$SECONDS
+until [ "$("${kube[@]}" get endpointslices -A -l endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io --no-headers 2>/dev/null | wc -l)" -gt 0 ]; do
+  [ $((SECONDS - ts)) -lt 120 ] || fail "kubectl get endpointslices: none written by the publisher after 120 s"
+  sleep 2
+done
+say "kubectl: $("${kube[@]}" get endpointslices -A --no-headers | wc -l) EndpointSlices in the API, $("${kube[@]}" get endpointslices -A -l endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io --no-headers | wc -l) of them the publisher's"
 
 # Every agent programs rules for the cluster's Services (the default scenario has several).
 for zone in a b c; do

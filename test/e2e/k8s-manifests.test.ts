@@ -38,6 +38,7 @@ import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import type { IServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { hintsConfig } from '@slicemesh/hints';
 import { KIND_PATHS } from '@slicemesh/kube';
+import { publisherConfig } from '@slicemesh/publisher';
 import { parseProxyAgentConfig, proxyAgentConfig } from '@slicemesh/proxy-agent';
 import { resolveSlicerSettings, slicerConfig } from '@slicemesh/slicer';
 import { watcherConfig } from '@slicemesh/watcher';
@@ -52,7 +53,7 @@ import { natsServerBinary } from './support/nats-servers.ts';
 const USER_BACKENDS = {
   'slicemesh-backends': { NATS_URL: 'nats://nats.example.com:4222', DATABASE_URL: 'postgres://slicemesh:secret@db.example.com:5432/slicemesh' },
 };
-const CONTROL_PLANE: Readonly<Record<string, number>> = { Namespace: 1, ServiceAccount: 4, ClusterRole: 1, ClusterRoleBinding: 1, ConfigMap: 1, Deployment: 3, DaemonSet: 1 };
+const CONTROL_PLANE: Readonly<Record<string, number>> = { Namespace: 1, ServiceAccount: 5, ClusterRole: 2, ClusterRoleBinding: 2, ConfigMap: 1, Deployment: 4, DaemonSet: 1 };
 const SELF_CONTAINED: Readonly<Record<string, number>> = { ...CONTROL_PLANE, ConfigMap: 2, Secret: 2, Service: 2, StatefulSet: 2 };
 
 interface Install {
@@ -151,6 +152,7 @@ const SERVICES: Readonly<Record<string, { readonly envNames: ReadonlySet<string>
   },
   hints: { envNames: envNamesOf(hintsConfig.spec), parse: (env) => hintsConfig.parse([], env) },
   'proxy-agent': { envNames: envNamesOf(proxyAgentConfig.spec), parse: (env) => parseProxyAgentConfig([], env) },
+  publisher: { envNames: envNamesOf(publisherConfig.spec), parse: (env) => publisherConfig.parse([], env) },
 };
 
 function envNamesOf(spec: Readonly<Record<string, { readonly env?: string }>>): ReadonlySet<string> {
@@ -361,15 +363,20 @@ describe('infra/k8s: least-privilege RBAC and one ServiceAccount per service', (
       }
     });
 
-    it(`${install.dir}: the watcher alone may read the API: list and watch of exactly what libs/kube watches, nothing else`, () => {
+    it(`${install.dir}: only the watcher and the publisher may use the API: the watcher lists and watches exactly what libs/kube watches, the publisher reads and writes EndpointSlices`, () => {
       const r = rendered(install);
       const bindings = r.objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as (IClusterRoleBinding & K8sObject)[];
       const bound = bindings.flatMap((b) => (b.subjects ?? []).map((s) => ({ binding: b, subject: s })));
-      expect(bound.map(({ subject }) => `${subject.kind} ${subject.namespace}/${subject.name}`)).toEqual([`ServiceAccount ${NAMESPACE}/watcher`]);
-      const binding = bound[0]?.binding as IClusterRoleBinding & K8sObject;
-      const role = r.one<IClusterRole & K8sObject>(binding.roleRef.kind, binding.roleRef.name);
-      const rules = (role?.rules ?? []).map((r) => ({ apiGroups: r.apiGroups, resources: [...(r.resources ?? [])].sort(), verbs: r.verbs }));
-      expect(rules.sort((a, b) => (a.apiGroups?.[0] ?? '').localeCompare(b.apiGroups?.[0] ?? ''))).toEqual(WATCHED);
+      expect(bound.map(({ subject }) => `${subject.kind} ${subject.namespace}/${subject.name}`).sort()).toEqual([`ServiceAccount ${NAMESPACE}/publisher`, `ServiceAccount ${NAMESPACE}/watcher`]);
+      const rulesOf = (account: string) => {
+        const binding = bound.find(({ subject }) => subject.name === account)?.binding as IClusterRoleBinding & K8sObject;
+        expect(binding.kind, `${account} is bound cluster-wide (it works in every namespace)`).toBe('ClusterRoleBinding');
+        const role = r.one<IClusterRole & K8sObject>(binding.roleRef.kind, binding.roleRef.name);
+        return (role?.rules ?? []).map((x) => ({ apiGroups: x.apiGroups, resources: [...(x.resources ?? [])].sort(), verbs: x.verbs })).sort((a, b) => (a.apiGroups?.[0] ?? '').localeCompare(b.apiGroups?.[0] ?? ''));
+      };
+      expect(rulesOf('watcher')).toEqual(WATCHED);
+      // Read before deciding (a GET, or one paged list per busy namespace), then create, PUT or delete.
+      expect(rulesOf('publisher')).toEqual([{ apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'create', 'update', 'delete'] }]);
     });
 
     it(`${install.dir}: every Deployment and DaemonSet runs as its own ServiceAccount; pods without a role mount no token`, () => {
@@ -397,9 +404,9 @@ describe('infra/k8s: least-privilege RBAC and one ServiceAccount per service', (
 
 describe('infra/k8s: each service runs its program with settings its own config accepts', () => {
   for (const install of INSTALLS) {
-    it(`${install.dir}: the watcher, slicer and hints are Deployments and the agent a DaemonSet, each \`node dist/<name>.js\` of ${IMAGE}`, () => {
+    it(`${install.dir}: the watcher, slicer, hints and publisher are Deployments and the agent a DaemonSet, each \`node dist/<name>.js\` of ${IMAGE}`, () => {
       const r = rendered(install);
-      expect(r.ours().map((c) => `${c.workload.kind} ${c.program}`).sort()).toEqual(['DaemonSet proxy-agent', 'Deployment hints', 'Deployment slicer', 'Deployment watcher']);
+      expect(r.ours().map((c) => `${c.workload.kind} ${c.program}`).sort()).toEqual(['DaemonSet proxy-agent', 'Deployment hints', 'Deployment publisher', 'Deployment slicer', 'Deployment watcher']);
       for (const { container, program } of r.ours()) {
         expect(container.command, 'the image\'s ENTRYPOINT is node').toBeUndefined();
         expect(container.args).toEqual([`dist/${program}.js`]);
@@ -435,11 +442,12 @@ describe('infra/k8s: each service runs its program with settings its own config 
       expect(new Set(all.map((s) => s.natsUrl)).size).toBe(1);
       expect(r.program('watcher').settings.partitions).toBe(r.program('slicer').settings.partitions);
       expect(r.program('slicer').settings.databaseUrl).toBe(r.program('hints').settings.databaseUrl);
+      expect(r.program('publisher').settings.databaseUrl).toBe(r.program('slicer').settings.databaseUrl);
       expect(r.program('proxy-agent').settings.svcBucket).toBe(r.program('hints').settings.svcBucket);
       expect(r.program('proxy-agent').settings.viewsBucket).toBe(r.program('hints').settings.viewsBucket);
     });
 
-    it(`${install.dir}: the watcher, slicer and hints run one replica each and are never two at once (Recreate)`, () => {
+    it(`${install.dir}: the watcher, slicer, hints and publisher run one replica each and are never two at once (Recreate)`, () => {
       for (const { workload, program } of rendered(install).ours().filter((c) => c.workload.kind === 'Deployment')) {
         expect(workload.spec.replicas ?? 1, program).toBe(1);
         expect(workload.spec.strategy?.type, program).toBe('Recreate');
@@ -534,13 +542,13 @@ describe('infra/k8s: where the servers are', () => {
       }
     });
 
-    it(`${install.dir}: the Postgres password is only in a Secret, shared by Postgres and the two services that connect`, () => {
+    it(`${install.dir}: the Postgres password is only in a Secret, shared by Postgres and the three services that connect`, () => {
       const r = rendered(install);
       const postgres = containersOf(r.one<Workload>('StatefulSet', 'postgres') as Workload)[0] as IContainer;
       const serverRef = postgres.env?.find((e) => e.name === 'POSTGRES_PASSWORD')?.valueFrom?.secretKeyRef;
       expect(serverRef).toBeDefined();
       expect(r.secretValue(serverRef?.name ?? '', serverRef?.key ?? '', 'POSTGRES_PASSWORD')).not.toBe('');
-      for (const program of ['slicer', 'hints']) {
+      for (const program of ['slicer', 'hints', 'publisher']) {
         const c = r.program(program);
         expect(c.container.env?.find((e) => e.name === 'PGPASSWORD')?.valueFrom?.secretKeyRef, program).toEqual(serverRef);
         expect(new URL(c.settings.databaseUrl ?? '').password, `${program}: no password in DATABASE_URL`).toBe('');
