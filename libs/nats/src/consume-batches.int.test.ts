@@ -99,7 +99,8 @@ describe('consumeBatchesInOrder', () => {
       f.names.kube,
       spec.durable,
       async (msgs) => {
-        expect(numbers(msgs)).toEqual([1, 2, 3]);
+        // A batch is what has arrived (on a busy machine maybe only 1 or 1..2): in order, ≤ 3.
+        expect(numbers(msgs)).toEqual([1, 2, 3].slice(0, msgs.length));
         ac.abort(); // as if the process stopped after committing messages 1..2 only
         return { nakDelayMs: 60_000 };
       },
