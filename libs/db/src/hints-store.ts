@@ -31,13 +31,14 @@ export interface NamespacedName {
   readonly name: string;
 }
 
-// ---- slices ----
+// ---- slices: ours (hint_slices) and other controllers' (hint_foreign_slices), same columns ----
 
-/** Stores slices as received (keyed by namespace/name); the service comes from the service-name label. */
-export async function upsertHintSlices(trx: Trx, cluster: string, slices: readonly EndpointSlice[]): Promise<void> {
+type SliceTable = 'hint_slices' | 'hint_foreign_slices';
+
+async function upsertSlicesInto(trx: Trx, table: SliceTable, cluster: string, slices: readonly EndpointSlice[]): Promise<void> {
   for (const part of chunks(slices)) {
     await trx
-      .insertInto('hint_slices')
+      .insertInto(table)
       .values(part.map((s) => ({
         cluster,
         namespace: s.metadata.namespace ?? '',
@@ -50,10 +51,19 @@ export async function upsertHintSlices(trx: Trx, cluster: string, slices: readon
   }
 }
 
-export async function deleteHintSlices(trx: Trx, cluster: string, namespace: string, names: readonly string[]): Promise<void> {
+async function deleteSlicesFrom(trx: Trx, table: SliceTable, cluster: string, namespace: string, names: readonly string[]): Promise<void> {
   for (const part of chunks(names)) {
-    await trx.deleteFrom('hint_slices').where('cluster', '=', cluster).where('namespace', '=', namespace).where('name', 'in', part).execute();
+    await trx.deleteFrom(table).where('cluster', '=', cluster).where('namespace', '=', namespace).where('name', 'in', part).execute();
   }
+}
+
+/** Stores slices as received (keyed by namespace/name); the service comes from the service-name label. */
+export function upsertHintSlices(trx: Trx, cluster: string, slices: readonly EndpointSlice[]): Promise<void> {
+  return upsertSlicesInto(trx, 'hint_slices', cluster, slices);
+}
+
+export function deleteHintSlices(trx: Trx, cluster: string, namespace: string, names: readonly string[]): Promise<void> {
+  return deleteSlicesFrom(trx, 'hint_slices', cluster, namespace, names);
 }
 
 /** Slices of a cluster, optionally narrowed to a namespace and service, sorted by namespace/name; [] when none. */
@@ -65,29 +75,13 @@ export async function loadHintSlices(db: Db, cluster: string, filter: { readonly
   return rows.map((r) => r.body);
 }
 
-// ---- other controllers' slices ----
-
 /** Stores other controllers' slices as received (keyed by namespace/name); the service comes from the service-name label. */
-export async function upsertHintForeignSlices(trx: Trx, cluster: string, slices: readonly EndpointSlice[]): Promise<void> {
-  for (const part of chunks(slices)) {
-    await trx
-      .insertInto('hint_foreign_slices')
-      .values(part.map((s) => ({
-        cluster,
-        namespace: s.metadata.namespace ?? '',
-        name: s.metadata.name,
-        service: s.metadata.labels?.[LABEL_SERVICE_NAME] ?? '',
-        body: JSON.stringify(s),
-      })))
-      .onConflict((oc) => oc.columns(['cluster', 'namespace', 'name']).doUpdateSet((eb) => ({ service: eb.ref('excluded.service'), body: eb.ref('excluded.body') })))
-      .execute();
-  }
+export function upsertHintForeignSlices(trx: Trx, cluster: string, slices: readonly EndpointSlice[]): Promise<void> {
+  return upsertSlicesInto(trx, 'hint_foreign_slices', cluster, slices);
 }
 
-export async function deleteHintForeignSlices(trx: Trx, cluster: string, namespace: string, names: readonly string[]): Promise<void> {
-  for (const part of chunks(names)) {
-    await trx.deleteFrom('hint_foreign_slices').where('cluster', '=', cluster).where('namespace', '=', namespace).where('name', 'in', part).execute();
-  }
+export function deleteHintForeignSlices(trx: Trx, cluster: string, namespace: string, names: readonly string[]): Promise<void> {
+  return deleteSlicesFrom(trx, 'hint_foreign_slices', cluster, namespace, names);
 }
 
 /** Other controllers' slices of a cluster, sorted by namespace/name; [] when none. */

@@ -141,3 +141,26 @@ export function buildKubeConfig(conn: KubeConnection, opts: BuildKubeConfigOptio
 export function serverOf(kc: KubeConfig): string {
   return kc.getCurrentCluster()?.server ?? '';
 }
+
+/** The connection settings the watcher and the publisher both take (KUBE_SERVER, KUBECONFIG, …). */
+export interface KubeConnectionSettings {
+  readonly kubeServer?: string | undefined;
+  readonly kubeconfig?: string | undefined;
+  readonly kubeContext?: string | undefined;
+  readonly inCluster: boolean;
+}
+
+/**
+ * How to reach the API server: KUBE_SERVER, else a kubeconfig when KUBECONFIG or KUBE_CONTEXT is
+ * set (the first entry of a KUBECONFIG list), else in-cluster when asked or when `env` has
+ * KUBERNETES_SERVICE_HOST (as in a pod), else ~/.kube/config.
+ */
+export function kubeConnectionOf(c: KubeConnectionSettings, env: Readonly<Record<string, string | undefined>>): KubeConnection {
+  if (c.kubeServer !== undefined) return { type: 'server', url: c.kubeServer };
+  const path = c.kubeconfig?.split(':').find((p) => p !== '');
+  if (path !== undefined || c.kubeContext !== undefined) {
+    return { type: 'kubeconfig', ...(path !== undefined ? { path } : {}), ...(c.kubeContext !== undefined ? { context: c.kubeContext } : {}) };
+  }
+  if (c.inCluster || env['KUBERNETES_SERVICE_HOST']) return { type: 'in-cluster' };
+  return { type: 'kubeconfig' };
+}

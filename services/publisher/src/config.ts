@@ -1,7 +1,6 @@
 // Every setting of the publisher, with its default, in one place (habit 14).
 
 import { assertSchemaName } from '@slicemesh/db';
-import type { KubeConnection } from '@slicemesh/kube';
 import { DEFAULT_OWN_MANAGERS, parseOwnManagers } from '@slicemesh/nats';
 import { defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
@@ -103,17 +102,5 @@ export function publisherConfigWith(overrides: Partial<PublisherConfig> = {}): P
   return Object.freeze({ ...publisherConfig.parse([], {}), ...overrides });
 }
 
-/**
- * How to reach the API server (as the watcher decides it): KUBE_SERVER, else a kubeconfig when
- * KUBECONFIG or KUBE_CONTEXT is set, else in-cluster when asked or when `env` has
- * KUBERNETES_SERVICE_HOST, else ~/.kube/config.
- */
-export function kubeConnectionOf(c: PublisherConfig, env: Readonly<Record<string, string | undefined>>): KubeConnection {
-  if (c.kubeServer !== undefined) return { type: 'server', url: c.kubeServer };
-  const path = c.kubeconfig?.split(':').find((p) => p !== '');
-  if (path !== undefined || c.kubeContext !== undefined) {
-    return { type: 'kubeconfig', ...(path !== undefined ? { path } : {}), ...(c.kubeContext !== undefined ? { context: c.kubeContext } : {}) };
-  }
-  if (c.inCluster || env['KUBERNETES_SERVICE_HOST']) return { type: 'in-cluster' };
-  return { type: 'kubeconfig' };
-}
+// How the connection settings above pick the API server: one rule, shared with the other service.
+export { kubeConnectionOf } from '@slicemesh/kube';

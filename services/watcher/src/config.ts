@@ -3,7 +3,6 @@
 
 import { DEFAULT_OWN_MANAGERS, parseOwnManagers } from '@slicemesh/contracts';
 import { DEFAULT_MAX_OBJECT_BYTES } from '@slicemesh/kube';
-import type { KubeConnection } from '@slicemesh/kube';
 import type { StreamNames } from '@slicemesh/nats';
 import { defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
@@ -73,16 +72,5 @@ export function streamNamesOf(c: WatcherConfig): StreamNames {
   return { kube: c.kubeStream, slices: c.slicesStream, dlq: c.dlqStream, prefix: c.subjectPrefix };
 }
 
-/**
- * How to reach the API server: KUBE_SERVER, else a kubeconfig when KUBECONFIG or KUBE_CONTEXT is
- * set, else in-cluster when asked or when `env` has KUBERNETES_SERVICE_HOST, else ~/.kube/config.
- */
-export function kubeConnectionOf(c: WatcherConfig, env: Readonly<Record<string, string | undefined>>): KubeConnection {
-  if (c.kubeServer !== undefined) return { type: 'server', url: c.kubeServer };
-  const path = c.kubeconfig?.split(':').find((p) => p !== '');
-  if (path !== undefined || c.kubeContext !== undefined) {
-    return { type: 'kubeconfig', ...(path !== undefined ? { path } : {}), ...(c.kubeContext !== undefined ? { context: c.kubeContext } : {}) };
-  }
-  if (c.inCluster || env['KUBERNETES_SERVICE_HOST']) return { type: 'in-cluster' };
-  return { type: 'kubeconfig' };
-}
+// How the connection settings above pick the API server: one rule, shared with the other service.
+export { kubeConnectionOf } from '@slicemesh/kube';
