@@ -14,4 +14,5 @@ export type { NftDesired } from './nftables/desired.ts';
 export * from './nftables/render.ts';
 export * from './ipvs/desired.ts';
 export * from './ipvs/diff.ts';
+export * from './ipvs/companion.ts';
 export * from './from-proxy-model.ts';

@@ -17,6 +17,7 @@ const OPTIONS = {
   format: { type: 'string' },
   'ip-family': { type: 'string' },
   'iptables-chains': { type: 'string' },
+  'ipvs-interface': { type: 'string' },
 } as const;
 
 type Flag = keyof typeof OPTIONS;
@@ -25,7 +26,7 @@ const COMMON: readonly Flag[] = ['file', 'help'];
 const FLAGS_OF: Readonly<Record<Command, readonly Flag[]>> = {
   plan: [...COMMON, 'max-endpoints-per-slice', 'managed-by', 'output'],
   hints: COMMON,
-  'proxy-plan': [...COMMON, 'node', 'format', 'ip-family', 'iptables-chains'],
+  'proxy-plan': [...COMMON, 'node', 'format', 'ip-family', 'iptables-chains', 'ipvs-interface'],
 };
 
 export interface CommandLine {

@@ -18,12 +18,15 @@ const HINTS = `slicemesh hints [-f FILE]
   prints {"slices":[...],"decisions":[...]}.`;
 
 const PROXY_PLAN = `slicemesh proxy-plan --node NAME [-f FILE] [--format json|iptables|nftables|ipvs] [--ip-family IPv4|IPv6]
-                    [--iptables-chains own|kube-proxy]
+                    [--iptables-chains own|kube-proxy] [--ipvs-interface NAME]
   What kube-proxy on node NAME would program for the given Services, EndpointSlices and Nodes.
   --format json       one entry per service port with its endpoints (default)
   --format iptables   an iptables-restore --noflush script (one family: --ip-family, default IPv4)
   --format nftables   an nft -f script (both families unless --ip-family is given)
-  --format ipvs       ipvsadm-restore input (both families unless --ip-family is given)
+  --format ipvs       the whole IPVS-mode node plan, in apply order: ipset restore input, the
+                      iptables companion rules, the dummy interface (--ipvs-interface, default
+                      kube-ipvs0) with its bound addresses, ipvsadm-restore input (both families
+                      unless --ip-family is given; set and chain names follow --iptables-chains)
   --iptables-chains own         chains SLICEMESH-SERVICES, SLICEMESH-SVC-<hash>, ... and masquerade
                                 mark 0x2000, as the agent programs beside kube-proxy (default)
   --iptables-chains kube-proxy  kube-proxy's own names (KUBE-SERVICES, ...) and mark 0x4000`;

@@ -36,7 +36,24 @@ describe('proxyPlanCommand', () => {
     { name: 'D.4.15 iptables: our own chain names by default', opts: { format: 'iptables' }, check: (o) => expect(text(o).match(/^:(\S+)-SVC-/m)?.[1]).toBe('SLICEMESH') },
     { name: 'D.4.15 iptables with kube-proxy chain names', opts: { format: 'iptables', iptablesChains: 'kube-proxy' }, check: (o) => expect([text(o).match(/^:(\S+)-SVC-/m)?.[1], text(o).includes('--or-mark 0x4000')]).toEqual(['KUBE', true]) },
     { name: 'nftables: both family tables in one script', opts: { format: 'nftables' }, check: (o) => expect([/^add table ip \S+$/m.test(text(o)), /^add table ip6 \S+$/m.test(text(o))]).toEqual([true, true]) },
-    { name: 'ipvs: ipvsadm-restore lines for both families', opts: { format: 'ipvs' }, check: (o) => expect(text(o).split('\n').filter((l) => l.startsWith('-A'))).toEqual(['-A -t 10.96.0.10:80 -s rr', '-A -t [fd00::a]:80 -s rr']) },
+    { name: 'ipvs: ipvsadm-restore lines for both families', opts: { format: 'ipvs' }, check: (o) => expect(text(o).split('\n').filter((l) => l.startsWith('-A -'))).toEqual(['-A -t 10.96.0.10:80 -s rr', '-A -t [fd00::a]:80 -s rr']) },
+    {
+      name: 'D.5.4 ipvs: the whole node plan in apply order: sets, rules, interface with addresses, virtual servers',
+      opts: { format: 'ipvs', family: 'IPv4' },
+      check: (o) =>
+        expect(text(o).split('\n').filter((l) => l.startsWith('#') || l.startsWith('ip ') || l.startsWith('add SLICEMESH-CLUSTER-IP'))).toEqual([
+          '# IPVS mode: dummy interface kube-ipvs0',
+          'ip link add kube-ipvs0 type dummy',
+          '# IPv4: ipset restore -exist',
+          'add SLICEMESH-CLUSTER-IP 10.96.0.10,tcp:80',
+          '# IPv4: iptables-restore --noflush',
+          '# IPv4: service addresses on kube-ipvs0',
+          'ip addr add 10.96.0.10/32 dev kube-ipvs0',
+          '# IPv4: ipvsadm-restore',
+        ]),
+    },
+    { name: 'ipvs: kube-proxy set and chain names, another interface', opts: { format: 'ipvs', family: 'IPv6', iptablesChains: 'kube-proxy', ipvsInterface: 'sm-ipvs0' }, check: (o) => expect([text(o).includes('add KUBE-6-CLUSTER-IP fd00::a,tcp:80'), text(o).includes('-A KUBE-SERVICES '), text(o).includes('ip addr add fd00::a/128 dev sm-ipvs0'), /SLICEMESH/.test(text(o))]).toEqual([true, true, true, false]) },
+    { name: 'ipvs: the same input gives the same text', opts: { format: 'ipvs' }, check: (o) => expect(text(o)).toBe(text(run({ format: 'ipvs' }).out)) },
   ];
   for (const tc of cases) it(tc.name, () => tc.check(run(tc.opts).out));
 
@@ -79,4 +96,8 @@ describe('proxyPlanOptions', () => {
   }
   it('defaults to json for both families and our own iptables chains', () => expect(proxyPlanOptions({ node: 'n1' })).toEqual({ node: 'n1', format: 'json', family: undefined, iptablesChains: 'own' }));
   it('takes --iptables-chains kube-proxy', () => expect(proxyPlanOptions({ node: 'n1', 'iptables-chains': 'kube-proxy' }).iptablesChains).toBe('kube-proxy'));
+  it('takes --ipvs-interface and refuses a name the kernel would not', () => {
+    expect(proxyPlanOptions({ node: 'n1', 'ipvs-interface': 'sm-ipvs0' }).ipvsInterface).toBe('sm-ipvs0');
+    expect(() => proxyPlanOptions({ node: 'n1', 'ipvs-interface': 'a b' })).toThrow(/--ipvs-interface/);
+  });
 });

@@ -1,7 +1,8 @@
 // `slicemesh proxy-plan`: what kube-proxy on one node would program.
 
 import type { IptablesChainMode } from '@slicemesh/dataplane';
-import { IPTABLES_CHAIN_MODES, iptablesChainsOf, renderIptablesFull, renderIpvs, renderNftablesFull } from '@slicemesh/dataplane';
+import type { DpState, IptablesChainNames } from '@slicemesh/dataplane';
+import { IPTABLES_CHAIN_MODES, iptablesChainsOf, renderIptablesFull, renderIpvs, renderIpvsCompanion, renderNftablesFull } from '@slicemesh/dataplane';
 import type { IPFamily, KubeObject } from '@slicemesh/model';
 import { dns1123SubdomainProblem } from '@slicemesh/model';
 import { proxyPlan } from '@slicemesh/proxy-state';
@@ -20,6 +21,8 @@ export interface ProxyPlanOptions {
   readonly family: IPFamily | undefined;
   /** iptables chain names and the default mark (D.4.15), as the agent's IPTABLES_CHAINS. Default `own`. */
   readonly iptablesChains?: IptablesChainMode;
+  /** IPVS mode's dummy interface holding the service addresses, as the agent's IPVS_INTERFACE. Default `kube-ipvs0`. */
+  readonly ipvsInterface?: string;
 }
 
 /** Reads the proxy-plan flags; throws UsageError when --node is missing or a value is unknown. */
@@ -36,7 +39,9 @@ export function proxyPlanOptions(flags: Readonly<Record<string, string | undefin
   if (!(IPTABLES_CHAIN_MODES as readonly string[]).includes(chains)) {
     throw new UsageError(`--iptables-chains must be one of ${IPTABLES_CHAIN_MODES.join(', ')} (got ${JSON.stringify(chains)})`);
   }
-  return { node, format: format as ProxyFormat, family, iptablesChains: chains as IptablesChainMode };
+  const ipvsInterface = flags['ipvs-interface'];
+  if (ipvsInterface !== undefined && !/^[A-Za-z0-9_.-]{1,15}$/.test(ipvsInterface)) throw new UsageError(`--ipvs-interface must be an interface name of 1-15 letters, digits, '_', '.', '-' (got ${JSON.stringify(ipvsInterface)})`);
+  return { node, format: format as ProxyFormat, family, iptablesChains: chains as IptablesChainMode, ...(ipvsInterface !== undefined ? { ipvsInterface } : {}) };
 }
 
 /**
@@ -58,10 +63,36 @@ export function proxyPlanCommand(objects: readonly KubeObject[], opts: ProxyPlan
     case 'nftables':
       return { text: families.map((f) => renderNftablesFull(dpState(input, f, mode))).join('') };
     case 'ipvs':
-      return { text: families.map((f) => renderIpvs(dpState(input, f, mode)).ipvsadmRestore).join('') };
+      return { text: ipvsNodePlan(families.map((f) => dpState(input, f, mode)), iptablesChainsOf(mode), opts.ipvsInterface ?? 'kube-ipvs0') };
     default: {
       const never: never = opts.format;
       throw new Error(`unexpected format ${String(never)}`);
     }
   }
+}
+
+/**
+ * Everything an IPVS-mode node applies, per family, in the order the agent applies it: the
+ * companion ipsets (`ipset restore -exist`), the iptables rules using them (`iptables-restore
+ * --noflush`, ip6tables for IPv6), the dummy interface with the service addresses bound to it,
+ * and the virtual and real servers (`ipvsadm-restore`). Section headers are `#` comments.
+ */
+export function ipvsNodePlan(states: readonly DpState[], chains: IptablesChainNames, dev: string): string {
+  const out: string[] = [`# IPVS mode: dummy interface ${dev}`, `ip link add ${dev} type dummy`];
+  for (const state of states) {
+    const ipvs = renderIpvs(state, { interface: dev });
+    const companion = renderIpvsCompanion(state, chains);
+    const tool = state.family === 'IPv6' ? 'ip6tables-restore' : 'iptables-restore';
+    out.push(
+      `# ${state.family}: ipset restore -exist`,
+      companion.ipsetRestore.trimEnd(),
+      `# ${state.family}: ${tool} --noflush`,
+      companion.iptablesRestore.trimEnd(),
+      `# ${state.family}: service addresses on ${dev}`,
+      ...ipvs.iproute,
+      `# ${state.family}: ipvsadm-restore`,
+    );
+    if (ipvs.ipvsadmRestore !== '') out.push(ipvs.ipvsadmRestore.trimEnd());
+  }
+  return `${out.join('\n')}\n`;
 }
