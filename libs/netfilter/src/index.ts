@@ -7,5 +7,6 @@ export * from './iptables-restorer.ts';
 export * from './nft-applier.ts';
 export * from './ip-link.ts';
 export * from './ipvs-client.ts';
+export * from './ipset-restorer.ts';
 export * from './listen.ts';
 export * from './conntrack.ts';

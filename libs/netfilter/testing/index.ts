@@ -6,3 +6,4 @@ export * from './fake-nft.ts';
 export * from './fake-ipvs.ts';
 export * from './fake-ip-link.ts';
 export * from './fake-conntrack.ts';
+export * from './fake-ipset.ts';

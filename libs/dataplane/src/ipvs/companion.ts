@@ -97,7 +97,7 @@ export interface IpvsCompanionResult {
   readonly sets: readonly IpsetSpec[];
   /** Input for `ipset restore -exist`: create each set, flush it, add its members. */
   readonly ipsetRestore: string;
-  /** Input for `iptables-restore --noflush` (or `ip6tables-restore`): filter and nat, jumps included. */
+  /** Input for `iptables-restore --noflush` (or `ip6tables-restore`): filter and nat, with the jumps unless left out. */
   readonly iptablesRestore: string;
 }
 
@@ -164,9 +164,12 @@ function sortEntries(entries: Iterable<string>): string[] {
 /**
  * The companion sets and rules of IPVS mode for `state`, under the chain names `n` (default
  * our own; the set names follow its prefix). Deterministic: sets in a fixed order, members
- * sorted, the same rules for the same state.
+ * sorted, the same rules for the same state. `includeJumps: false` leaves out the `-I` jumps
+ * from the built-in chains (`renderIptablesJumps(n)`, for an adapter that ensures them once);
+ * the script is then safe to apply every sync, since declaring a chain flushes it.
  */
-export function renderIpvsCompanion(state: DpState, n: IptablesChainNames = OWN_CHAINS): IpvsCompanionResult {
+export function renderIpvsCompanion(state: DpState, n: IptablesChainNames = OWN_CHAINS, opts: { readonly includeJumps?: boolean } = {}): IpvsCompanionResult {
+  const jumps = (table: 'filter' | 'nat'): string[] => ((opts.includeJumps ?? true) ? jumpInsertLines(table, n) : []);
   const names = ipvsSetNames(n.prefix, state.family);
   const extra = ipvsExtraChains(n);
   const members = collectMembers(state);
@@ -187,7 +190,7 @@ export function renderIpvsCompanion(state: DpState, n: IptablesChainNames = OWN_
   const filter = [
     ...filterChains(n).map((c) => `:${c} - [0:0]`),
     `:${extra.sourceRangesFirewall} - [0:0]`,
-    ...jumpInsertLines('filter', n),
+    ...jumps('filter'),
     ...forwardRules(state, n),
     `-A ${n.nodePorts} ${comment('kubernetes health check node port')} ${set('healthCheckNodePort', 'dst')} -j ACCEPT`,
     `-A ${n.externalServices} ${comment('service without endpoints')} ${set('noEndpoints', 'dst,dst')} -j REJECT`,
@@ -211,7 +214,7 @@ export function renderIpvsCompanion(state: DpState, n: IptablesChainNames = OWN_
   const nat = [
     ...natChains(n).map((c) => `:${c} - [0:0]`),
     `:${extra.loadBalancer} - [0:0]`,
-    ...jumpInsertLines('nat', n),
+    ...jumps('nat'),
     `-A ${n.postrouting} ${comment('Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose')} ${set('loopBack', 'dst,dst,src')} -j MASQUERADE`,
     ...masqueradeRules(state, n),
     ...clusterMasq,

@@ -2,7 +2,7 @@
 
 import { OWN_CHAINS, iptablesChainsOf } from '@slicemesh/dataplane';
 import type { Exec } from '@slicemesh/netfilter';
-import { IptablesRestorer, IpvsClient, NftApplier } from '@slicemesh/netfilter';
+import { IpsetRestorer, IptablesRestorer, IpvsClient, NftApplier } from '@slicemesh/netfilter';
 import type { Clock } from '@slicemesh/runtime';
 import { TerminalError } from '@slicemesh/runtime';
 import type { Backend } from '../backend.ts';
@@ -42,7 +42,8 @@ export async function createBackend(config: BackendConfig, deps: CreateBackendDe
       const client = new IpvsClient({ exec: deps.exec, interface: config.ipvsInterface });
       const reason = await client.unavailableReason();
       if (reason !== null) throw new TerminalError(`the ipvs backend needs IPVS, but \`ipvsadm -L -n\` fails here: ${reason.split('\n')[0]}`);
-      return new IpvsBackend({ client, scheduler: config.ipvsScheduler });
+      const companion = { ipset: new IpsetRestorer({ exec: deps.exec }), iptables: new IptablesRestorer({ exec: deps.exec, family: config.ipFamily }), chains: iptablesChainsOf(config.iptablesChains) };
+      return new IpvsBackend({ client, scheduler: config.ipvsScheduler, companion });
     }
     case 'dry-run':
       return new DryRunBackend({ file: config.dryRunFile, format: config.dryRunFormat, scheduler: config.ipvsScheduler, chains: iptablesChainsOf(config.iptablesChains), writeFile: deps.writeFile });

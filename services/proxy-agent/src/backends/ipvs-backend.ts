@@ -1,17 +1,24 @@
 // IPVS: virtual servers for every service IP (bound to a dummy interface) and NodePort, real
 // servers per endpoint, the configured scheduler, persistence for ClientIP affinity (D.5).
 // Every sync observes the kernel first, so the diff is against what is really there and
-// quiesced TCP real servers are deleted once their connections are gone (D.5.5). The iptables
-// companion rules kube-proxy keeps in IPVS mode (D.5.4) are not programmed.
+// quiesced TCP real servers are deleted once their connections are gone (D.5.5). With
+// `companion`, the ipsets and iptables rules kube-proxy keeps in IPVS mode (D.5.4) are applied
+// first, in that order (the rules name the sets): masquerade, NodePorts, source ranges, rejects.
 
-import type { IpvsRealServer, IpvsScheduler, IpvsVirtualServer } from '@slicemesh/dataplane';
-import { diffIpvs, renderIpvs } from '@slicemesh/dataplane';
-import type { IpvsClient, ObservedVirtualServer } from '@slicemesh/netfilter';
+import type { IptablesChainNames, IpvsRealServer, IpvsScheduler, IpvsVirtualServer } from '@slicemesh/dataplane';
+import { diffIpvs, renderIptablesJumps, renderIpvs, renderIpvsCompanion } from '@slicemesh/dataplane';
+import type { IpsetRestorer, IptablesRestorer, IpvsClient, ObservedVirtualServer } from '@slicemesh/netfilter';
 import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
 
 export interface IpvsBackendOptions {
   readonly client: Pick<IpvsClient, 'interface' | 'ensureInterface' | 'boundAddresses' | 'virtualServers' | 'apply'>;
   readonly scheduler: IpvsScheduler;
+  /** The companion ipsets and iptables rules (D.5.4); without it only IPVS and the addresses are programmed. */
+  readonly companion?: {
+    readonly ipset: Pick<IpsetRestorer, 'restore'>;
+    readonly iptables: Pick<IptablesRestorer, 'restore' | 'ensureJumps'>;
+    readonly chains: IptablesChainNames;
+  };
 }
 
 function connections(observed: readonly ObservedVirtualServer[]): (vs: IpvsVirtualServer, rs: IpvsRealServer) => number {
@@ -37,6 +44,15 @@ export class IpvsBackend implements Backend {
       await client.ensureInterface();
       this.#interfaceReady = true;
     }
+    const { companion } = this.#opts;
+    let members = 0;
+    if (companion) {
+      const rules = renderIpvsCompanion(req.state, companion.chains, { includeJumps: false });
+      await companion.ipset.restore(rules.ipsetRestore);
+      await companion.iptables.restore(rules.iptablesRestore);
+      await companion.iptables.ensureJumps(renderIptablesJumps(companion.chains));
+      members = rules.sets.reduce((n, s) => n + s.entries.length, 0);
+    }
     const desired = renderIpvs(req.state, { scheduler, interface: client.interface });
     const bound = await client.boundAddresses();
     // Ours: services on addresses we bound, and NodePort services on the node IPs.
@@ -48,7 +64,7 @@ export class IpvsBackend implements Backend {
     return {
       mode: req.changedServices === null ? 'full' : 'partial',
       counts: { virtual_servers: desired.virtualServers.length, real_servers: realServers, addresses: desired.boundAddresses.length },
-      detail: { operations: ops.length },
+      detail: { operations: ops.length, ...(companion ? { ipset_members: members } : {}) },
     };
   }
 }

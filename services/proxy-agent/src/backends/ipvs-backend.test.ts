@@ -1,0 +1,66 @@
+import { KUBE_PROXY_CHAINS, OWN_CHAINS } from '@slicemesh/dataplane';
+import { dpEndpoint as ep, dpServicePort as svc, dpState } from '@slicemesh/dataplane/testing';
+import { IpsetRestorer, IptablesRestorer, IpvsClient } from '@slicemesh/netfilter';
+import { FakeIpLink, FakeIpset, FakeIptables, FakeIpvs, RecordingExec } from '@slicemesh/netfilter/testing';
+import { deepFreeze } from '@slicemesh/testing';
+import { describe, expect, it } from 'vitest';
+import { IpvsBackend } from './ipvs-backend.ts';
+
+const state = deepFreeze(
+  dpState(
+    [
+      svc('ns1/web:http', { clusterIP: '10.96.0.10', nodePort: 30080, endpoints: [ep('10.244.1.2')] }),
+      svc('ns1/empty:http', { clusterIP: '10.96.0.20' }),
+    ],
+    { nodeIPs: ['192.168.0.2'], podCIDR: '10.244.0.0/16' },
+  ),
+);
+
+function harness(chains = OWN_CHAINS) {
+  const ipset = new FakeIpset();
+  const ipt = new FakeIptables();
+  const ipvs = new FakeIpvs();
+  const link = new FakeIpLink();
+  const rec = new RecordingExec([ipset, ipt, ipvs, link]);
+  const backend = new IpvsBackend({
+    client: new IpvsClient({ exec: rec.exec }),
+    scheduler: 'rr',
+    companion: { ipset: new IpsetRestorer({ exec: rec.exec }), iptables: new IptablesRestorer({ exec: rec.exec }), chains },
+  });
+  return { ipset, ipt, ipvs, link, rec, backend };
+}
+
+describe('D.5.4 IpvsBackend with the companion rules (fake kernel)', () => {
+  it('applies sets, then rules (and jumps), then the interface addresses and IPVS, in that order', async () => {
+    const h = harness();
+    const r = await h.backend.sync({ state, changedServices: null });
+    expect(r.detail).toMatchObject({ ipset_members: expect.any(Number) });
+    const tools = h.rec.calls.map((c) => c.command).filter((c, i, all) => c !== all[i - 1]);
+    expect(tools.indexOf('ipset')).toBeLessThan(tools.indexOf('iptables-restore'));
+    expect(tools.indexOf('iptables-restore')).toBeLessThan(tools.indexOf('ipvsadm'));
+    expect([h.ipset.members('SLICEMESH-CLUSTER-IP'), h.ipset.members('SLICEMESH-NODE-PORT-TCP'), h.ipset.members('SLICEMESH-NO-ENDPOINTS')]).toEqual([
+      ['10.96.0.10,tcp:80', '10.96.0.20,tcp:80'],
+      ['30080'],
+      ['10.96.0.20,tcp:80'],
+    ]);
+    expect(h.ipt.rules('nat', 'SLICEMESH-SERVICES').some((l) => l.includes('--match-set SLICEMESH-CLUSTER-IP dst,dst'))).toBe(true);
+    expect(h.ipt.rules('nat', 'PREROUTING').filter((l) => l.includes('SLICEMESH-SERVICES'))).toHaveLength(1);
+    expect(h.link.addresses('kube-ipvs0')).toEqual(['10.96.0.10/32', '10.96.0.20/32']);
+  });
+
+  it('a second sync keeps one copy of every rule and jump, and the sets follow the state', async () => {
+    const h = harness();
+    await h.backend.sync({ state, changedServices: null });
+    const once = h.ipt.rules('nat', 'SLICEMESH-SERVICES');
+    await h.backend.sync({ state: { ...state, servicePorts: state.servicePorts.slice(0, 1) }, changedServices: null });
+    expect(h.ipt.rules('nat', 'SLICEMESH-SERVICES')).toEqual(once);
+    expect(h.ipt.rules('nat', 'PREROUTING').filter((l) => l.includes('SLICEMESH-SERVICES'))).toHaveLength(1);
+    expect([h.ipset.members('SLICEMESH-CLUSTER-IP'), h.ipset.members('SLICEMESH-NO-ENDPOINTS')]).toEqual([['10.96.0.10,tcp:80'], []]);
+  });
+
+  it("kube-proxy's set and chain names under IPTABLES_CHAINS=kube-proxy", async () => {
+    const h = harness(KUBE_PROXY_CHAINS);
+    await h.backend.sync({ state, changedServices: null });
+    expect([h.ipset.members('KUBE-CLUSTER-IP')?.length, h.ipt.userChains('nat').includes('KUBE-LOAD-BALANCER'), h.ipset.members('SLICEMESH-CLUSTER-IP')]).toEqual([2, true, undefined]);
+  });
+});
