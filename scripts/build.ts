@@ -22,6 +22,8 @@ export const PROGRAMS: Readonly<Record<string, string>> = {
   'cluster-sim': 'services/cluster-sim/src/main.ts',
   stack: 'services/stack/src/main.ts',
   replay: 'services/stack/src/replay-main.ts',
+  // Started by the proxy-agent's userspace backend inside the node's namespace (NETNS).
+  'userspace-proxy-host': 'libs/netfilter/src/userspace-host.ts',
 };
 
 /** Bare imports other than our workspaces (and node: builtins) stay imports of node_modules. */

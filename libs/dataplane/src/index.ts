@@ -16,3 +16,4 @@ export * from './ipvs/desired.ts';
 export * from './ipvs/diff.ts';
 export * from './ipvs/companion.ts';
 export * from './from-proxy-model.ts';
+export * from './userspace.ts';

@@ -10,3 +10,5 @@ export * from './ipvs-client.ts';
 export * from './ipset-restorer.ts';
 export * from './listen.ts';
 export * from './conntrack.ts';
+export * from './userspace-proxy.ts';
+export * from './userspace-netns.ts';

@@ -51,13 +51,16 @@ describe('proxy-agent config', () => {
       expect([c.iptablesChains, c.masqueradeBit]).toEqual(tc.want);
     });
   }
+  it('BACKEND=userspace is accepted (issue 13)', () => {
+    expect(parseProxyAgentConfig(['--backend', 'userspace'], { NODE_NAME: 'n1' }).backend).toBe('userspace');
+  });
   it('the flag sets the chain mode too', () => {
     expect(parseProxyAgentConfig(['--iptables-chains', 'kube-proxy'], { NODE_NAME: 'n1' }).iptablesChains).toBe('kube-proxy');
   });
 
   const bad: { name: string; argv?: string[]; env: Record<string, string>; setting: string }[] = [
     { name: 'NODE_NAME is required', env: {}, setting: '--node-name' },
-    { name: 'an unknown backend is refused', env: { NODE_NAME: 'n', BACKEND: 'userspace' }, setting: 'env BACKEND' },
+    { name: 'an unknown backend is refused', env: { NODE_NAME: 'n', BACKEND: 'kernelspace' }, setting: 'env BACKEND' },
     { name: 'chain names other than own|kube-proxy are refused', env: { NODE_NAME: 'n', IPTABLES_CHAINS: 'KUBE' }, setting: 'env IPTABLES_CHAINS' },
     { name: 'a mark bit above 31 is refused', env: { NODE_NAME: 'n', MASQUERADE_BIT: '32' }, setting: 'env MASQUERADE_BIT' },
     { name: 'a scheduler outside rr|lc|dh|sh|sed|nq is refused', env: { NODE_NAME: 'n', IPVS_SCHEDULER: 'wrr' }, setting: 'env IPVS_SCHEDULER' },

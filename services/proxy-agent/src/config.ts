@@ -7,7 +7,7 @@ import { ConfigError, defineConfig } from '@slicemesh/runtime';
 import { canonicalIP } from '@slicemesh/model';
 import { parseCIDR } from '@slicemesh/proxy-state';
 
-export const BACKENDS = ['iptables', 'nftables', 'ipvs', 'dry-run'] as const;
+export const BACKENDS = ['iptables', 'nftables', 'ipvs', 'userspace', 'dry-run'] as const;
 export type BackendKind = (typeof BACKENDS)[number];
 export const DRY_RUN_FORMATS = ['iptables', 'nftables', 'ipvs'] as const;
 export const IPVS_SCHEDULERS = ['rr', 'lc', 'dh', 'sh', 'sed', 'nq'] as const;
@@ -59,7 +59,7 @@ export const proxyAgentConfig = defineConfig({
     },
     doc: 'Prefix of every stream subject ("" in production; tests isolate with it).',
   },
-  backend: { env: 'BACKEND', flag: '--backend', default: 'iptables', parse: 'string', choices: BACKENDS, doc: 'What programs the rules.' },
+  backend: { env: 'BACKEND', flag: '--backend', default: 'iptables', parse: 'string', choices: BACKENDS, doc: 'What programs the rules. userspace: a proxy socket per service port (TCP, UDP) that iptables REDIRECTs the virtual IPs to; round-robin, the next endpoint tried when a connect fails, ClientIP affinity.' },
   dryRunFile: { env: 'DRY_RUN_FILE', flag: '--dry-run-file', default: 'slicemesh-proxy-rules.txt', parse: 'string', doc: 'dry-run: the file rewritten with the complete ruleset after every sync.' },
   dryRunFormat: { env: 'DRY_RUN_FORMAT', flag: '--dry-run-format', default: 'iptables', parse: 'string', choices: DRY_RUN_FORMATS, doc: 'dry-run: which backend\'s rules to write.' },
   netns: { env: 'NETNS', flag: '--netns', parse: 'string', optional: true, doc: 'Program the rules inside this network namespace (ip netns exec); unset: the agent\'s own.' },

@@ -51,6 +51,7 @@ const COUNT_GAUGES: Readonly<Record<BackendKind, { readonly name: string; readon
   iptables: { name: 'sync_proxy_rules_iptables_total', label: 'table', help: 'Rules in the chains the agent owns, per table, after the last sync.' },
   nftables: { name: 'sync_proxy_rules_nftables_objects', label: 'type', help: 'Per-service chains, rules, map/set elements and affinity sets after the last sync.' },
   ipvs: { name: 'sync_proxy_rules_ipvs_objects', label: 'type', help: 'IPVS virtual servers, real servers and bound addresses after the last sync.' },
+  userspace: { name: 'sync_proxy_rules_userspace_objects', label: 'type', help: 'Proxy sockets and nat REDIRECT rules after the last sync, and the proxies\' connections, connect failures and retries so far.' },
   'dry-run': { name: 'sync_proxy_rules_dry_run_objects', label: 'type', help: 'Objects in the ruleset written by the last dry-run sync.' },
 };
 

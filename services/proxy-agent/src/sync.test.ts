@@ -14,6 +14,7 @@ import { DryRunBackend } from './backends/dry-run-backend.ts';
 import { IptablesBackend } from './backends/iptables-backend.ts';
 import { IpvsBackend } from './backends/ipvs-backend.ts';
 import { NftablesBackend } from './backends/nftables-backend.ts';
+import { UserspaceBackend } from './backends/userspace-backend.ts';
 import type { BackendKind } from './config.ts';
 import { KernelConntrackCleaner, RecordingConntrackCleaner } from './conntrack-cleaner.ts';
 import type { NodeSettings } from './dp-model.ts';
@@ -47,6 +48,15 @@ function harness(kind: BackendKind = 'iptables', o: { readonly conntrack?: 'kern
     iptables: () => new IptablesBackend({ restorer: new IptablesRestorer({ exec: rec.exec }), clock, jumpCheckIntervalMs: 30_000 }),
     nftables: () => new NftablesBackend({ nft: new NftApplier({ exec: rec.exec }) }),
     ipvs: () => new IpvsBackend({ client: new IpvsClient({ exec: rec.exec }), scheduler: 'rr' }),
+    userspace: () =>
+      new UserspaceBackend({
+        restorer: new IptablesRestorer({ exec: rec.exec }),
+        proxies: {
+          sync: async (specs) => Object.fromEntries(specs.map((s, i) => [s.key, 40000 + i])),
+          stats: async () => ({ connections: 0, connectFailures: 0, retries: 0, exhausted: 0, perEndpoint: {} }),
+          close: async () => {},
+        },
+      }),
     'dry-run': () => new DryRunBackend({ file: '/out/rules', format: 'iptables', scheduler: 'rr', writeFile: async (p, t) => void files.set(p, t) }),
   };
   const state = new ViewState({ cluster: C, view: Z, nodeName: 'node-a1', family: 'IPv4' });
@@ -244,6 +254,20 @@ describe('ProxySyncer with the IPVS backend (fake kernel)', () => {
     h.ipvs.setConnections('TCP/10.96.0.10:80', '10.244.2.2:8080', 0);
     await h.syncer.sync(); // the periodic sync notices the idle server
     expect(h.ipvs.dump().filter((l) => l.includes('10.244.2.2'))).toEqual([]);
+  });
+});
+
+describe('ProxySyncer with the userspace backend (fake kernel, fake proxies)', () => {
+  it('issue 13: one proxy per service port; the ClusterIP is REDIRECTed to its port from PREROUTING and OUTPUT', async () => {
+    const h = harness('userspace');
+    seed(h);
+    const r = await h.syncer.sync();
+    expect(r, JSON.stringify(h.logs.at(-1))).toMatchObject({ ok: true, mode: 'full' });
+    const script = h.rec.callsTo('iptables-restore')[0]?.input ?? '';
+    expect(script).toContain('-A SLICEMESH-PORTALS-CONTAINER -m comment --comment "default/api:http" -d 10.96.0.20/32 -p tcp -m tcp --dport 80 -j REDIRECT --to-ports 40000');
+    expect(script).toContain('-A SLICEMESH-PORTALS-HOST -m comment --comment "default/web:http" -d 10.96.0.10/32 -p tcp -m tcp --dport 80 -j REDIRECT --to-ports 40001');
+    const inserts = h.rec.callsTo('iptables').filter((c) => c.args.includes('-I'));
+    expect(inserts.map((c) => c.args[c.args.indexOf('-I') + 1])).toEqual(['OUTPUT', 'PREROUTING']);
   });
 });
 

@@ -16,7 +16,7 @@ const BUILTIN: Readonly<Record<string, readonly string[]>> = {
 const CHAIN_NAME_MAX = 28;
 
 /** Targets that are not chains. */
-export const IPTABLES_TARGETS = new Set(['ACCEPT', 'DROP', 'REJECT', 'RETURN', 'DNAT', 'SNAT', 'MASQUERADE', 'MARK']);
+export const IPTABLES_TARGETS = new Set(['ACCEPT', 'DROP', 'REJECT', 'RETURN', 'DNAT', 'SNAT', 'MASQUERADE', 'MARK', 'REDIRECT']);
 
 /** One rule: its words after `-A CHAIN`. */
 export interface SimRule {

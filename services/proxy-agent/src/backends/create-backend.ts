@@ -2,7 +2,7 @@
 
 import { OWN_CHAINS, iptablesChainsOf } from '@slicemesh/dataplane';
 import type { Exec } from '@slicemesh/netfilter';
-import { IpsetRestorer, IptablesRestorer, IpvsClient, NftApplier } from '@slicemesh/netfilter';
+import { IpsetRestorer, IptablesRestorer, IpvsClient, NetnsUserspaceProxier, NftApplier, UserspaceProxier } from '@slicemesh/netfilter';
 import type { Clock } from '@slicemesh/runtime';
 import { TerminalError } from '@slicemesh/runtime';
 import type { Backend } from '../backend.ts';
@@ -11,6 +11,7 @@ import { DryRunBackend } from './dry-run-backend.ts';
 import { IpvsBackend } from './ipvs-backend.ts';
 import { IptablesBackend } from './iptables-backend.ts';
 import { NftablesBackend } from './nftables-backend.ts';
+import { UserspaceBackend } from './userspace-backend.ts';
 
 export interface CreateBackendDeps {
   /** Already wrapped for the configured network namespace. */
@@ -19,7 +20,7 @@ export interface CreateBackendDeps {
   readonly writeFile: (path: string, text: string) => Promise<void>;
 }
 
-type BackendConfig = Pick<ProxyAgentConfig, 'backend' | 'ipFamily' | 'syncPeriod' | 'ipvsScheduler' | 'ipvsInterface' | 'dryRunFile' | 'dryRunFormat' | 'iptablesChains'>;
+type BackendConfig = Pick<ProxyAgentConfig, 'backend' | 'ipFamily' | 'syncPeriod' | 'ipvsScheduler' | 'ipvsInterface' | 'dryRunFile' | 'dryRunFormat' | 'iptablesChains'> & { readonly netns?: string | undefined };
 
 /**
  * The configured backend. For IPVS, first checks that `ipvsadm -L -n` works and throws a
@@ -44,6 +45,11 @@ export async function createBackend(config: BackendConfig, deps: CreateBackendDe
       if (reason !== null) throw new TerminalError(`the ipvs backend needs IPVS, but \`ipvsadm -L -n\` fails here: ${reason.split('\n')[0]}`);
       const companion = { ipset: new IpsetRestorer({ exec: deps.exec }), iptables: new IptablesRestorer({ exec: deps.exec, family: config.ipFamily }), chains: iptablesChainsOf(config.iptablesChains) };
       return new IpvsBackend({ client, scheduler: config.ipvsScheduler, companion });
+    }
+    case 'userspace': {
+      const host = config.ipFamily === 'IPv6' ? '::' : '0.0.0.0';
+      const proxies = config.netns !== undefined && config.netns !== '' ? new NetnsUserspaceProxier({ netns: config.netns, host }) : new UserspaceProxier({ host });
+      return new UserspaceBackend({ restorer: new IptablesRestorer({ exec: deps.exec, family: config.ipFamily }), proxies, chains: iptablesChainsOf(config.iptablesChains) });
     }
     case 'dry-run':
       return new DryRunBackend({ file: config.dryRunFile, format: config.dryRunFormat, scheduler: config.ipvsScheduler, chains: iptablesChainsOf(config.iptablesChains), writeFile: deps.writeFile });
