@@ -55,6 +55,27 @@ export class IpLink {
     return [...out].sort();
   }
 
+  /**
+   * The node's own addresses of `family` on every interface but loopback and `exclude` (the
+   * IPVS dummy interface, whose addresses are service IPs): what NodePorts listen on when no
+   * node IPs are configured. Host-scoped and IPv6 link-local addresses are left out. Sorted.
+   */
+  async localAddresses(family: 'IPv4' | 'IPv6', exclude: readonly string[] = []): Promise<string[]> {
+    const r = await this.#exec({ command: 'ip', args: ['-o', 'addr', 'show'] });
+    if (r.code !== 0) throw failed(r);
+    const out = new Set<string>();
+    for (const line of r.stdout.split('\n')) {
+      const m = /^\d+:\s+(\S+?)(?:@\S+)?\s+(inet6?) ([0-9A-Fa-f.:]+)\/\d+.*?\bscope (\S+)/.exec(line);
+      if (!m) continue;
+      const [, dev = '', kind, address = '', scope] = m;
+      if (dev === 'lo' || exclude.includes(dev) || scope === 'host' || scope === 'link') continue;
+      if ((kind === 'inet6') !== (family === 'IPv6')) continue;
+      const ip = canonicalIP(address);
+      if (ip !== null) out.add(ip);
+    }
+    return [...out].sort();
+  }
+
   /** Binds `ip` as a host address on `dev`; an address already there is not an error. */
   async addAddress(dev: string, ip: string): Promise<void> {
     const r = await this.#exec({ command: 'ip', args: ['addr', 'add', hostCIDR(ip), 'dev', dev] });

@@ -101,6 +101,11 @@ export class IpvsClient {
     return this.#link.addresses(this.interface);
   }
 
+  /** The node's own addresses of `family` (not loopback, link-local or the dummy interface's), sorted. */
+  async nodeAddresses(family: 'IPv4' | 'IPv6'): Promise<string[]> {
+    return this.#link.localAddresses(family, [this.interface]);
+  }
+
   /** Every virtual server with its real servers and connection counts. */
   async virtualServers(): Promise<ObservedVirtualServer[]> {
     const r = await this.#exec({ command: 'ipvsadm', args: ['-L', '-n'] });

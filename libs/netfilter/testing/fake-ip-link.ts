@@ -23,8 +23,27 @@ export class FakeIpLink implements ExecHandler {
     return a ? [...a].sort() : undefined;
   }
 
+  /** Adds a host interface (or an address on one) that `ip -o addr show` lists, e.g. `eth0`, `192.168.0.2/24`. */
+  addHostAddress(dev: string, cidr: string): void {
+    const a = this.#links.get(dev) ?? new Set<string>();
+    a.add(cidr);
+    this.#links.set(dev, a);
+  }
+
   handle(req: ExecRequest): ExecResult | undefined {
     if (req.command !== 'ip' || req.args[0] === 'netns') return undefined;
+    if (req.args.length === 3 && req.args[0] === '-o' && req.args[1] === 'addr' && req.args[2] === 'show') {
+      const lines: string[] = [];
+      let n = 1;
+      for (const [dev, addrs] of [...this.#links.entries()].sort((x, y) => (x[0] < y[0] ? -1 : 1))) {
+        n++;
+        for (const c of [...addrs].sort()) {
+          const scope = c.toLowerCase().startsWith('fe80:') ? 'link' : 'global';
+          lines.push(`${n}: ${dev}    ${c.includes(':') ? 'inet6' : 'inet'} ${c} scope ${scope} ${dev}\\       valid_lft forever preferred_lft forever\n`);
+        }
+      }
+      return { code: 0, stdout: lines.join(''), stderr: '' };
+    }
     const a = req.args;
     const ok = (stdout = ''): ExecResult => ({ code: 0, stdout, stderr: '' });
     const noDev = (dev: string): ExecResult => ({ code: 1, stdout: '', stderr: `Device "${dev}" does not exist.\n` });

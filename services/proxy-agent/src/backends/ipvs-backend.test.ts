@@ -63,4 +63,13 @@ describe('D.5.4 IpvsBackend with the companion rules (fake kernel)', () => {
     await h.backend.sync({ state, changedServices: null });
     expect([h.ipset.members('KUBE-CLUSTER-IP')?.length, h.ipt.userChains('nat').includes('KUBE-LOAD-BALANCER'), h.ipset.members('SLICEMESH-CLUSTER-IP')]).toEqual([2, true, undefined]);
   });
+
+  it('D.5.1 without NODE_IPS, NodePorts go on the addresses of the node\'s interfaces (not loopback, not the dummy)', async () => {
+    const h = harness();
+    h.link.addHostAddress('lo', '127.0.0.1/8');
+    h.link.addHostAddress('eth0', '192.168.0.7/24');
+    const r = await h.backend.sync({ state: { ...state, nodeIPs: [] }, changedServices: null });
+    expect(r.counts).toMatchObject({ virtual_servers: 3 });
+    expect(h.ipvs.dump().filter((l) => l.includes(':30080'))).toEqual([expect.stringContaining('192.168.0.7:30080')]);
+  });
 });

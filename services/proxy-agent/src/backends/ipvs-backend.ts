@@ -4,6 +4,7 @@
 // quiesced TCP real servers are deleted once their connections are gone (D.5.5). With
 // `companion`, the ipsets and iptables rules kube-proxy keeps in IPVS mode (D.5.4) are applied
 // first, in that order (the rules name the sets): masquerade, NodePorts, source ranges, rejects.
+// Without NODE_IPS the NodePort virtual servers go on the addresses the node's interfaces have.
 
 import type { IptablesChainNames, IpvsRealServer, IpvsScheduler, IpvsVirtualServer } from '@slicemesh/dataplane';
 import { diffIpvs, renderIptablesJumps, renderIpvs, renderIpvsCompanion } from '@slicemesh/dataplane';
@@ -11,7 +12,7 @@ import type { IpsetRestorer, IptablesRestorer, IpvsClient, ObservedVirtualServer
 import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
 
 export interface IpvsBackendOptions {
-  readonly client: Pick<IpvsClient, 'interface' | 'ensureInterface' | 'boundAddresses' | 'virtualServers' | 'apply'>;
+  readonly client: Pick<IpvsClient, 'interface' | 'ensureInterface' | 'boundAddresses' | 'virtualServers' | 'apply' | 'nodeAddresses'>;
   readonly scheduler: IpvsScheduler;
   /** The companion ipsets and iptables rules (D.5.4); without it only IPVS and the addresses are programmed. */
   readonly companion?: {
@@ -53,10 +54,13 @@ export class IpvsBackend implements Backend {
       await companion.iptables.ensureJumps(renderIptablesJumps(companion.chains));
       members = rules.sets.reduce((n, s) => n + s.entries.length, 0);
     }
-    const desired = renderIpvs(req.state, { scheduler, interface: client.interface });
+    // NodePorts listen on the configured node IPs, or else on the node's own addresses as its
+    // interfaces show them now (kube-proxy's default), so NODE_IPS is not needed for them.
+    const nodeIPs = req.state.nodeIPs.length > 0 ? req.state.nodeIPs : await client.nodeAddresses(req.state.family);
+    const desired = renderIpvs({ ...req.state, nodeIPs }, { scheduler, interface: client.interface });
     const bound = await client.boundAddresses();
     // Ours: services on addresses we bound, and NodePort services on the node IPs.
-    const owned = new Set([...bound, ...req.state.nodeIPs]);
+    const owned = new Set([...bound, ...nodeIPs]);
     const observed = (await client.virtualServers()).filter((vs) => owned.has(vs.address));
     const ops = diffIpvs({ virtualServers: observed, boundAddresses: bound }, desired, { activeConnections: connections(observed) });
     await client.apply(ops);
