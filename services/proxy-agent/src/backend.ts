@@ -30,4 +30,6 @@ export interface Backend {
    * the syncer makes with `changedServices: null` — starts from what the kernel holds.
    */
   sync(req: BackendSyncRequest): Promise<BackendSyncResult>;
+  /** Releases what the backend holds open (the userspace proxies' sockets and helper); the agent's close() calls it. */
+  close?(): Promise<void>;
 }

@@ -176,6 +176,22 @@ describe('startProxyAgent', () => {
     await agent.close();
   });
 
+  it('close() releases what the backend holds open (the userspace proxies, issue 13)', async () => {
+    const config = parseProxyAgentConfig([], { NODE_NAME: 'n1', BACKEND: 'userspace', HEALTH_CHECK_SERVERS: 'off' });
+    let closed = 0;
+    const agent = startProxyAgent(config, {
+      sources: { services: new FakeKvSource(), views: new FakeKvSource() },
+      backend: { kind: 'userspace', sync: async () => ({ mode: 'full', counts: {} }), close: async () => void closed++ },
+      exec: new RecordingExec([]).exec,
+      log: createLogger({ service: 'proxy-agent', level: 'silent' }),
+      metrics: createMetrics('proxy-agent-test'),
+    });
+    await settle();
+    await agent.close();
+    await agent.ready.catch(() => {});
+    expect(closed).toBe(1);
+  });
+
   it('D.9.3 /healthz: a change that waits HEALTHZ_TIMEOUT for a successful sync turns the agent unhealthy; the next good sync heals it', async () => {
     const h = harness({ HEALTHZ_TIMEOUT: '10s' });
     await h.agent.ready;

@@ -190,11 +190,13 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
     },
   };
   let hcServers: HealthCheckServers | null = null;
+  let backendRef: Backend | null = null;
 
   let ownNc: NatsConnection | null = null;
   const agentPromise = (async () => {
     const exec = netnsExec(deps.exec ?? spawnExec(), config.netns);
     const backend = deps.backend ?? (await createBackend(config, { exec, clock, writeFile: deps.writeFile ?? atomicWrite }));
+    backendRef = backend;
     const pm = createProxyMetrics(metrics, backend.kind);
     if (!followNode) pm.zoneInfo.set({ view: state.view, source: decision.source }, 1);
     if (config.healthCheckServers === 'on' || (config.healthCheckServers === 'auto' && backend.kind !== 'dry-run')) {
@@ -319,6 +321,7 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
       await running;
       await inFlight.catch(() => {});
       await hcServers?.close();
+      await backendRef?.close?.();
       if (ownNc !== null) await ownNc.close();
       rejectReady(new Error('proxy agent closed before its first sync'));
     },
