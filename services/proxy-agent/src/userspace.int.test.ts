@@ -3,7 +3,8 @@
 // and an outside client (routed to the service range through the node) connects for real.
 // Two live pods alternate; a dead endpoint (a pod port nobody listens on) is skipped without
 // the client seeing an error; UDP requests get their replies back through the ClusterIP;
-// ClientIP affinity keeps the client on one pod. Skips with the reason when namespaces cannot
+// ClientIP affinity keeps the client on one pod; a removed endpoint drains (its open connection
+// keeps working while new ones go elsewhere). Skips with the reason when namespaces cannot
 // be made.
 
 import type { ChildProcess } from 'node:child_process';
@@ -41,6 +42,18 @@ const one = (i) => new Promise((resolve) => {
 (async () => { const out = {}; for (let i = 0; i < n; i++) { const r = await one(i); out[r] = (out[r] || 0) + 1; } console.log(JSON.stringify(out)); })();
 `;
 
+const ECHO_IP = '10.96.0.40';
+const ECHO_PORT = 9090;
+const ECHO_SERVER = `require('net').createServer((s) => { s.on('error', () => {}); s.pipe(s); }).listen(${ECHO_PORT}, '0.0.0.0', () => console.log('listening'));`;
+/** One connection: sends "one", prints the echo, waits 1.5 s (the test removes the endpoint meanwhile), sends "two", prints the echo. */
+const LONG_CLIENT = `
+const s = require('net').connect({ host: process.argv[1], port: Number(process.argv[2]) });
+const t = setTimeout(() => { console.log('TIMEOUT'); process.exit(1); }, 8000);
+s.on('error', (e) => { console.log(e.code); process.exit(1); });
+s.once('data', (d) => { console.log(String(d)); setTimeout(() => { s.write('two'); s.once('data', (d2) => { console.log(String(d2)); clearTimeout(t); s.end(); }); }, 1500); });
+s.write('one');
+`;
+
 function run(ns: string, cmd: string, args: readonly string[]): string {
   const r = spawnSync('ip', ['netns', 'exec', ns, cmd, ...args], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} in ${ns}: ${r.stderr.trim()}`);
@@ -62,7 +75,7 @@ describe(`userspace backend on the real kernel${unavailable ? ` (skipped: ${unav
   let node = '';
   let proxies: NetnsUserspaceProxier | undefined;
   let backend: UserspaceBackend | undefined;
-  const udpServers: ChildProcess[] = [];
+  const extraServers: ChildProcess[] = [];
   const need = (): { lab: NetnsLab; backend: UserspaceBackend } => {
     if (!lab || !backend) throw new Error('setup failed');
     return { lab, backend };
@@ -79,7 +92,7 @@ describe(`userspace backend on the real kernel${unavailable ? ` (skipped: ${unav
     run(lab.client, 'ip', ['route', 'add', SERVICE_RANGE, 'via', lab.node('n1').ip]);
     for (const p of lab.pods) {
       const child = spawnNodeIn(p.ns, UDP_SERVER(p.name));
-      udpServers.push(child);
+      extraServers.push(child);
       await new Promise<void>((resolve) => child.stdout?.once('data', () => resolve()));
     }
     proxies = new NetnsUserspaceProxier({ netns: node });
@@ -87,7 +100,7 @@ describe(`userspace backend on the real kernel${unavailable ? ` (skipped: ${unav
   });
   afterAll(async () => {
     await proxies?.close();
-    for (const c of udpServers) c.kill();
+    for (const c of extraServers) c.kill();
     lab?.destroy();
   });
 
@@ -133,6 +146,26 @@ describe(`userspace backend on the real kernel${unavailable ? ` (skipped: ${unav
     const tally = await need().lab.connect(need().lab.client, WEB_IP, 80, 10);
     expect(Object.values(tally)).toEqual([10]);
     expect([p1.name, p2.name]).toContain(Object.keys(tally)[0]);
+  });
+
+  step('an endpoint removed drains: its established connection keeps working, new ones go to the other pod', async () => {
+    const [p1, p2] = pods();
+    const echo = spawnNodeIn(p1.ns, ECHO_SERVER);
+    extraServers.push(echo);
+    await new Promise<void>((resolve) => echo.stdout?.once('data', () => resolve()));
+    const at = (...eps: ReturnType<typeof ep>[]) => state([dpServicePort('default/echo:e', { clusterIP: ECHO_IP, port: 80, endpoints: eps })]);
+    await need().backend.sync({ state: at(ep(p1.ip, ECHO_PORT)), changedServices: null });
+    const client = spawnNodeIn(need().lab.client, LONG_CLIENT, [ECHO_IP, '80']);
+    const lines: string[] = [];
+    const firstEcho = new Promise<void>((resolve) => client.stdout?.on('data', (d: Buffer) => { lines.push(...d.toString().trim().split('\n')); resolve(); }));
+    const done = output(client).catch((e: unknown) => String(e));
+    await firstEcho;
+    expect(lines[0]).toBe('one');
+    // p1 leaves the service; p2's name server takes its place for new connections.
+    await need().backend.sync({ state: state([dpServicePort('default/echo:e', { clusterIP: ECHO_IP, port: 80, endpoints: [ep(p2.ip)] })]), changedServices: null });
+    expect(await need().lab.connect(need().lab.client, ECHO_IP, 80, 3)).toEqual({ [p2.name]: 3 });
+    await done;
+    expect(lines).toEqual(['one', 'two']);
   });
 
   step('a service removed: its rules and proxy go, the ClusterIP no longer answers', async () => {
