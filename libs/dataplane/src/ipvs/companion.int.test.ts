@@ -28,18 +28,18 @@ function inNs(cmd: string, args: string[], input = ''): { ok: boolean; out: stri
 }
 
 /**
- * Inside the namespace: listen on every `listen` address (port 80), then connect to `to:80`
+ * Inside the namespace: listen on every `listen` address (on `port`), then connect to `to:port`
  * from `from`, and report `connected`, `refused` or `timeout`.
  */
-function connect(listen: readonly string[], from: string, to: string): string {
+function connect(listen: readonly string[], from: string, to: string, port = 80): string {
   const script = `
 const net = require('node:net');
 const addrs = ${JSON.stringify(listen)};
 let up = 0;
-const servers = addrs.map((a) => net.createServer((s) => s.end()).listen(80, a, () => { if (++up === addrs.length) go(); }));
+const servers = addrs.map((a) => net.createServer((s) => s.end()).listen(${port}, a, () => { if (++up === addrs.length) go(); }));
 function done(r) { console.log(r); servers.forEach((s) => s.close()); process.exit(0); }
 function go() {
-  const c = net.connect({ host: ${JSON.stringify(to)}, port: 80, localAddress: ${JSON.stringify(from)} });
+  const c = net.connect({ host: ${JSON.stringify(to)}, port: ${port}, localAddress: ${JSON.stringify(from)} });
   c.setTimeout(700, () => done('timeout'));
   c.on('connect', () => done('connected'));
   c.on('error', (e) => done(e.code === 'ECONNREFUSED' ? 'refused' : e.code));
@@ -104,7 +104,7 @@ describe(`D.5.4 IPVS companion rules on the real kernel${missing.length > 0 ? ` 
     expect(inNs('ipset', ['list', 'SLICEMESH-NO-ENDPOINTS']).out).toContain('172.30.0.43,tcp:80');
   });
 
-  it.skipIf(missing.length > 0)('packets: a service without endpoints is rejected, an LB IP drops sources outside its ranges', (ctx) => {
+  it.skipIf(missing.length > 0)('packets: a service without endpoints is rejected, an LB IP drops sources outside its ranges, a service address answers only on service ports', (ctx) => {
     if (nsError !== null) ctx.skip(nsError);
     // The service addresses live on lo here (IPVS would own them on its dummy interface); a
     // listener on each shows what gets through the filter table.
@@ -116,13 +116,14 @@ describe(`D.5.4 IPVS companion rules on the real kernel${missing.length > 0 ? ` 
     // uses the same sets' contents, so flush it to judge ours alone.
     expect(inNs('iptables', ['-F', 'INPUT'])).toMatchObject({ ok: true });
     expect(inNs('iptables', ['-F', 'OUTPUT'])).toMatchObject({ ok: true });
-    expect([connect(listen, '198.51.100.7', '172.30.0.43'), connect(listen, '198.51.100.7', '1.2.3.4')]).toEqual(['connected', 'connected']);
+    expect([connect(listen, '198.51.100.7', '172.30.0.43'), connect(listen, '198.51.100.7', '1.2.3.4'), connect(listen, '198.51.100.7', '172.30.0.41', 22)]).toEqual(['connected', 'connected', 'connected']);
     expect(inNs('iptables-restore', ['--noflush'], renderIpvsCompanion(state).iptablesRestore)).toMatchObject({ ok: true });
     expect({
       withEndpoints: connect(listen, '198.51.100.7', '172.30.0.41'),
       withoutEndpoints: connect(listen, '198.51.100.7', '172.30.0.43'),
       lbFromOutsideRanges: connect(listen, '198.51.100.7', '1.2.3.4'),
       lbFromInsideRanges: connect(listen, '203.0.113.5', '1.2.3.4'),
-    }).toEqual({ withEndpoints: 'connected', withoutEndpoints: 'refused', lbFromOutsideRanges: 'timeout', lbFromInsideRanges: 'connected' });
+      serviceAddressOtherPort: connect(listen, '198.51.100.7', '172.30.0.41', 22),
+    }).toEqual({ withEndpoints: 'connected', withoutEndpoints: 'refused', lbFromOutsideRanges: 'timeout', lbFromInsideRanges: 'connected', serviceAddressOtherPort: 'refused' });
   });
 });

@@ -2,7 +2,7 @@ import { deepFreeze } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
 import { KUBE_PROXY_CHAINS, iptablesChainNames } from '../iptables/chain-names.ts';
 import { dpEndpoint as ep, dpServicePort as svc, dpState } from '../testing/builders.ts';
-import { IPSET_NAME_MAX, ipvsExtraChains, ipvsSetNames, renderIpvsCompanion } from './companion.ts';
+import { IPSET_NAME_MAX, ipvsCompanionJumps, ipvsExtraChains, ipvsSetNames, renderIpvsCompanion } from './companion.ts';
 
 const state = deepFreeze(
   dpState(
@@ -47,8 +47,8 @@ describe('D.5.4 ipvsSetNames', () => {
     expect(new Set(Object.values(own)).size).toBe(Object.values(own).length);
   });
   it('extra chains: kube-proxy spelling, shortened for a long prefix', () => {
-    expect(ipvsExtraChains(KUBE_PROXY_CHAINS)).toEqual({ loadBalancer: 'KUBE-LOAD-BALANCER', sourceRangesFirewall: 'KUBE-SOURCE-RANGES-FIREWALL' });
-    expect(ipvsExtraChains(iptablesChainNames('SLICEMESH'))).toEqual({ loadBalancer: 'SLICEMESH-LOAD-BALANCER', sourceRangesFirewall: 'SLICEMESH-SRC-RANGES-FW' });
+    expect(ipvsExtraChains(KUBE_PROXY_CHAINS)).toEqual({ loadBalancer: 'KUBE-LOAD-BALANCER', sourceRangesFirewall: 'KUBE-SOURCE-RANGES-FIREWALL', ipvsFilter: 'KUBE-IPVS-FILTER' });
+    expect(ipvsExtraChains(iptablesChainNames('SLICEMESH'))).toEqual({ loadBalancer: 'SLICEMESH-LOAD-BALANCER', sourceRangesFirewall: 'SLICEMESH-SRC-RANGES-FW', ipvsFilter: 'SLICEMESH-IPVS-FILTER' });
   });
 });
 
@@ -67,6 +67,8 @@ describe('D.5.4 renderIpvsCompanion', () => {
     { name: 'masqueradeAll marks every ClusterIP connection', got: () => renderIpvsCompanion({ ...state, masqueradeAll: true }).iptablesRestore.includes('--match-set SLICEMESH-CLUSTER-IP dst,dst -j SLICEMESH-MARK-MASQ'), want: true },
     { name: 'NodePort jump only for the configured node IPs', got: () => own.iptablesRestore.match(/^-A SLICEMESH-SERVICES .* -d 192\.168\.0\.2 -j SLICEMESH-NODEPORTS$/gm)?.length, want: 1 },
     { name: 'kube-proxy names throughout under KUBE', got: () => /SLICEMESH/.test(renderIpvsCompanion(state, KUBE_PROXY_CHAINS).iptablesRestore + renderIpvsCompanion(state, KUBE_PROXY_CHAINS).ipsetRestore), want: false },
+    { name: 'IPVS access filter: new connections to a service address on another port are rejected', got: () => own.iptablesRestore.includes('-A SLICEMESH-IPVS-FILTER -m comment --comment "service address, but no service on this port" -m conntrack --ctstate NEW -m set --match-set SLICEMESH-IPVS-IPS dst -j REJECT'), want: true },
+    { name: 'jumps: the iptables mode\'s plus filter INPUT to the IPVS filter; none with includeJumps false', got: () => [own.iptablesRestore.match(/^-I /gm)?.length, /^-I INPUT 4 .* -j SLICEMESH-IPVS-FILTER$/m.test(own.iptablesRestore), /^-I /m.test(renderIpvsCompanion(state, undefined, { includeJumps: false }).iptablesRestore)], want: [ipvsCompanionJumps().length, true, false] },
     { name: 'deterministic', got: () => renderIpvsCompanion(state).ipsetRestore + renderIpvsCompanion(state).iptablesRestore, want: own.ipsetRestore + own.iptablesRestore },
   ];
   for (const tc of cases) it(tc.name, () => expect(tc.got()).toEqual(tc.want));

@@ -17,7 +17,8 @@ import { cidrContains, portPolicy } from '../policy.ts';
 import type { IptablesChainNames } from '../iptables/chain-names.ts';
 import { IPTABLES_CHAIN_NAME_MAX, OWN_CHAINS } from '../iptables/chain-names.ts';
 import { comment } from '../iptables/service-rules.ts';
-import { filterChains, forwardRules, jumpInsertLines, masqueradeRules, natChains, nodePortJumpRules } from '../iptables/top-level.ts';
+import type { IptablesJump } from '../iptables/top-level.ts';
+import { filterChains, forwardRules, masqueradeRules, natChains, nodePortJumpRules, renderIptablesJumps } from '../iptables/top-level.ts';
 
 /** ipset's longest set name (IPSET_MAXNAMELEN is 32 with the terminating NUL). */
 export const IPSET_NAME_MAX = 31;
@@ -84,12 +85,35 @@ export function ipvsSetNames(prefix: string, family: 'IPv4' | 'IPv6' = 'IPv4'): 
 }
 
 /** The extra iptables chains of IPVS mode: nat load-balancer dispatch and the filter source-range check. */
-export function ipvsExtraChains(n: IptablesChainNames): { loadBalancer: string; sourceRangesFirewall: string } {
+export function ipvsExtraChains(n: IptablesChainNames): { loadBalancer: string; sourceRangesFirewall: string; ipvsFilter: string } {
   const fit = (long: string, short: string): string => (long.length <= IPTABLES_CHAIN_NAME_MAX ? long : short);
   return {
     loadBalancer: fit(`${n.prefix}-LOAD-BALANCER`, `${n.prefix}-LB`),
     sourceRangesFirewall: fit(`${n.prefix}-SOURCE-RANGES-FIREWALL`, `${n.prefix}-SRC-RANGES-FW`),
+    ipvsFilter: fit(`${n.prefix}-IPVS-FILTER`, `${n.prefix}-IPVS-FLT`),
   };
+}
+
+/**
+ * The jumps from the built-in chains in IPVS mode: the iptables mode's, plus filter INPUT to
+ * the IPVS access filter (new connections to a service address on a port that is no service
+ * are rejected, since the address is local to the node and anything listening on it would
+ * otherwise answer).
+ */
+export function ipvsCompanionJumps(n: IptablesChainNames = OWN_CHAINS): IptablesJump[] {
+  const target = ipvsExtraChains(n).ipvsFilter;
+  return [...renderIptablesJumps(n), { table: 'filter', chain: 'INPUT', target, args: `${comment('kubernetes ipvs access filter')} -j ${target}` }];
+}
+
+function insertLines(table: IptablesJump['table'], jumps: readonly IptablesJump[]): string[] {
+  const position = new Map<string, number>();
+  return jumps
+    .filter((j) => j.table === table)
+    .map((j) => {
+      const at = (position.get(j.chain) ?? 0) + 1;
+      position.set(j.chain, at);
+      return `-I ${j.chain} ${at} ${j.args}`;
+    });
 }
 
 export interface IpvsCompanionResult {
@@ -165,11 +189,11 @@ function sortEntries(entries: Iterable<string>): string[] {
  * The companion sets and rules of IPVS mode for `state`, under the chain names `n` (default
  * our own; the set names follow its prefix). Deterministic: sets in a fixed order, members
  * sorted, the same rules for the same state. `includeJumps: false` leaves out the `-I` jumps
- * from the built-in chains (`renderIptablesJumps(n)`, for an adapter that ensures them once);
+ * from the built-in chains (`ipvsCompanionJumps(n)`, for an adapter that ensures them);
  * the script is then safe to apply every sync, since declaring a chain flushes it.
  */
 export function renderIpvsCompanion(state: DpState, n: IptablesChainNames = OWN_CHAINS, opts: { readonly includeJumps?: boolean } = {}): IpvsCompanionResult {
-  const jumps = (table: 'filter' | 'nat'): string[] => ((opts.includeJumps ?? true) ? jumpInsertLines(table, n) : []);
+  const jumps = (table: 'filter' | 'nat'): string[] => ((opts.includeJumps ?? true) ? insertLines(table, ipvsCompanionJumps(n)) : []);
   const names = ipvsSetNames(n.prefix, state.family);
   const extra = ipvsExtraChains(n);
   const members = collectMembers(state);
@@ -190,6 +214,7 @@ export function renderIpvsCompanion(state: DpState, n: IptablesChainNames = OWN_
   const filter = [
     ...filterChains(n).map((c) => `:${c} - [0:0]`),
     `:${extra.sourceRangesFirewall} - [0:0]`,
+    `:${extra.ipvsFilter} - [0:0]`,
     ...jumps('filter'),
     ...forwardRules(state, n),
     `-A ${n.nodePorts} ${comment('kubernetes health check node port')} ${set('healthCheckNodePort', 'dst')} -j ACCEPT`,
@@ -199,6 +224,9 @@ export function renderIpvsCompanion(state: DpState, n: IptablesChainNames = OWN_
     `-A ${extra.sourceRangesFirewall} ${set('loadBalancerSourceCIDR', 'dst,dst,src')} -j RETURN`,
     `-A ${extra.sourceRangesFirewall} ${set('loadBalancerSourceIP', 'dst,dst,src')} -j RETURN`,
     `-A ${extra.sourceRangesFirewall} ${comment('source not in loadBalancerSourceRanges')} -j DROP`,
+    ...(['loadBalancer', 'clusterIP', 'externalIP', 'externalIPLocal'] as const).map((r) => `-A ${extra.ipvsFilter} ${set(r, 'dst,dst')} -j RETURN`),
+    `-A ${extra.ipvsFilter} ${set('healthCheckNodePort', 'dst')} -j RETURN`,
+    `-A ${extra.ipvsFilter} ${comment('service address, but no service on this port')} -m conntrack --ctstate NEW ${set('ipvsIPs', 'dst')} -j REJECT`,
   ];
   const clusterMasq = state.masqueradeAll
     ? [`-A ${n.services} ${comment('Kubernetes service cluster ip + port for masquerade purpose')} ${set('clusterIP', 'dst,dst')} -j ${n.markMasq}`]

@@ -45,6 +45,7 @@ describe('D.5.4 IpvsBackend with the companion rules (fake kernel)', () => {
     ]);
     expect(h.ipt.rules('nat', 'SLICEMESH-SERVICES').some((l) => l.includes('--match-set SLICEMESH-CLUSTER-IP dst,dst'))).toBe(true);
     expect(h.ipt.rules('nat', 'PREROUTING').filter((l) => l.includes('SLICEMESH-SERVICES'))).toHaveLength(1);
+    expect(h.ipt.rules('filter', 'INPUT').filter((l) => l.includes('SLICEMESH-IPVS-FILTER'))).toHaveLength(1);
     expect(h.link.addresses('kube-ipvs0')).toEqual(['10.96.0.10/32', '10.96.0.20/32']);
   });
 
@@ -55,6 +56,7 @@ describe('D.5.4 IpvsBackend with the companion rules (fake kernel)', () => {
     await h.backend.sync({ state: { ...state, servicePorts: state.servicePorts.slice(0, 1) }, changedServices: null });
     expect(h.ipt.rules('nat', 'SLICEMESH-SERVICES')).toEqual(once);
     expect(h.ipt.rules('nat', 'PREROUTING').filter((l) => l.includes('SLICEMESH-SERVICES'))).toHaveLength(1);
+    expect(h.ipt.rules('filter', 'INPUT').filter((l) => l.includes('SLICEMESH-IPVS-FILTER'))).toHaveLength(1);
     expect([h.ipset.members('SLICEMESH-CLUSTER-IP'), h.ipset.members('SLICEMESH-NO-ENDPOINTS')]).toEqual([['10.96.0.10,tcp:80'], []]);
   });
 

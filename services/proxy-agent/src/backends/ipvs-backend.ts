@@ -7,7 +7,7 @@
 // Without NODE_IPS the NodePort virtual servers go on the addresses the node's interfaces have.
 
 import type { IptablesChainNames, IpvsRealServer, IpvsScheduler, IpvsVirtualServer } from '@slicemesh/dataplane';
-import { diffIpvs, renderIptablesJumps, renderIpvs, renderIpvsCompanion } from '@slicemesh/dataplane';
+import { diffIpvs, ipvsCompanionJumps, renderIpvs, renderIpvsCompanion } from '@slicemesh/dataplane';
 import type { IpsetRestorer, IptablesRestorer, IpvsClient, ObservedVirtualServer } from '@slicemesh/netfilter';
 import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
 
@@ -51,7 +51,7 @@ export class IpvsBackend implements Backend {
       const rules = renderIpvsCompanion(req.state, companion.chains, { includeJumps: false });
       await companion.ipset.restore(rules.ipsetRestore);
       await companion.iptables.restore(rules.iptablesRestore);
-      await companion.iptables.ensureJumps(renderIptablesJumps(companion.chains));
+      await companion.iptables.ensureJumps(ipvsCompanionJumps(companion.chains));
       members = rules.sets.reduce((n, s) => n + s.entries.length, 0);
     }
     // NodePorts listen on the configured node IPs, or else on the node's own addresses as its
