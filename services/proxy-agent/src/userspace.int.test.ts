@@ -2,7 +2,8 @@
 // (NetnsUserspaceProxier), iptables REDIRECTs the ClusterIP and the NodePort to its sockets,
 // and an outside client (routed to the service range through the node) connects for real.
 // Two live pods alternate; a dead endpoint (a pod port nobody listens on) is skipped without
-// the client seeing an error; UDP requests get their replies back through the ClusterIP;
+// the client seeing an error, and one whose SYNs are dropped is given up after the 2 s connect
+// timeout; UDP requests get their replies back through the ClusterIP;
 // ClientIP affinity keeps the client on one pod; a removed endpoint drains (its open connection
 // keeps working while new ones go elsewhere). Skips with the reason when namespaces cannot
 // be made.
@@ -25,6 +26,7 @@ const DNS_IP = '10.96.0.53';
 const NODE_PORT = 30080;
 const UDP_PORT = 5353;
 const DEAD_PORT = 8081;
+const BLACKHOLE_PORT = 8082;
 
 const UDP_SERVER = (name: string) =>
   `const s = require('dgram').createSocket('udp4'); s.on('message', (m, r) => s.send(${JSON.stringify(name)} + ':' + m, r.port, r.address)); s.bind(${UDP_PORT}, '0.0.0.0', () => console.log('listening'));`;
@@ -128,6 +130,23 @@ describe(`userspace backend on the real kernel${unavailable ? ` (skipped: ${unav
     expect(after.retries - before.retries).toBe(5);
     expect(after.connectFailures - before.connectFailures).toBe(5);
     expect(after.exhausted).toBe(0);
+  });
+
+  step('an endpoint that never answers (its SYNs dropped) is given up after the connect timeout and the next one serves', async () => {
+    const [p1, p2] = pods();
+    const drop = ['-w', '-t', 'filter', '-I', 'OUTPUT', '-d', `${p1.ip}/32`, '-p', 'tcp', '--dport', String(BLACKHOLE_PORT), '-j', 'DROP'];
+    run(node, 'iptables', drop);
+    try {
+      const before = await need().backend.stats();
+      await need().backend.sync({ state: state([dpServicePort('default/web:http', { clusterIP: WEB_IP, port: 80, endpoints: [ep(p1.ip, BLACKHOLE_PORT), ep(p2.ip)] })]), changedServices: null });
+      const t0 = Date.now();
+      expect(await need().lab.connect(need().lab.client, WEB_IP, 80, 4, 6000)).toEqual({ [p2.name]: 4 });
+      const after = await need().backend.stats();
+      expect(after.retries - before.retries).toBe(2);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(2 * 1900); // two attempts waited out the 2 s connect timeout
+    } finally {
+      run(node, 'iptables', drop.map((a) => (a === '-I' ? '-D' : a)));
+    }
   });
 
   step('UDP requests through the ClusterIP get their replies, round-robin per client socket', async () => {
