@@ -8,6 +8,7 @@ export * from './nft-applier.ts';
 export * from './ip-link.ts';
 export * from './ipvs-client.ts';
 export * from './ipset-restorer.ts';
+export * from './sysctl.ts';
 export * from './listen.ts';
 export * from './conntrack.ts';
 export * from './userspace-proxy.ts';

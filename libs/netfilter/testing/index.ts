@@ -7,3 +7,4 @@ export * from './fake-ipvs.ts';
 export * from './fake-ip-link.ts';
 export * from './fake-conntrack.ts';
 export * from './fake-ipset.ts';
+export * from './fake-sysctl.ts';

@@ -126,3 +126,23 @@ export function ipvsadmRestoreText(virtualServers: readonly IpvsVirtualServer[])
   if (out.length > 0) out.push('');
   return out.join('\n');
 }
+
+/** One kernel setting, as `sysctl -w key=value` takes it. */
+export interface Sysctl {
+  readonly key: string;
+  readonly value: string;
+}
+
+/**
+ * The kernel settings IPVS mode needs (D.5.5): IPVS connection tracking (so the iptables
+ * masquerade rules see IPVS traffic), expiring connections whose real server is gone and
+ * persistence templates of quiesced ones, and forwarding for the family.
+ */
+export function ipvsSysctls(family: 'IPv4' | 'IPv6'): Sysctl[] {
+  return [
+    { key: 'net.ipv4.vs.conntrack', value: '1' },
+    { key: 'net.ipv4.vs.expire_nodest_conn', value: '1' },
+    { key: 'net.ipv4.vs.expire_quiescent_template', value: '1' },
+    family === 'IPv6' ? { key: 'net.ipv6.conf.all.forwarding', value: '1' } : { key: 'net.ipv4.ip_forward', value: '1' },
+  ];
+}

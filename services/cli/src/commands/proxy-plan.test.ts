@@ -41,7 +41,12 @@ describe('proxyPlanCommand', () => {
       name: 'D.5.4 ipvs: the whole node plan in apply order: sets, rules, interface with addresses, virtual servers',
       opts: { format: 'ipvs', family: 'IPv4' },
       check: (o) =>
-        expect(text(o).split('\n').filter((l) => l.startsWith('#') || l.startsWith('ip ') || l.startsWith('add SLICEMESH-CLUSTER-IP'))).toEqual([
+        expect(text(o).split('\n').filter((l) => l.startsWith('#') || l.startsWith('ip ') || l.startsWith('sysctl ') || l.startsWith('add SLICEMESH-CLUSTER-IP'))).toEqual([
+          '# IPVS mode: kernel settings',
+          'sysctl -w net.ipv4.vs.conntrack=1',
+          'sysctl -w net.ipv4.vs.expire_nodest_conn=1',
+          'sysctl -w net.ipv4.vs.expire_quiescent_template=1',
+          'sysctl -w net.ipv4.ip_forward=1',
           '# IPVS mode: dummy interface kube-ipvs0',
           'ip link add kube-ipvs0 type dummy',
           '# IPv4: ipset restore -exist',

@@ -2,7 +2,7 @@
 
 import type { IptablesChainMode } from '@slicemesh/dataplane';
 import type { DpState, IptablesChainNames } from '@slicemesh/dataplane';
-import { IPTABLES_CHAIN_MODES, iptablesChainsOf, renderIptablesFull, renderIpvs, renderIpvsCompanion, renderNftablesFull } from '@slicemesh/dataplane';
+import { IPTABLES_CHAIN_MODES, iptablesChainsOf, ipvsSysctls, renderIptablesFull, renderIpvs, renderIpvsCompanion, renderNftablesFull } from '@slicemesh/dataplane';
 import type { IPFamily, KubeObject } from '@slicemesh/model';
 import { dns1123SubdomainProblem } from '@slicemesh/model';
 import { proxyPlan } from '@slicemesh/proxy-state';
@@ -72,13 +72,15 @@ export function proxyPlanCommand(objects: readonly KubeObject[], opts: ProxyPlan
 }
 
 /**
- * Everything an IPVS-mode node applies, per family, in the order the agent applies it: the
+ * Everything an IPVS-mode node applies: the kernel settings and the dummy interface, then per
+ * family, in the order the agent applies it: the
  * companion ipsets (`ipset restore -exist`), the iptables rules using them (`iptables-restore
  * --noflush`, ip6tables for IPv6), the dummy interface with the service addresses bound to it,
  * and the virtual and real servers (`ipvsadm-restore`). Section headers are `#` comments.
  */
 export function ipvsNodePlan(states: readonly DpState[], chains: IptablesChainNames, dev: string): string {
-  const out: string[] = [`# IPVS mode: dummy interface ${dev}`, `ip link add ${dev} type dummy`];
+  const sysctls = [...new Map(states.flatMap((s) => ipvsSysctls(s.family)).map((s) => [s.key, s])).values()];
+  const out: string[] = ['# IPVS mode: kernel settings', ...sysctls.map((s) => `sysctl -w ${s.key}=${s.value}`), `# IPVS mode: dummy interface ${dev}`, `ip link add ${dev} type dummy`];
   for (const state of states) {
     const ipvs = renderIpvs(state, { interface: dev });
     const companion = renderIpvsCompanion(state, chains);

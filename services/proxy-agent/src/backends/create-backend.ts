@@ -2,7 +2,7 @@
 
 import { OWN_CHAINS, iptablesChainsOf } from '@slicemesh/dataplane';
 import type { Exec } from '@slicemesh/netfilter';
-import { IpsetRestorer, IptablesRestorer, IpvsClient, NetnsUserspaceProxier, NftApplier, UserspaceProxier } from '@slicemesh/netfilter';
+import { IpsetRestorer, IptablesRestorer, IpvsClient, NetnsUserspaceProxier, NftApplier, SysctlWriter, UserspaceProxier } from '@slicemesh/netfilter';
 import type { Clock } from '@slicemesh/runtime';
 import { TerminalError } from '@slicemesh/runtime';
 import type { Backend } from '../backend.ts';
@@ -44,7 +44,7 @@ export async function createBackend(config: BackendConfig, deps: CreateBackendDe
       const reason = await client.unavailableReason();
       if (reason !== null) throw new TerminalError(`the ipvs backend needs IPVS, but \`ipvsadm -L -n\` fails here: ${reason.split('\n')[0]}`);
       const companion = { ipset: new IpsetRestorer({ exec: deps.exec }), iptables: new IptablesRestorer({ exec: deps.exec, family: config.ipFamily }), chains: iptablesChainsOf(config.iptablesChains) };
-      return new IpvsBackend({ client, scheduler: config.ipvsScheduler, companion });
+      return new IpvsBackend({ client, scheduler: config.ipvsScheduler, companion, sysctl: new SysctlWriter({ exec: deps.exec }) });
     }
     case 'userspace': {
       const host = config.ipFamily === 'IPv6' ? '::' : '0.0.0.0';

@@ -1,7 +1,7 @@
 import { KUBE_PROXY_CHAINS, OWN_CHAINS } from '@slicemesh/dataplane';
 import { dpEndpoint as ep, dpServicePort as svc, dpState } from '@slicemesh/dataplane/testing';
-import { IpsetRestorer, IptablesRestorer, IpvsClient } from '@slicemesh/netfilter';
-import { FakeIpLink, FakeIpset, FakeIptables, FakeIpvs, RecordingExec } from '@slicemesh/netfilter/testing';
+import { IpsetRestorer, IptablesRestorer, IpvsClient, SysctlWriter } from '@slicemesh/netfilter';
+import { FakeIpLink, FakeIpset, FakeIptables, FakeIpvs, FakeSysctl, RecordingExec } from '@slicemesh/netfilter/testing';
 import { deepFreeze } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
 import { IpvsBackend } from './ipvs-backend.ts';
@@ -21,13 +21,15 @@ function harness(chains = OWN_CHAINS) {
   const ipt = new FakeIptables();
   const ipvs = new FakeIpvs();
   const link = new FakeIpLink();
-  const rec = new RecordingExec([ipset, ipt, ipvs, link]);
+  const sysctl = new FakeSysctl({ 'net.ipv4.vs.conntrack': '0', 'net.ipv4.vs.expire_nodest_conn': '0', 'net.ipv4.vs.expire_quiescent_template': '0', 'net.ipv4.ip_forward': '0' });
+  const rec = new RecordingExec([ipset, ipt, ipvs, link, sysctl]);
   const backend = new IpvsBackend({
     client: new IpvsClient({ exec: rec.exec }),
     scheduler: 'rr',
+    sysctl: new SysctlWriter({ exec: rec.exec }),
     companion: { ipset: new IpsetRestorer({ exec: rec.exec }), iptables: new IptablesRestorer({ exec: rec.exec }), chains },
   });
-  return { ipset, ipt, ipvs, link, rec, backend };
+  return { ipset, ipt, ipvs, link, sysctl, rec, backend };
 }
 
 describe('D.5.4 IpvsBackend with the companion rules (fake kernel)', () => {
@@ -47,6 +49,7 @@ describe('D.5.4 IpvsBackend with the companion rules (fake kernel)', () => {
     expect(h.ipt.rules('nat', 'PREROUTING').filter((l) => l.includes('SLICEMESH-SERVICES'))).toHaveLength(1);
     expect(h.ipt.rules('filter', 'INPUT').filter((l) => l.includes('SLICEMESH-IPVS-FILTER'))).toHaveLength(1);
     expect(h.link.addresses('kube-ipvs0')).toEqual(['10.96.0.10/32', '10.96.0.20/32']);
+    expect(Object.fromEntries(h.sysctl.values)).toEqual({ 'net.ipv4.vs.conntrack': '1', 'net.ipv4.vs.expire_nodest_conn': '1', 'net.ipv4.vs.expire_quiescent_template': '1', 'net.ipv4.ip_forward': '1' });
   });
 
   it('a second sync keeps one copy of every rule and jump, and the sets follow the state', async () => {

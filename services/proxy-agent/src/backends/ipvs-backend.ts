@@ -7,13 +7,15 @@
 // Without NODE_IPS the NodePort virtual servers go on the addresses the node's interfaces have.
 
 import type { IptablesChainNames, IpvsRealServer, IpvsScheduler, IpvsVirtualServer } from '@slicemesh/dataplane';
-import { diffIpvs, ipvsCompanionJumps, renderIpvs, renderIpvsCompanion } from '@slicemesh/dataplane';
-import type { IpsetRestorer, IptablesRestorer, IpvsClient, ObservedVirtualServer } from '@slicemesh/netfilter';
+import { diffIpvs, ipvsCompanionJumps, ipvsSysctls, renderIpvs, renderIpvsCompanion } from '@slicemesh/dataplane';
+import type { IpsetRestorer, IptablesRestorer, IpvsClient, ObservedVirtualServer, SysctlWriter } from '@slicemesh/netfilter';
 import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
 
 export interface IpvsBackendOptions {
   readonly client: Pick<IpvsClient, 'interface' | 'ensureInterface' | 'boundAddresses' | 'virtualServers' | 'apply' | 'nodeAddresses'>;
   readonly scheduler: IpvsScheduler;
+  /** Sets IPVS mode's kernel settings (D.5.5) before the first sync; without it they are left alone. */
+  readonly sysctl?: Pick<SysctlWriter, 'ensure'>;
   /** The companion ipsets and iptables rules (D.5.4); without it only IPVS and the addresses are programmed. */
   readonly companion?: {
     readonly ipset: Pick<IpsetRestorer, 'restore'>;
@@ -43,6 +45,7 @@ export class IpvsBackend implements Backend {
     const { client, scheduler } = this.#opts;
     if (!this.#interfaceReady) {
       await client.ensureInterface();
+      if (this.#opts.sysctl) await this.#opts.sysctl.ensure(ipvsSysctls(req.state.family));
       this.#interfaceReady = true;
     }
     const { companion } = this.#opts;
