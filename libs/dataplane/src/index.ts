@@ -15,5 +15,6 @@ export * from './nftables/render.ts';
 export * from './ipvs/desired.ts';
 export * from './ipvs/diff.ts';
 export * from './ipvs/companion.ts';
+export * from './ipvs/plan.ts';
 export * from './from-proxy-model.ts';
 export * from './userspace.ts';

@@ -1,8 +1,7 @@
 // `slicemesh proxy-plan`: what kube-proxy on one node would program.
 
 import type { IptablesChainMode } from '@slicemesh/dataplane';
-import type { DpState, IptablesChainNames } from '@slicemesh/dataplane';
-import { IPTABLES_CHAIN_MODES, iptablesChainsOf, ipvsSysctls, renderIptablesFull, renderIpvs, renderIpvsCompanion, renderNftablesFull } from '@slicemesh/dataplane';
+import { IPTABLES_CHAIN_MODES, iptablesChainsOf, renderIptablesFull, renderIpvsNodePlan, renderNftablesFull } from '@slicemesh/dataplane';
 import type { IPFamily, KubeObject } from '@slicemesh/model';
 import { dns1123SubdomainProblem } from '@slicemesh/model';
 import { proxyPlan } from '@slicemesh/proxy-state';
@@ -63,38 +62,10 @@ export function proxyPlanCommand(objects: readonly KubeObject[], opts: ProxyPlan
     case 'nftables':
       return { text: families.map((f) => renderNftablesFull(dpState(input, f, mode))).join('') };
     case 'ipvs':
-      return { text: ipvsNodePlan(families.map((f) => dpState(input, f, mode)), iptablesChainsOf(mode), opts.ipvsInterface ?? 'kube-ipvs0') };
+      return { text: renderIpvsNodePlan(families.map((f) => dpState(input, f, mode)), { chains: iptablesChainsOf(mode), interface: opts.ipvsInterface ?? 'kube-ipvs0' }) };
     default: {
       const never: never = opts.format;
       throw new Error(`unexpected format ${String(never)}`);
     }
   }
-}
-
-/**
- * Everything an IPVS-mode node applies: the kernel settings and the dummy interface, then per
- * family, in the order the agent applies it: the
- * companion ipsets (`ipset restore -exist`), the iptables rules using them (`iptables-restore
- * --noflush`, ip6tables for IPv6), the dummy interface with the service addresses bound to it,
- * and the virtual and real servers (`ipvsadm-restore`). Section headers are `#` comments.
- */
-export function ipvsNodePlan(states: readonly DpState[], chains: IptablesChainNames, dev: string): string {
-  const sysctls = [...new Map(states.flatMap((s) => ipvsSysctls(s.family)).map((s) => [s.key, s])).values()];
-  const out: string[] = ['# IPVS mode: kernel settings', ...sysctls.map((s) => `sysctl -w ${s.key}=${s.value}`), `# IPVS mode: dummy interface ${dev}`, `ip link add ${dev} type dummy`];
-  for (const state of states) {
-    const ipvs = renderIpvs(state, { interface: dev });
-    const companion = renderIpvsCompanion(state, chains);
-    const tool = state.family === 'IPv6' ? 'ip6tables-restore' : 'iptables-restore';
-    out.push(
-      `# ${state.family}: ipset restore -exist`,
-      companion.ipsetRestore.trimEnd(),
-      `# ${state.family}: ${tool} --noflush`,
-      companion.iptablesRestore.trimEnd(),
-      `# ${state.family}: service addresses on ${dev}`,
-      ...ipvs.iproute,
-      `# ${state.family}: ipvsadm-restore`,
-    );
-    if (ipvs.ipvsadmRestore !== '') out.push(ipvs.ipvsadmRestore.trimEnd());
-  }
-  return `${out.join('\n')}\n`;
 }

@@ -52,7 +52,7 @@ export async function createBackend(config: BackendConfig, deps: CreateBackendDe
       return new UserspaceBackend({ restorer: new IptablesRestorer({ exec: deps.exec, family: config.ipFamily }), proxies, chains: iptablesChainsOf(config.iptablesChains) });
     }
     case 'dry-run':
-      return new DryRunBackend({ file: config.dryRunFile, format: config.dryRunFormat, scheduler: config.ipvsScheduler, chains: iptablesChainsOf(config.iptablesChains), writeFile: deps.writeFile });
+      return new DryRunBackend({ file: config.dryRunFile, format: config.dryRunFormat, scheduler: config.ipvsScheduler, chains: iptablesChainsOf(config.iptablesChains), ipvsInterface: config.ipvsInterface, writeFile: deps.writeFile });
     default: {
       const never: never = config.backend;
       throw new Error(`unknown backend ${String(never)}`);

@@ -3,7 +3,7 @@
 // atomically so a reader never sees half a file.
 
 import type { DpState, IptablesChainNames } from '@slicemesh/dataplane';
-import { OWN_CHAINS, renderIptables, renderIpvs, renderNftablesFull } from '@slicemesh/dataplane';
+import { OWN_CHAINS, renderIptables, renderIpvs, renderIpvsNodePlan, renderNftablesFull } from '@slicemesh/dataplane';
 import type { IpvsScheduler } from '@slicemesh/dataplane';
 import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
 import { nftObjectCounts } from './nftables-backend.ts';
@@ -14,6 +14,8 @@ export interface DryRunBackendOptions {
   readonly scheduler: IpvsScheduler;
   /** iptables chain names (D.4.15); default our own (`SLICEMESH-…`). */
   readonly chains?: IptablesChainNames;
+  /** IPVS dummy interface; default `kube-ipvs0`. */
+  readonly ipvsInterface?: string;
   /** Replaces the file's content (atomically in production: write a temporary file, rename). */
   readonly writeFile: (path: string, text: string) => Promise<void>;
 }
@@ -29,7 +31,8 @@ function render(state: DpState, opts: DryRunBackendOptions): { text: string; cou
     case 'ipvs': {
       const r = renderIpvs(state, { scheduler: opts.scheduler });
       const realServers = r.virtualServers.reduce((n, vs) => n + vs.realServers.length, 0);
-      return { text: r.ipvsadmRestore, counts: { virtual_servers: r.virtualServers.length, real_servers: realServers, addresses: r.boundAddresses.length } };
+      const text = renderIpvsNodePlan([state], { chains: opts.chains ?? OWN_CHAINS, scheduler: opts.scheduler, ...(opts.ipvsInterface ? { interface: opts.ipvsInterface } : {}) });
+      return { text, counts: { virtual_servers: r.virtualServers.length, real_servers: realServers, addresses: r.boundAddresses.length } };
     }
     default: {
       const never: never = opts.format;

@@ -4,6 +4,7 @@ import { IpsetRestorer, IptablesRestorer, IpvsClient, SysctlWriter } from '@slic
 import { FakeIpLink, FakeIpset, FakeIptables, FakeIpvs, FakeSysctl, RecordingExec } from '@slicemesh/netfilter/testing';
 import { deepFreeze } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
+import { DryRunBackend } from './dry-run-backend.ts';
 import { IpvsBackend } from './ipvs-backend.ts';
 
 const state = deepFreeze(
@@ -76,5 +77,24 @@ describe('D.5.4 IpvsBackend with the companion rules (fake kernel)', () => {
     const r = await h.backend.sync({ state: { ...state, nodeIPs: [] }, changedServices: null });
     expect(r.counts).toMatchObject({ virtual_servers: 3 });
     expect(h.ipvs.dump().filter((l) => l.includes(':30080'))).toEqual([expect.stringContaining('192.168.0.7:30080')]);
+  });
+});
+
+describe('D.5.4 dry-run with format ipvs', () => {
+  it('writes the whole node plan, as proxy-plan --format ipvs prints it', async () => {
+    const files = new Map<string, string>();
+    const backend = new DryRunBackend({ file: 'plan.txt', format: 'ipvs', scheduler: 'rr', ipvsInterface: 'sm-ipvs0', writeFile: async (p, t) => void files.set(p, t) });
+    await backend.sync({ state, changedServices: null });
+    const text = files.get('plan.txt') ?? '';
+    expect(text.split('\n').filter((l) => l.startsWith('# '))).toEqual([
+      '# IPVS mode: kernel settings',
+      '# IPVS mode: dummy interface sm-ipvs0',
+      '# IPv4: ipset restore -exist',
+      '# IPv4: iptables-restore --noflush',
+      '# IPv4: service addresses on sm-ipvs0',
+      '# IPv4: ipvsadm-restore',
+    ]);
+    expect(text).toContain('add SLICEMESH-CLUSTER-IP 10.96.0.10,tcp:80\n');
+    expect(text).toContain('-A -t 10.96.0.10:80 -s rr\n');
   });
 });
