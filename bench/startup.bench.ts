@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startClusterSim } from '@slicemesh/cluster-sim';
 import { REPO_ROOT, deleteRunState, freshRunNames, newRunId, startStack } from '@slicemesh/stack';
-import { buildDist } from '../scripts/build.ts';
+import { PROGRAMS, buildDist } from '../scripts/build.ts';
 import { fmtMs, printTable } from './harness.ts';
 
 const NATS = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
@@ -74,7 +74,7 @@ export async function runStartupBench(o: { quick: boolean }): Promise<void> {
   const cliDist = timeNode(['--enable-source-maps', 'dist/slicemesh.js', 'plan', '-f', EXAMPLE], runs);
   const cliSrc = timeNode(['services/cli/src/main.ts', 'plan', '-f', EXAMPLE], runs);
   const rows: [string, string, string?][] = [
-    ['npm run build (esbuild, 8 programs)', fmtMs(built.ms), `${(built.bytes / 1024).toFixed(0)} KiB written with source maps`],
+    [`npm run build (esbuild, ${Object.keys(PROGRAMS).length} programs)`, fmtMs(built.ms), `${(built.bytes / 1024).toFixed(0)} KiB written with source maps`],
     ['bare node -e 0', fmtMs(bare), `node ${process.version}, median of ${runs}`],
     ['slicemesh plan on the example: dist/slicemesh.js', fmtMs(cliDist), `${(cliDist / bare).toFixed(1)}x bare node; goal ≤ 250 ms`],
     ['slicemesh plan on the example: from the sources', fmtMs(cliSrc), `${(cliSrc / bare).toFixed(1)}x bare node (type stripping, development)`],
