@@ -1,6 +1,6 @@
 import { ConfigError } from '@slicemesh/runtime';
 import { describe, expect, it } from 'vitest';
-import { parseProxyAgentConfig } from './config.ts';
+import { ipFamiliesOf, parseProxyAgentConfig } from './config.ts';
 
 describe('proxy-agent config', () => {
   it('D.8 defaults: iptables, min sync 1s, sync 30s, full sync 1h, unzoned, IPv4; D.4.15 own chain names and mark bit 13', () => {
@@ -54,6 +54,16 @@ describe('proxy-agent config', () => {
   it('BACKEND=userspace is accepted (issue 13)', () => {
     expect(parseProxyAgentConfig(['--backend', 'userspace'], { NODE_NAME: 'n1' }).backend).toBe('userspace');
   });
+  it('DUAL_STACK (issue 13, part 4): off by default (one family, IP_FAMILY); on, both families, IP_FAMILY first, node IPs of both families accepted', () => {
+    const single = parseProxyAgentConfig([], { NODE_NAME: 'n1' });
+    expect(single.dualStack).toBe(false);
+    expect(ipFamiliesOf(single)).toEqual(['IPv4']);
+    expect(ipFamiliesOf(parseProxyAgentConfig([], { NODE_NAME: 'n1', IP_FAMILY: 'IPv6' }))).toEqual(['IPv6']);
+    const dual = parseProxyAgentConfig(['--dual-stack'], { NODE_NAME: 'n1', IP_FAMILY: 'IPv6', NODE_IPS: '192.168.0.10,fd00::10', POD_CIDR: '10.244.0.0/16', BACKEND: 'nftables' });
+    expect(ipFamiliesOf(dual)).toEqual(['IPv6', 'IPv4']);
+    expect(dual.nodeIPs).toEqual(['192.168.0.10', 'fd00::10']);
+  });
+
   it('the flag sets the chain mode too', () => {
     expect(parseProxyAgentConfig(['--iptables-chains', 'kube-proxy'], { NODE_NAME: 'n1' }).iptablesChains).toBe('kube-proxy');
   });
@@ -67,6 +77,7 @@ describe('proxy-agent config', () => {
     { name: 'node IPs must be addresses', env: { NODE_NAME: 'n', NODE_IPS: '10.0.0.1,nope' }, setting: 'env NODE_IPS' },
     { name: 'node IPs must be of the agent family', env: { NODE_NAME: 'n', NODE_IPS: 'fd00::1' }, setting: '--node-ips' },
     { name: 'the pod CIDR must be of the agent family', env: { NODE_NAME: 'n', IP_FAMILY: 'IPv6', POD_CIDR: '10.0.0.0/8' }, setting: '--pod-cidr' },
+    { name: 'DUAL_STACK needs the iptables or nftables backend', env: { NODE_NAME: 'n', DUAL_STACK: 'true', BACKEND: 'ipvs' }, setting: '--dual-stack' },
     { name: 'the minimum sync period cannot exceed the sync period', argv: ['--min-sync-period', '1m'], env: { NODE_NAME: 'n' }, setting: '--min-sync-period' },
   ];
   for (const tc of bad) {

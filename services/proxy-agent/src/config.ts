@@ -89,6 +89,13 @@ export const proxyAgentConfig = defineConfig({
   },
   nodeIPs: { env: 'NODE_IPS', flag: '--node-ips', default: '', parse: parseIPList, doc: 'Comma-separated addresses accepting NodePorts (the first is the node IP); empty: every local address.' },
   ipFamily: { env: 'IP_FAMILY', flag: '--ip-family', default: 'IPv4', parse: 'string', choices: ['IPv4', 'IPv6'], doc: 'The family this agent programs.' },
+  dualStack: {
+    env: 'DUAL_STACK',
+    flag: '--dual-stack',
+    default: false,
+    parse: 'bool',
+    doc: 'Program the other family too, in the same sync (iptables: iptables-restore and ip6tables-restore; nftables: the tables ip and ip6): each family from the Service\'s ClusterIP of that family and the EndpointSlices of that addressType. NODE_IPS may then hold both families; POD_CIDR applies to its own family only. iptables and nftables backends only.',
+  },
   svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', parse: 'string', doc: 'KV bucket of service specs.' },
   viewsBucket: { env: 'VIEWS_BUCKET', flag: '--views-bucket', default: 'views', parse: 'string', doc: 'KV bucket of per-zone endpoint views.' },
   healthzTimeout: {
@@ -118,6 +125,12 @@ export const proxyAgentConfig = defineConfig({
   logLevel: { env: 'LOG_LEVEL', flag: '--log-level', default: 'info', parse: 'string', choices: ['debug', 'info', 'warn', 'error', 'silent'], doc: 'Minimum log level.' },
 });
 
+/** The families the agent programs: IP_FAMILY first, then the other one with DUAL_STACK. */
+export function ipFamiliesOf(c: Pick<ProxyAgentConfig, 'ipFamily' | 'dualStack'>): readonly ('IPv4' | 'IPv6')[] {
+  if (!c.dualStack) return [c.ipFamily];
+  return c.ipFamily === 'IPv6' ? ['IPv6', 'IPv4'] : ['IPv4', 'IPv6'];
+}
+
 /** The settings, with the masquerade bit resolved from the chain mode when unset. */
 export type ProxyAgentConfig = Omit<ConfigOf<typeof proxyAgentConfig.spec>, 'masqueradeBit'> & { readonly masqueradeBit: number };
 
@@ -125,10 +138,11 @@ export type ProxyAgentConfig = Omit<ConfigOf<typeof proxyAgentConfig.spec>, 'mas
 export function parseProxyAgentConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ProxyAgentConfig {
   const c = proxyAgentConfig.parse(argv, env);
   if (c.nodeName.trim() === '') throw new ConfigError('--node-name', 'must not be empty');
+  if (c.dualStack && c.backend !== 'iptables' && c.backend !== 'nftables') throw new ConfigError('--dual-stack', `needs --backend iptables or nftables, not ${c.backend}`);
   const v6 = c.ipFamily === 'IPv6';
-  const wrong = c.nodeIPs.find((ip) => ip.includes(':') !== v6);
+  const wrong = c.dualStack ? undefined : c.nodeIPs.find((ip) => ip.includes(':') !== v6);
   if (wrong !== undefined) throw new ConfigError('--node-ips', `${wrong} is not an ${c.ipFamily} address`);
-  if (c.podCIDR !== undefined && c.podCIDR.includes(':') !== v6) throw new ConfigError('--pod-cidr', `${c.podCIDR} is not an ${c.ipFamily} range`);
+  if (!c.dualStack && c.podCIDR !== undefined && c.podCIDR.includes(':') !== v6) throw new ConfigError('--pod-cidr', `${c.podCIDR} is not an ${c.ipFamily} range`);
   if (c.minSyncPeriod > c.syncPeriod) throw new ConfigError('--min-sync-period', 'must not exceed --sync-period');
   return Object.freeze({ ...c, masqueradeBit: c.masqueradeBit ?? defaultMasqueradeBit(c.iptablesChains) });
 }

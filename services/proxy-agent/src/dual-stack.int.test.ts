@@ -1,4 +1,4 @@
-// IPv6 and dual stack with real packets (issue 13, part 4, the data-plane half): the agent's
+// D.11 IPv6 and dual stack with real packets (issue 13, part 4, the data-plane half): the agent's
 // own pieces — endpoint selection per family (serviceModelFor), dpStateOf, and the iptables and
 // nftables backends over the real restorers — program a node namespace, and a client pod
 // opens TCP connections to a Service's ClusterIPs through them.
@@ -23,7 +23,7 @@ import type { EndpointSlice, IPFamily, Service } from '@slicemesh/model';
 import { IptablesRestorer, NftApplier, netnsExec, spawnExec } from '@slicemesh/netfilter';
 import { CONNECT_ONCE_JS, NetnsResources, ip, missingTools, netnsAddFailure, spawnNodeIn } from '@slicemesh/netfilter/testing/netns-lab';
 import type { Tally } from '@slicemesh/netfilter/testing/netns-lab';
-import { realClock } from '@slicemesh/runtime';
+import { createLogger, createMetrics, realClock } from '@slicemesh/runtime';
 import { makeService, makeSlice } from '@slicemesh/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Backend } from './backend.ts';
@@ -31,7 +31,9 @@ import { IptablesBackend } from './backends/iptables-backend.ts';
 import { NftablesBackend } from './backends/nftables-backend.ts';
 import type { NodeSettings } from './dp-model.ts';
 import { dpStateOf, selfNode, serviceModelFor } from './dp-model.ts';
-import { endpoint } from './test-support.ts';
+import { parseProxyAgentConfig } from './config.ts';
+import { startProxyAgent } from './proxy-agent.ts';
+import { FakeKvSource, endpoint, svcPut, viewPut } from './test-support.ts';
 
 const NODE = 'n1';
 const V4 = { clusterIP: '10.96.0.10', podCIDR: '10.244.1.0/24', gw: '10.244.1.1', pod: (i: number) => `10.244.1.${i + 1}` };
@@ -212,6 +214,29 @@ describe(`IPv6 and dual-stack nodes with real packets${unavailable ? ` (skipped:
   });
 
   for (const kind of ['iptables', 'nftables'] as const) {
+    for (const [label, env, families] of [
+      ['IP_FAMILY=IPv6', { IP_FAMILY: 'IPv6', POD_CIDR: V6.podCIDR }, ['IPv6']],
+      ['DUAL_STACK=true', { DUAL_STACK: 'true', POD_CIDR: V4.podCIDR }, both],
+    ] as const) {
+      it(`${kind}: one agent with ${label} programs the node; the pod reaches every ClusterIP of the Service`, async (ctx) => {
+        if (unavailable) ctx.skip(unavailable);
+        const l = (lab = new DualLab(families));
+        await l.start();
+        const config = parseProxyAgentConfig([], { NODE_NAME: NODE, NODE_ZONE: 'zone-a', CLUSTER: 'c1', NETNS: l.node, BACKEND: kind, HEALTH_CHECK_SERVERS: 'off', CONNTRACK_CLEANUP: 'false', ...env });
+        const services = new FakeKvSource();
+        const views = new FakeKvSource();
+        services.put(svcPut('c1', webService(families)));
+        for (const sl of webSlices(families)) views.put(viewPut('c1', 'zone-a', sl));
+        const agent = startProxyAgent(config, { sources: { services, views }, log: createLogger({ service: 'proxy-agent', level: 'silent' }), metrics: createMetrics('proxy-agent-dual-stack-test') });
+        try {
+          await agent.ready;
+          for (const f of families) expectBoth(await l.connect(f === 'IPv6' ? V6.clusterIP : V4.clusterIP, 80, 20), 20);
+        } finally {
+          await agent.close();
+        }
+      });
+    }
+
     it(`${kind}: an IPv6-only node takes a pod to both IPv6 endpoints of the IPv6 ClusterIP`, async (ctx) => {
       if (unavailable) ctx.skip(unavailable);
       const l = (lab = new DualLab(['IPv6']));

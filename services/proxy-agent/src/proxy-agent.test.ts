@@ -7,8 +7,9 @@ import { ListenError } from '@slicemesh/netfilter';
 import { FakeIptables, RecordingExec } from '@slicemesh/netfilter/testing';
 import { UNZONED_VIEW } from '@slicemesh/proxy-state';
 import { FakeClock, createLogger, createMetrics, settle } from '@slicemesh/runtime';
-import { makeService } from '@slicemesh/testing';
+import { makeService, makeSlice } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
+import type { Backend } from './backend.ts';
 import { parseProxyAgentConfig } from './config.ts';
 import { startProxyAgent } from './proxy-agent.ts';
 import { FakeKvSource, del, endpoint, service, slice, svcPut, viewPut } from './test-support.ts';
@@ -173,6 +174,57 @@ describe('startProxyAgent', () => {
       metrics: createMetrics('proxy-agent-test'),
     });
     await expect(agent.ready).rejects.toThrow(/the ipvs backend needs IPVS, but `ipvsadm -L -n` fails here: ipvsadm: command not found/);
+    await agent.close();
+  });
+
+  it('D.11 DUAL_STACK (issue 13, part 4): one sync programs both families, each from its ClusterIP, slices and node settings; a change of either family syncs both backends', async () => {
+    const config = parseProxyAgentConfig([], { NODE_NAME: 'n1', NODE_ZONE: 'zone-a', CLUSTER: C, DUAL_STACK: 'true', NODE_IPS: '192.168.0.10,fd00::10', POD_CIDR: 'fd00:10::/64', HEALTH_CHECK_SERVERS: 'off', CONNTRACK_CLEANUP: 'false' });
+    const seen: { family: string; clusterIPs: (string | null)[]; endpoints: string[]; nodeIPs: readonly string[]; podCIDR: string | null; changed: string[] | null }[] = [];
+    const recorder = (): Backend => ({
+      kind: 'iptables',
+      sync: async (req) => {
+        const ports = req.state.servicePorts;
+        seen.push({
+          family: req.state.family,
+          clusterIPs: ports.map((p) => p.clusterIP),
+          endpoints: ports.flatMap((p) => (p.clusterEndpoints ?? []).map((e) => e.ip)),
+          nodeIPs: req.state.nodeIPs,
+          podCIDR: req.state.podCIDR,
+          changed: req.changedServices === null ? null : [...req.changedServices],
+        });
+        return { mode: req.changedServices === null ? 'full' : 'partial', counts: { nat: ports.length } };
+      },
+    });
+    const services = new FakeKvSource();
+    const views = new FakeKvSource();
+    services.put(svcPut(C, makeService('web', { clusterIP: '10.96.0.10', ipFamilies: ['IPv4', 'IPv6'], spec: { clusterIPs: ['10.96.0.10', 'fd00:96::10'] } })));
+    views.put(viewPut(C, 'zone-a', makeSlice('web-v4', [endpoint('10.244.1.2')], { service: 'web', addressType: 'IPv4' })));
+    views.put(viewPut(C, 'zone-a', makeSlice('web-v6', [endpoint('fd00:10::2')], { service: 'web', addressType: 'IPv6' })));
+    const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
+    const agent = startProxyAgent(config, {
+      sources: { services, views },
+      backend: recorder(),
+      secondaryBackend: recorder(),
+      clock,
+      log: createLogger({ service: 'proxy-agent', level: 'silent' }),
+      metrics: createMetrics('proxy-agent-test'),
+    });
+    await agent.ready;
+    expect(seen).toEqual([
+      { family: 'IPv4', clusterIPs: ['10.96.0.10'], endpoints: ['10.244.1.2'], nodeIPs: ['192.168.0.10'], podCIDR: null, changed: null },
+      { family: 'IPv6', clusterIPs: ['fd00:96::10'], endpoints: ['fd00:10::2'], nodeIPs: ['fd00::10'], podCIDR: 'fd00:10::/64', changed: null },
+    ]);
+    expect(agent.lastSync?.counts).toEqual({ nat: 2 });
+    seen.length = 0;
+    // Only the IPv6 slice changes: still a change for this agent, and both families sync.
+    views.put(viewPut(C, 'zone-a', makeSlice('web-v6', [endpoint('fd00:10::3')], { service: 'web', addressType: 'IPv6' })));
+    for (let i = 0; i < 20; i++) await settle();
+    await clock.advanceAsync(2000);
+    for (let i = 0; i < 20; i++) await settle();
+    expect(seen.map((s) => [s.family, s.endpoints, s.changed])).toEqual([
+      ['IPv4', ['10.244.1.2'], ['default/web']],
+      ['IPv6', ['fd00:10::3'], ['default/web']],
+    ]);
     await agent.close();
   });
 

@@ -20,6 +20,7 @@ import { createBackend } from './backends/create-backend.ts';
 import type { ConntrackCleaner } from './conntrack-cleaner.ts';
 import { KernelConntrackCleaner, RecordingConntrackCleaner } from './conntrack-cleaner.ts';
 import type { ProxyAgentConfig } from './config.ts';
+import { ipFamiliesOf } from './config.ts';
 import type { NodeSettings } from './dp-model.ts';
 import { HealthCheckServers } from './health-check-servers.ts';
 import { createProxyMetrics } from './metrics.ts';
@@ -46,6 +47,8 @@ export interface ProxyAgentDeps {
   readonly exec?: Exec;
   /** Replaces the configured backend entirely. */
   readonly backend?: Backend;
+  /** With DUAL_STACK: replaces the second family's backend. */
+  readonly secondaryBackend?: Backend;
   readonly clock?: Clock;
   readonly log?: Logger;
   readonly metrics?: Metrics;
@@ -117,14 +120,15 @@ function kubeNodeSource(nc: NatsConnection, config: ProxyAgentConfig): NodeMessa
   return { follow: (opts) => followSubject(nc, { stream: config.kubeStream, subject, onInitialDone: opts.onInitialDone, signal: opts.signal }) };
 }
 
-/** The node settings the model and renderers use, from configuration. */
-export function nodeSettingsOf(config: ProxyAgentConfig): NodeSettings {
+/** The node settings the model and renderers use for `family` (default IP_FAMILY), from configuration: its node IPs and pod CIDR. */
+export function nodeSettingsOf(config: ProxyAgentConfig, family: ProxyAgentConfig['ipFamily'] = config.ipFamily): NodeSettings {
+  const v6 = family === 'IPv6';
   return {
     nodeName: config.nodeName,
     zone: config.nodeZone,
-    family: config.ipFamily,
-    nodeIPs: config.nodeIPs,
-    podCIDR: config.podCIDR ?? null,
+    family,
+    nodeIPs: config.nodeIPs.filter((ip) => ip.includes(':') === v6),
+    podCIDR: config.podCIDR !== undefined && config.podCIDR.includes(':') === v6 ? config.podCIDR : null,
     masqueradeAll: config.masqueradeAll,
     masqueradeBit: config.masqueradeBit,
   };
@@ -136,12 +140,13 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
   const metrics = deps.metrics ?? createMetrics('proxy-agent');
   const abort = new AbortController();
   const settings = nodeSettingsOf(config);
+  const secondFamily = ipFamiliesOf(config)[1];
   // The zone: NODE_ZONE when set; otherwise the Node's label, and the views watch waits for
   // the first read of the Node (found or not) so that the first sync already has the zone.
   const followNode = config.nodeZone === '' && (deps.node !== undefined || deps.sources === undefined);
   let decision = initialZoneDecision(config.nodeZone);
   const view = followNode ? null : viewOfZone(decision.zone);
-  const state = new ViewState({ cluster: config.cluster, view: view ?? viewOfZone(''), nodeName: config.nodeName, family: config.ipFamily });
+  const state = new ViewState({ cluster: config.cluster, view: view ?? viewOfZone(''), nodeName: config.nodeName, family: config.ipFamily, ...(secondFamily !== undefined ? { secondaryFamily: secondFamily } : {}) });
   let agentRef: ProxyAgent | null = null;
   let moveAskedAt: number | null = null;
 
@@ -197,11 +202,15 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
     const exec = netnsExec(deps.exec ?? spawnExec(), config.netns);
     const backend = deps.backend ?? (await createBackend(config, { exec, clock, writeFile: deps.writeFile ?? atomicWrite }));
     backendRef = backend;
+    const secondary =
+      secondFamily === undefined
+        ? undefined
+        : { settings: nodeSettingsOf(config, secondFamily), backend: deps.secondaryBackend ?? (await createBackend({ ...config, ipFamily: secondFamily }, { exec, clock, writeFile: deps.writeFile ?? atomicWrite })) };
     const pm = createProxyMetrics(metrics, backend.kind);
     if (!followNode) pm.zoneInfo.set({ view: state.view, source: decision.source }, 1);
     if (config.healthCheckServers === 'on' || (config.healthCheckServers === 'auto' && backend.kind !== 'dry-run')) {
       hcServers = new HealthCheckServers({
-        addresses: config.nodeIPs,
+        addresses: settings.nodeIPs,
         family: config.ipFamily,
         ...(config.netns !== undefined ? { netns: config.netns } : {}),
         listen: deps.listen ?? listenTcp,
@@ -223,6 +232,7 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
       state,
       backend,
       settings,
+      ...(secondary !== undefined ? { secondary } : {}),
       clock,
       metrics: pm,
       log,

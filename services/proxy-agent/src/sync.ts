@@ -8,7 +8,7 @@ import type { ConntrackPortState, ServiceHealthInfo, StaleFlows } from '@sliceme
 import { staleConntrackFlows } from '@slicemesh/proxy-state';
 import { ApplyError } from '@slicemesh/netfilter';
 import type { Clock, Logger } from '@slicemesh/runtime';
-import type { Backend } from './backend.ts';
+import type { Backend, BackendSyncResult } from './backend.ts';
 import type { ConntrackCleaner, ConntrackCleanupReport } from './conntrack-cleaner.ts';
 import type { NodeSettings, ServiceModel } from './dp-model.ts';
 import { dpStateOf, selfNode, serviceModelFor } from './dp-model.ts';
@@ -37,6 +37,12 @@ export interface ProxySyncerOptions {
   readonly state: ViewState;
   readonly backend: Backend;
   readonly settings: NodeSettings;
+  /**
+   * Dual stack (D.11): the other family, programmed in the same sync after the first (its own
+   * endpoint selection, DpState and backend; a failure of either makes the sync fail). Health
+   * facts and conntrack cleanup follow the first family.
+   */
+  readonly secondary?: { readonly settings: NodeSettings; readonly backend: Backend };
   readonly clock: Clock;
   readonly metrics: ProxyMetrics;
   readonly log: Logger;
@@ -54,12 +60,21 @@ export interface ProxySyncerOptions {
   readonly conntrack?: ConntrackCleaner;
 }
 
+/** One result for a dual-stack sync: full if either was, counts summed per label, details per family. */
+export function combineResults(a: BackendSyncResult, b: BackendSyncResult, familyA: string, familyB: string): BackendSyncResult {
+  const counts: Record<string, number> = { ...a.counts };
+  for (const [k, v] of Object.entries(b.counts)) counts[k] = (counts[k] ?? 0) + v;
+  return { mode: a.mode === 'full' || b.mode === 'full' ? 'full' : 'partial', counts, detail: { [familyA]: a.detail ?? {}, [familyB]: b.detail ?? {} } };
+}
+
 export class ProxySyncer {
   readonly #o: ProxySyncerOptions;
   /** This node as endpoint selection sees it; its zone label follows setZone. */
   #node: Node;
   /** Programmed ports and health facts per service `<ns>/<name>`, as of the last sync. */
   #models = new Map<string, ServiceModel>();
+  /** Dual stack: the secondary family's models, likewise. */
+  #models2 = new Map<string, ServiceModel>();
   /** UDP ports per service as the kernel has them: the last successful sync's (D.7). */
   #appliedUdp = new Map<string, readonly ConntrackPortState[]>();
   #needFullSync = true;
@@ -90,9 +105,21 @@ export class ProxySyncer {
     return this.#needFullSync || this.#o.clock.now() - this.#lastFullSyncAt >= this.#o.fullSyncPeriodMs;
   }
 
-  #model(key: string): ServiceModel | undefined {
+  #model(key: string, settings: NodeSettings = this.#o.settings): ServiceModel | undefined {
     const service = this.#o.state.service(key);
-    return service === undefined ? undefined : serviceModelFor(service, this.#o.state.slicesOf(key), this.#node, this.#o.settings);
+    return service === undefined ? undefined : serviceModelFor(service, this.#o.state.slicesOf(key), this.#node, settings);
+  }
+
+  /** Recomputes `models` for `settings`' family: every service (full) or the changed ones. */
+  #remodel(models: Map<string, ServiceModel>, settings: NodeSettings, changed: readonly string[] | null): Map<string, ServiceModel> {
+    const keys = changed ?? [...this.#o.state.serviceKeys()];
+    const out = changed === null ? new Map<string, ServiceModel>() : models;
+    for (const key of keys) {
+      const m = this.#model(key, settings);
+      if (m === undefined) out.delete(key);
+      else out.set(key, m);
+    }
+    return out;
   }
 
   /** Runs one sync. Never throws: failures are logged, counted and reported. */
@@ -106,22 +133,17 @@ export class ProxySyncer {
     metrics.serviceChanges.inc(co.serviceChanges);
     metrics.endpointChanges.inc(co.endpointChanges);
     try {
-      if (full) {
-        const models = new Map<string, ServiceModel>();
-        for (const key of state.serviceKeys()) {
-          const m = this.#model(key);
-          if (m !== undefined) models.set(key, m);
-        }
-        this.#models = models;
-      } else {
-        for (const key of changed) {
-          const m = this.#model(key);
-          if (m === undefined) this.#models.delete(key);
-          else this.#models.set(key, m);
-        }
-      }
+      this.#models = this.#remodel(this.#models, this.#o.settings, full ? null : changed);
       const servicePorts = [...this.#models.values()].flatMap((m) => m.ports);
-      const result = await backend.sync({ state: dpStateOf(servicePorts, this.#o.settings), changedServices: full ? null : co.changedServices });
+      const changedServices = full ? null : co.changedServices;
+      let result = await backend.sync({ state: dpStateOf(servicePorts, this.#o.settings), changedServices });
+      const secondary = this.#o.secondary;
+      if (secondary !== undefined) {
+        this.#models2 = this.#remodel(this.#models2, secondary.settings, full ? null : changed);
+        const ports2 = [...this.#models2.values()].flatMap((m) => m.ports);
+        const r2 = await secondary.backend.sync({ state: dpStateOf(ports2, secondary.settings), changedServices });
+        result = combineResults(result, r2, this.#o.settings.family, secondary.settings.family);
+      }
       const finishedAt = clock.now();
       this.#needFullSync = false;
       if (result.mode === 'full') this.#lastFullSyncAt = startedAt;

@@ -34,6 +34,8 @@ export interface ViewStateOptions {
   readonly view: string;
   readonly nodeName: string;
   readonly family: IPFamily;
+  /** Dual stack: the other family is programmed too, so its service ports and slices are changes as well. */
+  readonly secondaryFamily?: IPFamily;
 }
 
 interface ViewEntry {
@@ -61,6 +63,8 @@ export class ViewState {
   readonly #slices = new Map<string, Map<string, EndpointSlice>>(); // <ns>/<svc> -> KV key -> slice
   readonly #serviceTracker: ServiceChangeTracker;
   readonly #sliceCache: EndpointSliceCache;
+  /** Dual stack: the same for the secondary family (null on a single-family node). */
+  readonly #secondary: { readonly tracker: ServiceChangeTracker; readonly cache: EndpointSliceCache } | null;
   #triggerTimes = new Map<string, number[]>();
   #serviceChanges = 0;
   #endpointChanges = 0;
@@ -70,6 +74,8 @@ export class ViewState {
     this.#view = opts.view;
     this.#serviceTracker = new ServiceChangeTracker(opts.family);
     this.#sliceCache = new EndpointSliceCache({ nodeName: opts.nodeName, family: opts.family });
+    const f2 = opts.secondaryFamily;
+    this.#secondary = f2 === undefined || f2 === opts.family ? null : { tracker: new ServiceChangeTracker(f2), cache: new EndpointSliceCache({ nodeName: opts.nodeName, family: f2 }) };
   }
 
   /** Applies one entry of the svc bucket. */
@@ -98,7 +104,8 @@ export class ViewState {
   #serviceOutcome(previous: Service | null, current: Service | null, key: string): IngestOutcome {
     // As upstream: the tracker drops a change that ends where it began (or touches no port
     // this family programs) and answers whether anything is pending at all.
-    if (!this.#serviceTracker.update(previous, current)) return { kind: 'unchanged', service: key };
+    const second = this.#secondary?.tracker.update(previous, current) ?? false;
+    if (!this.#serviceTracker.update(previous, current) && !second) return { kind: 'unchanged', service: key };
     this.#serviceChanges++;
     return { kind: 'changed', service: key };
   }
@@ -116,7 +123,8 @@ export class ViewState {
     if (!group) this.#slices.set(key, (group = new Map()));
     group.set(change.key, slice);
     // The cache drops updates equal to what it holds, and slices of another family.
-    if (!this.#sliceCache.update(slice)) return { kind: 'unchanged', service: key };
+    const second = this.#secondary?.cache.update(slice) ?? false;
+    if (!this.#sliceCache.update(slice) && !second) return { kind: 'unchanged', service: key };
     this.#endpointChanges++;
     const t = triggerTimeOf(slice);
     if (t !== null) {
@@ -134,7 +142,8 @@ export class ViewState {
     const group = this.#slices.get(old.service);
     group?.delete(kvKey);
     if (group?.size === 0) this.#slices.delete(old.service);
-    if (!this.#sliceCache.delete(old.slice)) return { kind: 'unchanged', service: old.service };
+    const second = this.#secondary?.cache.delete(old.slice) ?? false;
+    if (!this.#sliceCache.delete(old.slice) && !second) return { kind: 'unchanged', service: old.service };
     this.#endpointChanges++;
     return { kind: 'changed', service: old.service };
   }
@@ -180,12 +189,18 @@ export class ViewState {
 
   /** Whether some change is pending for the next sync. */
   hasPendingChanges(): boolean {
-    return this.#serviceTracker.pendingCount > 0 || this.#sliceCache.hasPendingChanges();
+    const sec = this.#secondary;
+    return this.#serviceTracker.pendingCount > 0 || this.#sliceCache.hasPendingChanges() || (sec !== null && (sec.tracker.pendingCount > 0 || sec.cache.hasPendingChanges()));
   }
 
   /** Consumes the pending changes (both trackers) and the trigger times recorded with them. */
   checkout(): Checkout {
-    const changed = new Set<string>([...this.#serviceTracker.checkoutChanges().keys(), ...this.#sliceCache.checkoutChanges().keys()]);
+    const sec = this.#secondary;
+    const changed = new Set<string>([
+      ...this.#serviceTracker.checkoutChanges().keys(),
+      ...this.#sliceCache.checkoutChanges().keys(),
+      ...(sec !== null ? [...sec.tracker.checkoutChanges().keys(), ...sec.cache.checkoutChanges().keys()] : []),
+    ]);
     const triggerTimes = this.#triggerTimes;
     this.#triggerTimes = new Map();
     const out: Checkout = {
