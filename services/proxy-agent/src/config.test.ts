@@ -62,6 +62,7 @@ describe('proxy-agent config', () => {
     const dual = parseProxyAgentConfig(['--dual-stack'], { NODE_NAME: 'n1', IP_FAMILY: 'IPv6', NODE_IPS: '192.168.0.10,fd00::10', POD_CIDR: '10.244.0.0/16', BACKEND: 'nftables' });
     expect(ipFamiliesOf(dual)).toEqual(['IPv6', 'IPv4']);
     expect(dual.nodeIPs).toEqual(['192.168.0.10', 'fd00::10']);
+    expect(parseProxyAgentConfig(['--dual-stack'], { NODE_NAME: 'n1', BACKEND: 'ipvs' }).backend).toBe('ipvs');
   });
 
   it('the flag sets the chain mode too', () => {
@@ -77,7 +78,7 @@ describe('proxy-agent config', () => {
     { name: 'node IPs must be addresses', env: { NODE_NAME: 'n', NODE_IPS: '10.0.0.1,nope' }, setting: 'env NODE_IPS' },
     { name: 'node IPs must be of the agent family', env: { NODE_NAME: 'n', NODE_IPS: 'fd00::1' }, setting: '--node-ips' },
     { name: 'the pod CIDR must be of the agent family', env: { NODE_NAME: 'n', IP_FAMILY: 'IPv6', POD_CIDR: '10.0.0.0/8' }, setting: '--pod-cidr' },
-    { name: 'DUAL_STACK needs the iptables or nftables backend', env: { NODE_NAME: 'n', DUAL_STACK: 'true', BACKEND: 'ipvs' }, setting: '--dual-stack' },
+    { name: 'DUAL_STACK needs the iptables, nftables or ipvs backend', env: { NODE_NAME: 'n', DUAL_STACK: 'true', BACKEND: 'userspace' }, setting: '--dual-stack' },
     { name: 'the minimum sync period cannot exceed the sync period', argv: ['--min-sync-period', '1m'], env: { NODE_NAME: 'n' }, setting: '--min-sync-period' },
   ];
   for (const tc of bad) {

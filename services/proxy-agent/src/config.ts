@@ -94,7 +94,7 @@ export const proxyAgentConfig = defineConfig({
     flag: '--dual-stack',
     default: false,
     parse: 'bool',
-    doc: 'Program the other family too, in the same sync (iptables: iptables-restore and ip6tables-restore; nftables: the tables ip and ip6): each family from the Service\'s ClusterIP of that family and the EndpointSlices of that addressType. NODE_IPS may then hold both families; POD_CIDR applies to its own family only. iptables and nftables backends only.',
+    doc: 'Program the other family too, in the same sync (iptables: iptables-restore and ip6tables-restore; nftables: the tables ip and ip6): each family from the Service\'s ClusterIP of that family and the EndpointSlices of that addressType. NODE_IPS may then hold both families; POD_CIDR applies to its own family only. iptables, nftables and ipvs backends (ipvs: one IPVS table and dummy interface, each family keeping to its own addresses).',
   },
   svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', parse: 'string', doc: 'KV bucket of service specs.' },
   viewsBucket: { env: 'VIEWS_BUCKET', flag: '--views-bucket', default: 'views', parse: 'string', doc: 'KV bucket of per-zone endpoint views.' },
@@ -138,7 +138,7 @@ export type ProxyAgentConfig = Omit<ConfigOf<typeof proxyAgentConfig.spec>, 'mas
 export function parseProxyAgentConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ProxyAgentConfig {
   const c = proxyAgentConfig.parse(argv, env);
   if (c.nodeName.trim() === '') throw new ConfigError('--node-name', 'must not be empty');
-  if (c.dualStack && c.backend !== 'iptables' && c.backend !== 'nftables') throw new ConfigError('--dual-stack', `needs --backend iptables or nftables, not ${c.backend}`);
+  if (c.dualStack && c.backend !== 'iptables' && c.backend !== 'nftables' && c.backend !== 'ipvs') throw new ConfigError('--dual-stack', `needs --backend iptables, nftables or ipvs, not ${c.backend}`);
   const v6 = c.ipFamily === 'IPv6';
   const wrong = c.dualStack ? undefined : c.nodeIPs.find((ip) => ip.includes(':') !== v6);
   if (wrong !== undefined) throw new ConfigError('--node-ips', `${wrong} is not an ${c.ipFamily} address`);

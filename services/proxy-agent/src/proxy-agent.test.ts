@@ -4,7 +4,7 @@ import type { Service } from '@slicemesh/model';
 import { svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
 import type { ListenOptions } from '@slicemesh/netfilter';
 import { ListenError } from '@slicemesh/netfilter';
-import { FakeIptables, RecordingExec } from '@slicemesh/netfilter/testing';
+import { FakeIpLink, FakeIpset, FakeIptables, FakeIpvs, FakeSysctl, RecordingExec } from '@slicemesh/netfilter/testing';
 import { UNZONED_VIEW } from '@slicemesh/proxy-state';
 import { FakeClock, createLogger, createMetrics, settle } from '@slicemesh/runtime';
 import { makeService, makeSlice } from '@slicemesh/testing';
@@ -225,6 +225,39 @@ describe('startProxyAgent', () => {
       ['IPv4', ['10.244.1.2'], ['default/web']],
       ['IPv6', ['fd00:10::3'], ['default/web']],
     ]);
+    await agent.close();
+  });
+
+  it('D.11 DUAL_STACK with BACKEND=ipvs: both families share one IPVS table and dummy interface; a later full sync keeps both, an IPv6 Service removed leaves IPv4 alone', async () => {
+    const config = parseProxyAgentConfig([], { NODE_NAME: 'n1', NODE_ZONE: 'zone-a', CLUSTER: C, BACKEND: 'ipvs', DUAL_STACK: 'true', NODE_IPS: '192.168.0.10,fd00::10', HEALTH_CHECK_SERVERS: 'off', CONNTRACK_CLEANUP: 'false' });
+    const ipvs = new FakeIpvs();
+    const link = new FakeIpLink();
+    const sysctl = new FakeSysctl({ 'net.ipv4.vs.conntrack': '0', 'net.ipv4.vs.expire_nodest_conn': '0', 'net.ipv4.vs.expire_quiescent_template': '0', 'net.ipv4.ip_forward': '0', 'net.ipv6.conf.all.forwarding': '0' });
+    const rec = new RecordingExec([new FakeIpset(), new FakeIptables(), new FakeIptables({ family: 'IPv6' }), ipvs, link, sysctl]);
+    const services = new FakeKvSource();
+    const views = new FakeKvSource();
+    services.put(svcPut(C, makeService('web', { clusterIP: '10.96.0.10', ipFamilies: ['IPv4', 'IPv6'], spec: { clusterIPs: ['10.96.0.10', 'fd00:96::10'] } })));
+    services.put(svcPut(C, makeService('six', { clusterIP: 'fd00:96::20', ipFamilies: ['IPv6'] })));
+    views.put(viewPut(C, 'zone-a', makeSlice('web-v4', [endpoint('10.244.1.2')], { service: 'web', addressType: 'IPv4' })));
+    views.put(viewPut(C, 'zone-a', makeSlice('web-v6', [endpoint('fd00:10::2')], { service: 'web', addressType: 'IPv6' })));
+    views.put(viewPut(C, 'zone-a', makeSlice('six-v6', [endpoint('fd00:10::3')], { service: 'six', addressType: 'IPv6' })));
+    const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
+    const agent = startProxyAgent(config, { sources: { services, views }, exec: rec.exec, clock, log: createLogger({ service: 'proxy-agent', level: 'silent' }), metrics: createMetrics('proxy-agent-test') });
+    await agent.ready;
+    const vs = () => ipvs.dump().filter((l) => !l.startsWith(' '));
+    expect(vs()).toEqual(['TCP/10.96.0.10:80 rr', 'TCP/[fd00:96::10]:80 rr', 'TCP/[fd00:96::20]:80 rr']);
+    expect(link.addresses('kube-ipvs0')).toEqual(['10.96.0.10/32', 'fd00:96::10/128', 'fd00:96::20/128']);
+    // A full sync later (the sync period) finds both families' servers and keeps them.
+    await clock.advanceAsync(config.syncPeriod + 1000);
+    for (let i = 0; i < 20; i++) await settle();
+    expect(vs()).toEqual(['TCP/10.96.0.10:80 rr', 'TCP/[fd00:96::10]:80 rr', 'TCP/[fd00:96::20]:80 rr']);
+    services.put(del(svcPut(C, makeService('six', { clusterIP: 'fd00:96::20', ipFamilies: ['IPv6'] })).key));
+    for (let i = 0; i < 20; i++) await settle();
+    await clock.advanceAsync(2000);
+    for (let i = 0; i < 20; i++) await settle();
+    expect(vs()).toEqual(['TCP/10.96.0.10:80 rr', 'TCP/[fd00:96::10]:80 rr']);
+    expect(link.addresses('kube-ipvs0')).toEqual(['10.96.0.10/32', 'fd00:96::10/128']);
+    expect(ipvs.dump().filter((l) => l.includes('[fd00:10::2]'))).toHaveLength(1);
     await agent.close();
   });
 

@@ -80,6 +80,79 @@ describe('D.5.4 IpvsBackend with the companion rules (fake kernel)', () => {
   });
 });
 
+const stateV6 = deepFreeze(
+  dpState(
+    [
+      svc('ns1/web:http', { clusterIP: 'fd00:96::10', nodePort: 30080, endpoints: [ep('fd00:244:1::2')] }),
+      svc('ns1/v6only:http', { clusterIP: 'fd00:96::30', endpoints: [ep('fd00:244:1::3')] }),
+    ],
+    { family: 'IPv6', nodeIPs: ['fd00::2'], podCIDR: 'fd00:244::/48' },
+  ),
+);
+
+/** Two backends, one per family, on one fake kernel: one IPVS table, one dummy interface, one ipset namespace, iptables and ip6tables. */
+function dualHarness() {
+  const ipset = new FakeIpset();
+  const ipt = new FakeIptables();
+  const ip6t = new FakeIptables({ family: 'IPv6' });
+  const ipvs = new FakeIpvs();
+  const link = new FakeIpLink();
+  const sysctl = new FakeSysctl({ 'net.ipv4.vs.conntrack': '0', 'net.ipv4.vs.expire_nodest_conn': '0', 'net.ipv4.vs.expire_quiescent_template': '0', 'net.ipv4.ip_forward': '0', 'net.ipv6.conf.all.forwarding': '0' });
+  const rec = new RecordingExec([ipset, ipt, ip6t, ipvs, link, sysctl]);
+  const backend = (family: 'IPv4' | 'IPv6') =>
+    new IpvsBackend({
+      client: new IpvsClient({ exec: rec.exec }),
+      scheduler: 'rr',
+      sysctl: new SysctlWriter({ exec: rec.exec }),
+      companion: { ipset: new IpsetRestorer({ exec: rec.exec }), iptables: new IptablesRestorer({ exec: rec.exec, family }), chains: OWN_CHAINS },
+    });
+  return { ipset, ipt, ip6t, ipvs, link, sysctl, rec, v4: backend('IPv4'), v6: backend('IPv6') };
+}
+
+const services = (dump: readonly string[]) => dump.filter((l) => !l.startsWith(' '));
+
+describe('D.11 IpvsBackend dual stack: one backend per family on one kernel (fake)', () => {
+  it('repeated full syncs of both families keep both families\' virtual servers, addresses, sets and rules', async () => {
+    const h = dualHarness();
+    for (let round = 0; round < 3; round++) {
+      const r4 = await h.v4.sync({ state, changedServices: null });
+      const r6 = await h.v6.sync({ state: stateV6, changedServices: null });
+      if (round > 0) expect([r4.detail, r6.detail]).toMatchObject([{ operations: 0 }, { operations: 0 }]);
+    }
+    expect(services(h.ipvs.dump())).toEqual([
+      'TCP/10.96.0.10:80 rr',
+      'TCP/10.96.0.20:80 rr',
+      'TCP/192.168.0.2:30080 rr',
+      'TCP/[fd00:96::10]:80 rr',
+      'TCP/[fd00:96::30]:80 rr',
+      'TCP/[fd00::2]:30080 rr',
+    ]);
+    expect(h.link.addresses('kube-ipvs0')).toEqual(['10.96.0.10/32', '10.96.0.20/32', 'fd00:96::10/128', 'fd00:96::30/128']);
+    expect([h.ipset.members('SLICEMESH-CLUSTER-IP'), h.ipset.members('SLICEMESH-6-CLUSTER-IP')]).toEqual([
+      ['10.96.0.10,tcp:80', '10.96.0.20,tcp:80'],
+      ['fd00:96::10,tcp:80', 'fd00:96::30,tcp:80'],
+    ]);
+    expect(h.ip6t.rules('nat', 'SLICEMESH-SERVICES').some((l) => l.includes('--match-set SLICEMESH-6-CLUSTER-IP dst,dst'))).toBe(true);
+    expect(h.ipt.rules('nat', 'SLICEMESH-SERVICES').some((l) => l.includes('SLICEMESH-6-'))).toBe(false);
+    expect(h.ip6t.rules('nat', 'PREROUTING').filter((l) => l.includes('SLICEMESH-SERVICES'))).toHaveLength(1);
+    expect(h.sysctl.values.get('net.ipv6.conf.all.forwarding')).toBe('1');
+  });
+
+  it('removing an IPv6 service takes only its virtual server and address; removing an IPv4 one leaves IPv6 alone', async () => {
+    const h = dualHarness();
+    await h.v4.sync({ state, changedServices: null });
+    await h.v6.sync({ state: stateV6, changedServices: null });
+    await h.v6.sync({ state: { ...stateV6, servicePorts: stateV6.servicePorts.slice(0, 1) }, changedServices: null });
+    await h.v4.sync({ state, changedServices: null });
+    expect(services(h.ipvs.dump())).toEqual(['TCP/10.96.0.10:80 rr', 'TCP/10.96.0.20:80 rr', 'TCP/192.168.0.2:30080 rr', 'TCP/[fd00:96::10]:80 rr', 'TCP/[fd00::2]:30080 rr']);
+    expect(h.link.addresses('kube-ipvs0')).toEqual(['10.96.0.10/32', '10.96.0.20/32', 'fd00:96::10/128']);
+    await h.v4.sync({ state: { ...state, servicePorts: state.servicePorts.slice(0, 1) }, changedServices: null });
+    expect(services(h.ipvs.dump())).toEqual(['TCP/10.96.0.10:80 rr', 'TCP/192.168.0.2:30080 rr', 'TCP/[fd00:96::10]:80 rr', 'TCP/[fd00::2]:30080 rr']);
+    expect(h.link.addresses('kube-ipvs0')).toEqual(['10.96.0.10/32', 'fd00:96::10/128']);
+    expect(h.ipvs.dump()).toContain('  -> [fd00:244:1::2]:80 weight 1');
+  });
+});
+
 describe('D.5.4 dry-run with format ipvs', () => {
   it('writes the whole node plan, as proxy-plan --format ipvs prints it', async () => {
     const files = new Map<string, string>();

@@ -5,6 +5,9 @@
 // `companion`, the ipsets and iptables rules kube-proxy keeps in IPVS mode (D.5.4) are applied
 // first, in that order (the rules name the sets): masquerade, NodePorts, source ranges, rejects.
 // Without NODE_IPS the NodePort virtual servers go on the addresses the node's interfaces have.
+// One backend per family shares the kernel's IPVS table and dummy interface (D.11), so each
+// observes, diffs and deletes only the virtual servers and bound addresses of its own family;
+// its ipsets (`-6-` names) and companion rules (ip6tables) are its family's already.
 
 import type { IptablesChainNames, IpvsRealServer, IpvsScheduler, IpvsVirtualServer } from '@slicemesh/dataplane';
 import { diffIpvs, ipvsCompanionJumps, ipvsSysctls, renderIpvs, renderIpvsCompanion } from '@slicemesh/dataplane';
@@ -61,9 +64,10 @@ export class IpvsBackend implements Backend {
     // interfaces show them now (kube-proxy's default), so NODE_IPS is not needed for them.
     const nodeIPs = req.state.nodeIPs.length > 0 ? req.state.nodeIPs : await client.nodeAddresses(req.state.family);
     const desired = renderIpvs({ ...req.state, nodeIPs }, { scheduler, interface: client.interface });
-    const bound = await client.boundAddresses();
-    // Ours: services on addresses we bound, and NodePort services on the node IPs.
-    const owned = new Set([...bound, ...nodeIPs]);
+    const v6 = req.state.family === 'IPv6';
+    const bound = (await client.boundAddresses()).filter((ip) => ip.includes(':') === v6);
+    // Ours: services on addresses we bound, and NodePort services on the node IPs, of our family.
+    const owned = new Set([...bound, ...nodeIPs.filter((ip) => ip.includes(':') === v6)]);
     const observed = (await client.virtualServers()).filter((vs) => owned.has(vs.address));
     const ops = diffIpvs({ virtualServers: observed, boundAddresses: bound }, desired, { activeConnections: connections(observed) });
     await client.apply(ops);
