@@ -13,7 +13,9 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { ClusterSim } from '@slicemesh/cluster-sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeObject, podObject, serviceObject, withReadiness } from './kube-objects.ts';
+import { missingTools } from '@slicemesh/netfilter/testing/netns-lab';
+import { Ipv6NodeLab, V6_POD_CIDR } from './ipv6-lab.ts';
+import { APP, nodeObject, podObject, serviceObject, withReadiness } from './kube-objects.ts';
 import type { LabPod, NodeSpec, Tally } from './netns-cluster.ts';
 import { NetnsCluster, POD_PORT, netnsUnavailableReason } from './netns-cluster.ts';
 import type { Backend } from './pipeline-stack.ts';
@@ -231,6 +233,72 @@ for (const backend of ['iptables', 'nftables'] as const satisfies readonly Backe
       // topo's views are reconciled on their own schedule: wait for them, within the same bound.
       const zoneA = podNames(lab.podsIn('zone-a')).join();
       await until(lab.node('node-a2').ns, ips.topo, 80, (t) => names(t).join() === zoneA, since, BOUND_MS);
+    });
+  });
+}
+
+// An IPv6-only node (D.11): the same pipeline carries an `ipFamilies: [IPv6]` Service and pods
+// with only IPv6 podIPs — the slicer makes an IPv6 EndpointSlice, hints publishes it in the
+// zone's view, and an agent with IP_FAMILY=IPv6 programs the node namespace (ip6tables or the
+// nft table `ip6 slicemesh`); a pod reaches both server pods through the IPv6 ClusterIP.
+// cluster-sim keeps a requested IPv6 ClusterIP but allocates IPv4 ones only, and keeps one
+// ClusterIP per Service, so a dual-stack Service cannot be carried yet.
+const WEB6_IP = 'fd00:96::10';
+const unavailable6 = unavailable ?? (missingTools(['ip6tables-restore', 'nft']).length > 0 ? `missing tools: ${missingTools(['ip6tables-restore', 'nft']).join(', ')}` : null);
+
+for (const backend of ['iptables', 'nftables'] as const satisfies readonly Backend[]) {
+  describe(`the whole pipeline programs a real IPv6 node namespace, ${backend} backend${unavailable6 ? ` (skipped: ${unavailable6})` : ''}`, () => {
+    let lab: Ipv6NodeLab | undefined;
+    let pipeline: Pipeline | undefined;
+
+    beforeAll(async () => {
+      if (unavailable6) return;
+      lab = new Ipv6NodeLab(`sm6${backend[0]}${randomBytes(3).toString('hex')}`, 'node-v6', 'zone-a');
+      await lab.startServers();
+      const theLab = lab;
+      pipeline = new Pipeline({
+        cluster: CLUSTER,
+        backend,
+        lab,
+        partitions: 2,
+        logLevel: LOG_LEVEL,
+        agentEnv: { IP_FAMILY: 'IPv6', POD_CIDR: V6_POD_CIDR },
+        seed: (sim) => {
+          const at = now();
+          sim.store.create('Node', nodeObject(theLab.node, '4', at));
+          for (const p of theLab.pods) sim.store.create('Pod', podObject(p, true, at));
+          sim.store.create('Service', {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name: 'web6', namespace: 'default' },
+            spec: { type: 'ClusterIP', clusterIP: WEB6_IP, ipFamilies: ['IPv6'], selector: { app: APP }, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
+          });
+        },
+      });
+      await pipeline.start();
+    });
+
+    afterAll(async () => {
+      try {
+        await pipeline?.close();
+      } finally {
+        lab?.destroy();
+      }
+    });
+
+    it('a pod reaches every server pod through the Service\'s IPv6 ClusterIP over real TCP', async (ctx) => {
+      if (unavailable6) ctx.skip(unavailable6);
+      if (lab === undefined || pipeline === undefined) throw new Error('setup failed');
+      const theLab = lab;
+      const { sim, views } = pipeline;
+      expect(sim.store.get('Service', 'default', 'web6')?.['spec']).toMatchObject({ clusterIP: WEB6_IP, ipFamilies: ['IPv6'] });
+      await views.until(() => views.endpoints('zone-a', 'web6').size === theLab.pods.length, STARTUP_BOUND_MS, 'both IPv6 pods in the zone-a view of web6');
+      expect([...views.endpoints('zone-a', 'web6').keys()].sort()).toEqual(theLab.pods.map((p) => p.ip).sort());
+      const all = podNames(theLab.pods);
+      const since = performance.now();
+      let last: Tally = {};
+      while (performance.now() - since < STARTUP_BOUND_MS && names(last).join() !== all.join()) last = await theLab.connect(WEB6_IP, 80, 20);
+      expect(names(await theLab.connect(WEB6_IP, 80, 40))).toEqual(all);
     });
   });
 }

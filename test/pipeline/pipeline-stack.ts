@@ -25,7 +25,10 @@ type Level = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export interface PipelineOptions {
   readonly cluster: string;
   readonly backend: Backend;
-  readonly lab: NetnsCluster;
+  /** The nodes to run an agent for (its name, zone and namespace). */
+  readonly lab: { readonly nodes: readonly Pick<NetnsCluster['nodes'][number], 'name' | 'zone' | 'ns'>[] };
+  /** Settings for every agent over the defaults (e.g. IP_FAMILY and an IPv6 POD_CIDR). */
+  readonly agentEnv?: Readonly<Record<string, string>>;
   readonly partitions: number;
   readonly logLevel: Level;
   /** Writes the initial objects into the store before the watcher lists them. */
@@ -158,6 +161,7 @@ export class Pipeline {
         SVC_BUCKET: js.names.svc,
         VIEWS_BUCKET: js.names.views,
         LOG_LEVEL: logLevel,
+        ...this.opts.agentEnv,
       });
       const agent = startProxyAgent(config, { log: logger('proxy-agent') });
       this.agents.set(node.name, agent);
