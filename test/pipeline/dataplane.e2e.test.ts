@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import type { ClusterSim } from '@slicemesh/cluster-sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { missingTools } from '@slicemesh/netfilter/testing/netns-lab';
-import { Ipv6NodeLab, V6_POD_CIDR } from './ipv6-lab.ts';
+import { Ipv6NodeLab, V4_POD_CIDR, V6_POD_CIDR } from './ipv6-lab.ts';
 import { APP, nodeObject, podObject, serviceObject, withReadiness } from './kube-objects.ts';
 import type { LabPod, NodeSpec, Tally } from './netns-cluster.ts';
 import { NetnsCluster, POD_PORT, netnsUnavailableReason } from './netns-cluster.ts';
@@ -299,6 +299,75 @@ for (const backend of ['iptables', 'nftables'] as const satisfies readonly Backe
       let last: Tally = {};
       while (performance.now() - since < STARTUP_BOUND_MS && names(last).join() !== all.join()) last = await theLab.connect(WEB6_IP, 80, 20);
       expect(names(await theLab.connect(WEB6_IP, 80, 40))).toEqual(all);
+    });
+  });
+}
+
+// A dual-stack node (D.11): pods with an IPv4 and an IPv6 podIP, an IPv4 Service (its ClusterIP
+// allocated by cluster-sim) and an IPv6 one beside it, and one agent with DUAL_STACK=true that
+// programs both families of the node namespace in each sync; a pod reaches both server pods
+// through either ClusterIP. (Single-stack Services: cluster-sim keeps one ClusterIP each.)
+for (const backend of ['iptables', 'nftables'] as const satisfies readonly Backend[]) {
+  describe(`the whole pipeline programs a real dual-stack node namespace, ${backend} backend${unavailable6 ? ` (skipped: ${unavailable6})` : ''}`, () => {
+    let lab: Ipv6NodeLab | undefined;
+    let pipeline: Pipeline | undefined;
+    let web4 = '';
+
+    beforeAll(async () => {
+      if (unavailable6) return;
+      lab = new Ipv6NodeLab(`smd${backend[0]}${randomBytes(3).toString('hex')}`, 'node-ds', 'zone-a', ['IPv4', 'IPv6']);
+      await lab.startServers();
+      const theLab = lab;
+      pipeline = new Pipeline({
+        cluster: CLUSTER,
+        backend,
+        lab,
+        partitions: 2,
+        logLevel: LOG_LEVEL,
+        agentEnv: { IP_FAMILY: 'IPv4', DUAL_STACK: 'true', POD_CIDR: V4_POD_CIDR },
+        seed: (sim) => {
+          const at = now();
+          sim.store.create('Node', nodeObject(theLab.node, '4', at));
+          for (const p of theLab.pods) {
+            const pod = podObject(p, true, at);
+            sim.store.create('Pod', { ...pod, status: { ...(pod['status'] as Record<string, unknown>), podIPs: theLab.addressesOf(p).map((ip) => ({ ip })) } });
+          }
+          const ports = [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }];
+          sim.store.create('Service', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web4', namespace: 'default' }, spec: { type: 'ClusterIP', selector: { app: APP }, ports } });
+          sim.store.create('Service', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web6', namespace: 'default' }, spec: { type: 'ClusterIP', clusterIP: WEB6_IP, ipFamilies: ['IPv6'], selector: { app: APP }, ports } });
+        },
+      });
+      await pipeline.start();
+      web4 = clusterIPOf(pipeline.sim, 'web4');
+    });
+
+    afterAll(async () => {
+      try {
+        await pipeline?.close();
+      } finally {
+        lab?.destroy();
+      }
+    });
+
+    it('a pod reaches every server pod through the IPv4 and the IPv6 ClusterIP, both programmed by one agent', async (ctx) => {
+      if (unavailable6) ctx.skip(unavailable6);
+      if (lab === undefined || pipeline === undefined) throw new Error('setup failed');
+      const theLab = lab;
+      const { views } = pipeline;
+      await views.until(
+        () => views.endpoints('zone-a', 'web4').size === theLab.pods.length && views.endpoints('zone-a', 'web6').size === theLab.pods.length,
+        STARTUP_BOUND_MS,
+        'both pods in the zone-a views of web4 (IPv4) and web6 (IPv6)',
+      );
+      expect([...views.endpoints('zone-a', 'web6').keys()].every((ip) => ip.includes(':'))).toBe(true);
+      expect([...views.endpoints('zone-a', 'web4').keys()].some((ip) => ip.includes(':'))).toBe(false);
+      const all = podNames(theLab.pods);
+      for (const host of [web4, WEB6_IP]) {
+        const since = performance.now();
+        let last: Tally = {};
+        while (performance.now() - since < STARTUP_BOUND_MS && names(last).join() !== all.join()) last = await theLab.connect(host, 80, 20);
+        expect(names(await theLab.connect(host, 80, 40)), host).toEqual(all);
+      }
     });
   });
 }
