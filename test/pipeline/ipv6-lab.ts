@@ -6,7 +6,7 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { spawnSync } from 'node:child_process';
-import { CONNECT_ONCE_JS, NetnsResources, ip, spawnNodeIn } from '@slicemesh/netfilter/testing/netns-lab';
+import { NetnsResources, connectTally, ip, nameServerJs, spawnNodeIn } from '@slicemesh/netfilter/testing/netns-lab';
 import type { Tally } from '@slicemesh/netfilter/testing/netns-lab';
 import type { LabNode, LabPod } from './netns-cluster.ts';
 import { POD_PORT } from './netns-cluster.ts';
@@ -19,13 +19,8 @@ const GATEWAY: Readonly<Record<Family, string>> = { IPv6: 'fd00:10:1::1', IPv4: 
 const hostIn = (family: Family, n: number): string => (family === 'IPv6' ? `fd00:10:1::${n}` : `10.244.1.${n}`);
 const SERVERS = ['s1', 's2'] as const;
 
-const serverJs = (name: string): string =>
-  `require('net').createServer((s) => { s.on('error', () => {}); s.end(${JSON.stringify(name)}); }).listen(${POD_PORT}, '::', () => console.log('listening'))`;
+const serverJs = (name: string): string => nameServerJs(name, POD_PORT, '::');
 
-const clientJs = `${CONNECT_ONCE_JS}
-const [host, port, n] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])];
-(async () => { const out = {}; for (let i = 0; i < n; i++) { const r = await once(host, port, 1000); out[r] = (out[r] || 0) + 1; } console.log(JSON.stringify(out)); })();
-`;
 
 export class Ipv6NodeLab {
   readonly node: LabNode;
@@ -115,15 +110,9 @@ export class Ipv6NodeLab {
 
   /** `n` connections one after another from the client pod to host:port, tallied by reply. */
   connect(host: string, port: number, n = 20): Promise<Tally> {
-    return new Promise((resolve, reject) => {
-      const child = spawnNodeIn(this.client, clientJs, [host, String(port), String(n)]);
-      let out = '';
-      let err = '';
-      child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-      child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as Tally) : reject(new Error(`client exited ${code}: ${err}`))));
-    });
+    return connectTally(this.client, host, port, n);
   }
+
 
   destroy(): void {
     for (const c of this.#servers) if (c.exitCode === null) c.kill('SIGKILL');

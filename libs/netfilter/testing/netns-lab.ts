@@ -63,12 +63,33 @@ const once = (host, port, timeoutMs) => new Promise((resolve) => {
 });
 `;
 
-/** Script text for `node -e`: a TCP server on `port` answering every connection with `name`; prints a line once listening. */
-export function nameServerJs(name: string, port: number): string {
+/** Script text for `node -e`: a TCP server on `host`:`port` answering every connection with `name`; prints a line once listening. */
+export function nameServerJs(name: string, port: number, host = '0.0.0.0'): string {
   return (
     `require('net').createServer((s) => { s.on('error', () => {}); s.end(${JSON.stringify(name)}); })` +
-    `.listen(${port}, '0.0.0.0', () => console.log('listening'))`
+    `.listen(${port}, '${host}', () => console.log('listening'))`
   );
+}
+
+/** Script text for `node -e host port n timeoutMs`: n connections one after another, printing the replies tallied as JSON. */
+const TALLY_CLIENT_JS = `${CONNECT_ONCE_JS}
+const [host, port, n, timeout] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3]), Number(process.argv[4])];
+(async () => { const out = {}; for (let i = 0; i < n; i++) { const r = await once(host, port, timeout); out[r] = (out[r] || 0) + 1; } console.log(JSON.stringify(out)); })();
+`;
+
+/** `n` connections one after another from namespace `from` to host:port, tallied by reply (EMPTY, TIMEOUT, an error code or the text). */
+export function connectTally(from: string, host: string, port: number, n = 20, timeoutMs = 1000): Promise<Tally> {
+  return new Promise((resolve, reject) => {
+    const child = spawnNodeIn(from, TALLY_CLIENT_JS, [host, String(port), String(n), String(timeoutMs)]);
+    let out = '';
+    let err = '';
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`client in ${from} exited ${code}: ${err}`));
+      else resolve(JSON.parse(out) as Tally);
+    });
+  });
 }
 
 /** The item called `name`; throws `no <kind> <name>` when there is none. */

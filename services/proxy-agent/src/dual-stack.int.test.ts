@@ -21,7 +21,7 @@ import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { EndpointSlice, IPFamily, Service } from '@slicemesh/model';
 import { IptablesRestorer, NftApplier, netnsExec, spawnExec } from '@slicemesh/netfilter';
-import { CONNECT_ONCE_JS, NetnsResources, ip, missingTools, netnsAddFailure, spawnNodeIn } from '@slicemesh/netfilter/testing/netns-lab';
+import { NetnsResources, connectTally, ip, missingTools, nameServerJs, netnsAddFailure, spawnNodeIn } from '@slicemesh/netfilter/testing/netns-lab';
 import type { Tally } from '@slicemesh/netfilter/testing/netns-lab';
 import { createLogger, createMetrics, realClock } from '@slicemesh/runtime';
 import { makeService, makeSlice } from '@slicemesh/testing';
@@ -49,13 +49,8 @@ function unavailableReason(): string | null {
 }
 const unavailable = unavailableReason();
 
-const SERVER_JS = (name: string) =>
-  `require('net').createServer((s) => { s.on('error', () => {}); s.end(${JSON.stringify(name)}); }).listen(${PORT}, '::', () => console.log('listening'))`;
+const SERVER_JS = (name: string): string => nameServerJs(name, PORT, '::');
 
-const CLIENT_JS = `${CONNECT_ONCE_JS}
-const [host, port, n] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])];
-(async () => { const out = {}; for (let i = 0; i < n; i++) { const r = await once(host, port, 1000); out[r] = (out[r] || 0) + 1; } console.log(JSON.stringify(out)); })();
-`;
 
 function sysctl(ns: string, setting: string): void {
   const r = spawnSync('ip', ['netns', 'exec', ns, 'sysctl', '-qw', setting], { encoding: 'utf8' });
@@ -137,15 +132,9 @@ class DualLab {
 
   /** `n` connections one after another from the client pod to host:port, tallied by reply. */
   connect(host: string, port: number, n = 20): Promise<Tally> {
-    return new Promise((resolve, reject) => {
-      const child = spawnNodeIn(this.client, CLIENT_JS, [host, String(port), String(n)]);
-      let out = '';
-      let err = '';
-      child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-      child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as Tally) : reject(new Error(`client exited ${code}: ${err}`))));
-    });
+    return connectTally(this.client, host, port, n);
   }
+
 
   destroy(): void {
     for (const c of this.#servers) if (c.exitCode === null) c.kill('SIGKILL');

@@ -9,7 +9,7 @@
 //                                           └── fabric bridge ── client 192.168.77.100
 
 import { spawnSync } from 'node:child_process';
-import { CONNECT_ONCE_JS, NetnsLabBase, ip as sh, missingTools, netnsAddFailure, spawnNodeIn } from '@slicemesh/netfilter/testing/netns-lab';
+import { NetnsLabBase, connectTally, ip as sh, missingTools, netnsAddFailure } from '@slicemesh/netfilter/testing/netns-lab';
 import type { LabNode, LabNodeSpec, LabParts, LabPod, NetnsResources, Tally } from '@slicemesh/netfilter/testing/netns-lab';
 
 export type { LabNode, LabNodeSpec, LabPod, Tally };
@@ -18,10 +18,6 @@ export const SERVICE_RANGE = '10.96.0.0/16';
 export const POD_RANGE = '10.244.0.0/16';
 export const POD_PORT = 8080;
 
-const CLIENT = `${CONNECT_ONCE_JS}
-const [host, port, n, timeout] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3]), Number(process.argv[4])];
-(async () => { const out = {}; for (let i = 0; i < n; i++) { const r = await once(host, port, timeout); out[r] = (out[r] || 0) + 1; } console.log(JSON.stringify(out)); })();
-`;
 
 export class NetnsLab extends NetnsLabBase<LabNode, LabPod> {
   /** Names start with `prefix` (keep it unique per test run). Throws, after cleaning up, if a step fails. */
@@ -31,18 +27,9 @@ export class NetnsLab extends NetnsLabBase<LabNode, LabPod> {
 
   /** Opens `n` connections one after another from namespace `from` to host:port; tallies the replies. */
   connect(from: string, host: string, port: number, n = 20, timeoutMs = 1000): Promise<Tally> {
-    return new Promise((resolve, reject) => {
-      const child = spawnNodeIn(from, CLIENT, [host, String(port), String(n), String(timeoutMs)]);
-      let out = '';
-      let err = '';
-      child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-      child.once('exit', (code) => {
-        if (code !== 0) reject(new Error(`client in ${from} exited ${code}: ${err}`));
-        else resolve(JSON.parse(out) as Tally);
-      });
-    });
+    return connectTally(from, host, port, n, timeoutMs);
   }
+
 }
 
 function build(made: NetnsResources, prefix: string, specs: readonly LabNodeSpec[]): LabParts<LabNode, LabPod> {
