@@ -10,8 +10,8 @@
 
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { ConsumedMessage, HandlerOutcome } from './consume.ts';
+import { toConsumed } from './consume.ts';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export interface BatchConsumeOptions {
   readonly signal: AbortSignal;
@@ -78,7 +78,7 @@ export async function consumeBatchesInOrder(
         for (const m of msgs) m.nak();
         break;
       }
-      const consumed = msgs.map((m) => toConsumed(m.subject, m.seq, m.data, m.redelivered, m.info.deliveryCount, m.headers));
+      const consumed = msgs.map(toConsumed);
       let outcome: HandlerOutcome;
       try {
         outcome = await handler(consumed);
@@ -104,21 +104,3 @@ export async function consumeBatchesInOrder(
 
 type PullConsumer = Awaited<ReturnType<JetStreamClient['consumers']['get']>>;
 type Pulled = Awaited<ReturnType<PullConsumer['consume']>> extends AsyncIterable<infer M> ? M : never;
-
-function toConsumed(
-  subject: string,
-  seq: number,
-  raw: Uint8Array,
-  redelivered: boolean,
-  deliveryCount: number,
-  h: { keys(): string[]; get(k: string): string } | undefined,
-): ConsumedMessage {
-  const headers: Record<string, string> = {};
-  if (h) for (const k of h.keys()) headers[k] = h.get(k);
-  const base = { subject, seq, raw, redelivered, deliveryCount, headers };
-  try {
-    return { ...base, data: JSON.parse(utf8.decode(raw)) as unknown };
-  } catch (err) {
-    return { ...base, data: undefined, parseError: err instanceof Error ? err.message : String(err) };
-  }
-}

@@ -172,7 +172,8 @@ export async function consumeLoop(
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function toConsumed(m: JsMsg): ConsumedMessage {
+/** A delivered message as handlers see it: headers as a record, the body parsed as JSON (or the parse error). */
+export function toConsumed(m: JsMsg): ConsumedMessage {
   const headers: Record<string, string> = {};
   if (m.headers) for (const k of m.headers.keys()) headers[k] = m.headers.get(k);
   const base = { subject: m.subject, seq: m.seq, raw: m.data, redelivered: m.redelivered, deliveryCount: m.info.deliveryCount, headers };

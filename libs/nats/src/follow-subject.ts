@@ -9,10 +9,11 @@
 // the subject's last message, which is exactly the state to resume from.
 
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { ConsumerConfig, JsMsg } from '@nats-io/jetstream';
+import type { ConsumerConfig } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ConsumedMessage } from './consume.ts';
+import { toConsumed } from './consume.ts';
 
 export interface FollowSubjectOptions {
   /** The stream holding `subject`. */
@@ -89,18 +90,5 @@ export async function* followSubject(nc: NatsConnection, opts: FollowSubjectOpti
     }
   } finally {
     await jsm.consumers.delete(opts.stream, ci.name).catch(() => false);
-  }
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function toConsumed(m: JsMsg): ConsumedMessage {
-  const headers: Record<string, string> = {};
-  if (m.headers) for (const k of m.headers.keys()) headers[k] = m.headers.get(k);
-  const base = { subject: m.subject, seq: m.seq, raw: m.data, redelivered: m.redelivered, deliveryCount: m.info.deliveryCount, headers };
-  try {
-    return { ...base, data: JSON.parse(utf8.decode(m.data)) as unknown };
-  } catch (err) {
-    return { ...base, data: undefined, parseError: err instanceof Error ? err.message : String(err) };
   }
 }
