@@ -6,6 +6,8 @@ export * from './tokens.ts';
 export * from './subjects.ts';
 export * from './kube-event.ts';
 export * from './slice-changed.ts';
+export * from './hinted-entry.ts';
 export * from './kv-values.ts';
 export * from './dead-letter.ts';
 export * from './slice-ownership.ts';
+export * from './event-request.ts';

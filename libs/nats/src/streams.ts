@@ -9,13 +9,19 @@ import type { KV } from '@nats-io/kv';
 import { nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { StreamConflictError } from './errors.ts';
-import { streamSubjects } from '@slicemesh/contracts';
+import { eventsStreamSubject, streamSubjects } from '@slicemesh/contracts';
 
 /** Stream names and the subject prefix. Tests make unique ones (testing/jetstream.ts). */
 export interface StreamNames {
   readonly kube: string;
   readonly slices: string;
   readonly dlq: string;
+  /**
+   * The EVENTS stream (event requests for the publisher's event writer), default `EVENTS`.
+   * Optional so that a caller that never touches events need not name it; ensureStreams
+   * declares the stream only when it is named.
+   */
+  readonly events?: string;
   /** See SubjectOptions.prefix. */
   readonly prefix: string;
 }
@@ -30,7 +36,7 @@ export interface BucketNames {
 export type BackboneNames = StreamNames & BucketNames;
 
 /** The production names. */
-export const DEFAULT_NAMES: BackboneNames = Object.freeze({ kube: 'KUBE', slices: 'SLICES', dlq: 'DLQ', prefix: '', svc: 'svc', views: 'views' });
+export const DEFAULT_NAMES: BackboneNames = Object.freeze({ kube: 'KUBE', slices: 'SLICES', dlq: 'DLQ', events: 'EVENTS', prefix: '', svc: 'svc', views: 'views' });
 
 export interface StreamOptions {
   /** Window in which a repeated Nats-Msg-Id is dropped as a duplicate, ms. Defaults to 120_000. */
@@ -48,15 +54,16 @@ const STREAM_NOT_FOUND = 10059;
 const STREAM_NAME_IN_USE = 10058;
 
 /**
- * Creates or updates KUBE, SLICES and DLQ (names and subject prefix from `names`) with limits
- * retention, discard old, and the options above (the same for all three). Returns their info.
+ * Creates or updates KUBE, SLICES, DLQ and, when `names.events` is set, EVENTS (names and subject
+ * prefix from `names`) with limits retention, discard old, and the options above (the same for
+ * all of them). Returns their info.
  * Throws StreamConflictError when an existing stream differs in storage or retention.
  */
 export async function ensureStreams(
   jsm: JetStreamManager,
   names: StreamNames,
   opts: StreamOptions = {},
-): Promise<{ readonly kube: StreamInfo; readonly slices: StreamInfo; readonly dlq: StreamInfo }> {
+): Promise<{ readonly kube: StreamInfo; readonly slices: StreamInfo; readonly dlq: StreamInfo; readonly events?: StreamInfo }> {
   const subjects = streamSubjects(names);
   const base = {
     retention: RetentionPolicy.Limits,
@@ -69,7 +76,9 @@ export async function ensureStreams(
   const kube = await ensureStream(jsm, { ...base, name: names.kube, subjects: [subjects.kube] });
   const slices = await ensureStream(jsm, { ...base, name: names.slices, subjects: [subjects.slices] });
   const dlq = await ensureStream(jsm, { ...base, name: names.dlq, subjects: [subjects.dlq] });
-  return { kube, slices, dlq };
+  if (names.events === undefined) return { kube, slices, dlq };
+  const events = await ensureStream(jsm, { ...base, name: names.events, subjects: [eventsStreamSubject(names)] });
+  return { kube, slices, dlq, events };
 }
 
 type EnsuredConfig = Pick<StreamConfig, 'name' | 'subjects' | 'retention' | 'storage' | 'discard' | 'num_replicas' | 'max_age' | 'duplicate_window'>;

@@ -17,6 +17,7 @@ describe('slicer settings', () => {
       kubeStream: 'KUBE',
       slicesStream: 'SLICES',
       dlqStream: 'DLQ',
+      eventsStream: 'EVENTS',
       subjectPrefix: '',
       ackWait: 30_000,
     });
@@ -47,7 +48,7 @@ describe('slicer settings', () => {
 describe('resolveSlicerSettings', () => {
   it('owns every partition by default and names streams and durables', () => {
     expect(resolveSlicerSettings(slicerConfigWith({ partitions: 3, cluster: 'c1', subjectPrefix: 't1.' }))).toEqual({
-      names: { kube: 'KUBE', slices: 'SLICES', dlq: 'DLQ', prefix: 't1.' },
+      names: { kube: 'KUBE', slices: 'SLICES', dlq: 'DLQ', events: 'EVENTS', prefix: 't1.' },
       partitions: [0, 1, 2],
       durablePrefix: 'slicer-c1',
     });

@@ -58,8 +58,9 @@ export const slicerConfig = defineConfig({
   kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', parse: 'string', doc: 'Stream holding the Kubernetes event log.' },
   slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', parse: 'string', doc: 'Stream the slice changes are published to.' },
   dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', parse: 'string', doc: 'Stream for dead letters (rejected input).' },
+  eventsStream: { env: 'EVENTS_STREAM', flag: '--events-stream', default: 'EVENTS', parse: 'string', doc: "Stream the mirroring controller's Kubernetes Event requests are published to (the publisher writes them)." },
   subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', parse: subjectPrefix, doc: 'Prefix of every stream subject (e.g. "stage."); empty in production.' },
-  ensureStreams: { env: 'ENSURE_STREAMS', flag: '--ensure-streams', default: true, parse: 'bool', doc: 'Create or update the KUBE, SLICES and DLQ streams at start.' },
+  ensureStreams: { env: 'ENSURE_STREAMS', flag: '--ensure-streams', default: true, parse: 'bool', doc: 'Create or update the KUBE, SLICES, DLQ and EVENTS streams at start.' },
   durablePrefix: { env: 'DURABLE_PREFIX', flag: '--durable-prefix', optional: true, parse: durableName, doc: 'Durable consumer name prefix; defaults to slicer-<cluster>.' },
   ackWait: { env: 'ACK_WAIT', flag: '--ack-wait', default: '30s', min: 500, parse: 'duration', doc: 'Time before an unacknowledged KUBE message is redelivered.' },
   maxEndpointsPerSlice: {
@@ -104,7 +105,7 @@ export function resolveSlicerSettings(c: SlicerConfig): SlicerSettings {
   if (bad !== undefined) throw new ConfigError('--owned-partitions', `partition ${bad} is outside 0..${c.partitions - 1} (--partitions ${c.partitions})`);
   if (owned.length === 0) throw new ConfigError('--owned-partitions', 'owns no partition');
   return {
-    names: { kube: c.kubeStream, slices: c.slicesStream, dlq: c.dlqStream, prefix: c.subjectPrefix },
+    names: { kube: c.kubeStream, slices: c.slicesStream, dlq: c.dlqStream, events: c.eventsStream, prefix: c.subjectPrefix },
     partitions: owned,
     durablePrefix: c.durablePrefix ?? defaultDurablePrefix(c.cluster),
   };

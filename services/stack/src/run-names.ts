@@ -25,7 +25,7 @@ export function newRunId(now: number, random: Uint8Array = randomBytes(3)): stri
 }
 
 /**
- * Names for the run `id` ([a-z0-9]+): streams KUBE_<id>, SLICES_<id>, DLQ_<id>, subject prefix
+ * Names for the run `id` ([a-z0-9]+): streams KUBE_<id>, SLICES_<id>, DLQ_<id>, EVENTS_<id>, subject prefix
  * `r<id>.`, buckets svc_<id> and views_<id>, schema slicemesh_<id>.
  * Throws for an id outside [a-z0-9]{1,40}.
  */
@@ -33,13 +33,13 @@ export function freshRunNames(id: string): RunNames {
   if (!/^[a-z0-9]{1,40}$/.test(id)) throw new Error(`run id must be 1..40 characters of [a-z0-9], got ${JSON.stringify(id)}`);
   return {
     id,
-    names: { kube: `KUBE_${id}`, slices: `SLICES_${id}`, dlq: `DLQ_${id}`, prefix: `r${id}.`, svc: `svc_${id}`, views: `views_${id}` },
+    names: { kube: `KUBE_${id}`, slices: `SLICES_${id}`, dlq: `DLQ_${id}`, events: `EVENTS_${id}`, prefix: `r${id}.`, svc: `svc_${id}`, views: `views_${id}` },
     schema: `slicemesh_${id}`,
     persistent: false,
   };
 }
 
-/** The JetStream streams a run owns: the three streams and the two buckets' backing streams. */
+/** The JetStream streams a run owns: its four streams and the two buckets' backing streams. */
 export function streamsOf(names: BackboneNames): readonly string[] {
-  return [names.kube, names.slices, names.dlq, `KV_${names.svc}`, `KV_${names.views}`];
+  return [names.kube, names.slices, names.dlq, ...(names.events === undefined ? [] : [names.events]), `KV_${names.svc}`, `KV_${names.views}`];
 }

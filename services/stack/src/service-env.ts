@@ -39,7 +39,7 @@ export interface AgentSpec {
 export type Env = Readonly<Record<string, string>>;
 
 function streams(l: StackLayout): Env {
-  return { KUBE_STREAM: l.names.kube, SLICES_STREAM: l.names.slices, DLQ_STREAM: l.names.dlq, SUBJECT_PREFIX: l.names.prefix };
+  return { KUBE_STREAM: l.names.kube, SLICES_STREAM: l.names.slices, DLQ_STREAM: l.names.dlq, EVENTS_STREAM: l.names.events ?? 'EVENTS', SUBJECT_PREFIX: l.names.prefix };
 }
 
 /** services/watcher/src/config.ts */
