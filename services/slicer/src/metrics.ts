@@ -26,6 +26,8 @@ export interface SlicerMetrics {
   readonly ready: Gauge;
   /** Services marked dirty or being reconciled (read at scrape time). */
   readonly dirty: Gauge;
+  /** Kubernetes Event requests of the mirroring controller, by outcome: published, failed, dropped. */
+  readonly eventRequests: Counter;
 }
 
 /** Registers the series on `metrics`; `backlog` answers the outbox lag at scrape time. */
@@ -52,6 +54,11 @@ export function createSlicerMetrics(metrics: Metrics, backlog: () => Promise<num
           // The database is unreachable: leave the last value; /readyz and logs say why.
         }
       },
+    }),
+    eventRequests: metrics.counter({
+      name: 'slicer_event_requests_total',
+      help: 'Mirroring Event requests sent to EVENTS after their reconcile committed, by outcome (published; failed or dropped: the Event is lost, best effort).',
+      labelNames: ['outcome'],
     }),
     ready: metrics.gauge({ name: 'slicer_ready', help: '1 once the consumers caught up with the initial backlog.' }),
     dirty: metrics.gauge({

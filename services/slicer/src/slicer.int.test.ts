@@ -4,7 +4,7 @@ import { LABEL_MANAGED_BY, MANAGED_BY_MIRRORING } from '@slicemesh/model';
 import { makeEndpoints, makeNode, makePod, makeService, makeSubset } from '@slicemesh/testing';
 import { getOffset, loadReconciles, loadSlices } from '@slicemesh/db';
 import { withTestDb } from '@slicemesh/db/testing';
-import { kubeObjectSubject, partitionOf } from '@slicemesh/nats';
+import { MIRRORING_EVENT_COMPONENT, eventsSubject, kubeObjectSubject, parseEventRequest, partitionOf } from '@slicemesh/nats';
 import type { DeadLetterBody } from '@slicemesh/nats';
 import { nodesDurable, offsetName, partitionDurable } from './config.ts';
 import { ClusterState } from '@slicemesh/core';
@@ -231,6 +231,26 @@ describe('slicer against NATS and Postgres', () => {
       ['10.1.0.2', true],
       ['10.1.0.3', false],
     ]);
+  });
+
+  it('A.13.5 a mirroring warning becomes an Event request on the Endpoints object, after the commit', async () => {
+    const s = (stack = await withStack());
+    await start(s);
+    await s.publish(makeService('legacy', { selector: null }), 1);
+    await s.publish(makeEndpoints('legacy', { subsets: [makeSubset([{ name: 'http', port: 80, protocol: 'TCP' }], ['10.1.0.1', 'db.example.com'], [])] }), 2);
+    await s.settled(s.config(), ...running);
+    const subject = eventsSubject({ cluster: 'c1', component: MIRRORING_EVENT_COMPONENT }, s.js.names);
+    const requests = await vi.waitFor(async () => {
+      const got = (await s.read(s.js.names.events as string, subject)).map((m) => parseEventRequest(m.data, m.subject, { cluster: 'c1', prefix: s.js.names.prefix }));
+      if (got.length === 0) throw new Error('no event request yet');
+      return got;
+    }, { timeout: 10_000, interval: 100 });
+    expect(requests).toEqual([{ ok: true, value: expect.objectContaining({
+      component: MIRRORING_EVENT_COMPONENT,
+      involvedObject: expect.objectContaining({ kind: 'Endpoints', apiVersion: 'v1', namespace: 'default', name: 'legacy' }),
+      event: { type: 'Warning', reason: 'InvalidIPAddress', message: 'Skipped 1 invalid IP addresses when mirroring to EndpointSlices' },
+    }) }]);
+    expect(ips(await s.slices('legacy'))).toEqual(['10.1.0.1']);
   });
 
   it('the replay check re-derives the recorded slices from the KUBE log, and notices tampering', async () => {

@@ -9,9 +9,12 @@ import { performance } from 'node:perf_hooks';
 import { ClusterState } from '@slicemesh/core';
 import type { Db, DbHandle } from '@slicemesh/db';
 import { RelayWaker, createDb, migrateToLatest } from '@slicemesh/db';
-import type { ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
+import type { ConsumedMessage, DurableOptions, EventRequestPublisher, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
 import {
+  MIRRORING_EVENT_COMPONENT,
   connectNats,
+  eventRequest,
+  eventRequestPublisher,
   consumeBatchesInOrder,
   restartDurableAt,
   ensureStreams,
@@ -35,7 +38,7 @@ import { createSlicerMetrics } from './metrics.ts';
 import { natsDeadLetters } from './dead-letters.ts';
 import { restoreProjection, slicerStore } from './store.ts';
 import type { ReconcileDeps, ReconcileOutcome } from './reconcile.ts';
-import { reconcileBatch } from './reconcile.ts';
+import { reconcileBatch, splitServiceKey } from './reconcile.ts';
 import { outboxBacklog, runSlicesRelay } from './relay.ts';
 
 /** Name of the slicer's position in relay_positions. */
@@ -139,6 +142,17 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
 
   let reconcileDeps: ReconcileDeps;
   let ingestDeps: IngestDeps;
+  let eventRequests: EventRequestPublisher | undefined;
+
+  // The mirroring controller records its warnings on the Endpoints object (A.13.5). Called only
+  // after the batch committed; the publish is not awaited and cannot fail the reconcile.
+  function emitEvents(out: ReconcileOutcome): void {
+    if (out.events.length === 0 || eventRequests === undefined) return;
+    const { namespace, name } = splitServiceKey(out.key);
+    const uid = state.endpoints(namespace, name)?.metadata.uid;
+    const ref = { kind: 'Endpoints', apiVersion: 'v1', namespace, name, ...(uid ? { uid } : {}) };
+    for (const ev of out.events) eventRequests.emit(eventRequest(config.cluster, MIRRORING_EVENT_COMPONENT, ref, ev, clock.now()));
+  }
 
   function report(out: ReconcileOutcome, commitMs: number): void {
     metrics.reconciles.inc({ result: out.errors.length > 0 ? 'partial' : out.result });
@@ -151,6 +165,7 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     if (out.result === 'changed') l.info(facts, 'reconciled');
     else if (out.result !== 'clean') l.debug(facts, 'reconciled, nothing to write');
     for (const ev of out.events) l.warn({ reason: ev.reason }, ev.message);
+    emitEvents(out);
     if (out.errors.length > 0) l.warn({ problems: out.errors, retries: queue.numRequeues(out.key) }, 'reconcile skipped pods; retrying with backoff');
   }
 
@@ -284,6 +299,13 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     const jsm = await jetstreamManager(nc);
     step('creating streams and consumers');
     if (config.ensureStreams) await ensureStreams(jsm, names);
+    eventRequests = eventRequestPublisher(js, {
+      prefix: names.prefix,
+      onResult: (r) => {
+        metrics.eventRequests.inc({ outcome: r.outcome });
+        if (r.outcome !== 'published') log.warn({ outcome: r.outcome, reason: r.request.event.reason, object: `${r.request.involvedObject.namespace}/${r.request.involvedObject.name}`, ...(r.outcome === 'failed' ? { error: r.error } : {}) }, 'Event request not published; the Event is lost');
+      },
+    });
     // One unacknowledged batch at a time: the offset check in ingest needs stream order, also
     // across redeliveries (see ingest.ts), and a batch is acked or nak'ed whole.
     const durableOpts = { ackWaitMs: config.ackWait, maxAckPending: INGEST_BATCH };
@@ -376,6 +398,7 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
         await reconciling;
         stopRelay.abort();
         await relay;
+        await eventRequests?.flush();
         ready = false;
         metrics.ready.set(0);
         if (dbHandle !== undefined) await dbHandle.close();

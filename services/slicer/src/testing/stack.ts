@@ -47,6 +47,7 @@ export async function withStack(): Promise<Stack> {
     kubeStream: js.names.kube,
     slicesStream: js.names.slices,
     dlqStream: js.names.dlq,
+    eventsStream: js.names.events ?? 'EVENTS',
     subjectPrefix: js.names.prefix,
     durablePrefix: `slicer-${js.id}`,
     healthPort: 0,
