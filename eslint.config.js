@@ -43,6 +43,22 @@ export default tseslint.config(
     },
   },
   {
+    // The history engine reads files (node:fs, zlib) but reaches NATS and Postgres only through a
+    // LogSource that a caller opens with @slicemesh/nats and @slicemesh/db.
+    files: ['libs/history/src/**/*.ts', 'libs/history/testing/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['nats', 'kysely', 'pg', '@kubernetes/client-node', '@slicemesh/nats', '@slicemesh/db', '@slicemesh/kube'].map((name) => ({ name, message: 'libs/history is pure over a LogSource: the adapters open it.' })),
+          patterns: [{ group: ['@nats-io/*'], message: 'libs/history reaches NATS only through a LogSource.' }],
+        },
+      ],
+      'no-console': 'error',
+    },
+  },
+  {
     // Closed adapters: services wire; only libs/nats, libs/db, libs/kube and libs/netfilter
     // touch drivers, and all SQL lives in libs/db. Tests may inspect the servers directly.
     files: ['services/*/src/**/*.ts'],

@@ -13,3 +13,4 @@ export * from './hints-store.ts';
 export * from './hints-projection-store.ts';
 export * from './slicer-store.ts';
 export * from './inspect.ts';
+export * from './history-reads.ts';

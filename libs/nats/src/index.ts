@@ -9,6 +9,8 @@ export * from './consume.ts';
 export * from './consume-batches.ts';
 export * from './follow-subject.ts';
 export * from './kv.ts';
+export * from './stream-reader.ts';
+export * from './redrive.ts';
 export * from './event-requests.ts';
 export type { NatsConnection } from '@nats-io/transport-node';
 export type { JetStreamClient, JetStreamManager, StreamInfo, ConsumerInfo } from '@nats-io/jetstream';

@@ -9,3 +9,5 @@ export { hintsCommand } from './commands/hints.ts';
 export { proxyPlanCommand, proxyPlanOptions } from './commands/proxy-plan.ts';
 export type { ProxyPlanOptions, ProxyFormat } from './commands/proxy-plan.ts';
 export { dpState } from './commands/dp-state.ts';
+export { openLiveLog } from './log/live-log.ts';
+export type { LiveLog, LiveLogOptions } from './log/live-log.ts';

@@ -1,0 +1,73 @@
+// Replaying to a point from the nearest snapshot. The source's own snapshot is the start of the
+// log; on the way, every CHECKPOINT_EVERY events the fold leaves a snapshot in memory (objects
+// are immutable, so a snapshot is arrays of references), and later replays of the same source
+// start from the nearest one at or before their point — moving through time in the UI, or
+// `log diff A B`, replays only the distance between checkpoints.
+
+import type { Folded } from './replayer.ts';
+import { Replayer } from './replayer.ts';
+import type { LogSnapshot, LogSource } from './source.ts';
+
+export const CHECKPOINT_EVERY = 50_000;
+/** Checkpoints kept per source (oldest dropped first beyond it). */
+const MAX_CHECKPOINTS = 40;
+
+const checkpoints = new WeakMap<LogSource, LogSnapshot[]>();
+
+function nearest(src: LogSource, seq: number): LogSnapshot | undefined {
+  let best: LogSnapshot | undefined;
+  for (const s of checkpoints.get(src) ?? []) if (s.seq <= seq && (best === undefined || s.seq > best.seq)) best = s;
+  return best;
+}
+
+function keep(src: LogSource, snap: LogSnapshot): void {
+  const list = checkpoints.get(src) ?? [];
+  if (list.some((s) => s.seq === snap.seq)) return;
+  list.push(snap);
+  if (list.length > MAX_CHECKPOINTS) list.shift();
+  checkpoints.set(src, list);
+}
+
+/** Forgets the checkpoints of `src` (a live log that was trimmed, or tests). */
+export function dropCheckpoints(src: LogSource): void {
+  checkpoints.delete(src);
+}
+
+export interface FoldOptions {
+  readonly onProgress?: (done: number, total: number) => void;
+  /** Called after each folded event. */
+  readonly onFolded?: (f: Folded, rep: Replayer) => void;
+  /** Start from the source's own snapshot, ignoring checkpoints (history wants every event). */
+  readonly fromStart?: boolean;
+}
+
+/** Folds `rep` forward through every event up to `to`, reporting progress by sequence. */
+export async function foldTo(src: LogSource, rep: Replayer, to: number, opts: FoldOptions = {}): Promise<void> {
+  const start = rep.seq;
+  const total = Math.max(0, to - start);
+  let lastReport = 0;
+  let sinceCheckpoint = 0;
+  opts.onProgress?.(0, total);
+  for await (const ev of src.events(start + 1, to)) {
+    const f = rep.fold(ev);
+    opts.onFolded?.(f, rep);
+    if (++sinceCheckpoint >= CHECKPOINT_EVERY) {
+      sinceCheckpoint = 0;
+      keep(src, rep.snapshot());
+    }
+    if (opts.onProgress !== undefined && ev.seq - lastReport >= 1000) {
+      lastReport = ev.seq;
+      opts.onProgress(ev.seq - start, total);
+    }
+  }
+  opts.onProgress?.(total, total);
+}
+
+/** A Replayer holding the state after every event up to `seq`. */
+export async function replayTo(src: LogSource, seq: number, onProgress?: (done: number, total: number) => void): Promise<Replayer> {
+  const [settings, own] = await Promise.all([src.settings(), src.snapshot()]);
+  const cp = nearest(src, seq);
+  const rep = new Replayer(settings, cp !== undefined && cp.seq > own.seq ? cp : own);
+  await foldTo(src, rep, seq, onProgress === undefined ? {} : { onProgress });
+  return rep;
+}
