@@ -5,3 +5,4 @@ export * from './list.ts';
 export * from './informers.ts';
 export type { KubeConfig } from '@kubernetes/client-node';
 export * from './slice-api.ts';
+export * from './event-api.ts';

@@ -13,6 +13,8 @@ export interface KubeRequest {
   readonly path: string;
   /** Sent as JSON when defined. */
   readonly body?: unknown;
+  /** Content type of the body. Defaults to `application/json`; patches name their flavour. */
+  readonly contentType?: string;
   readonly timeoutMs: number;
   readonly userAgent?: string;
 }
@@ -38,7 +40,7 @@ export async function kubeRequest(kc: KubeConfig, req: KubeRequest): Promise<Kub
   const headers: Record<string, string | number> = { ...(opts.headers as Record<string, string> | undefined), accept: 'application/json' };
   if (req.userAgent !== undefined) headers['user-agent'] = req.userAgent;
   if (payload !== undefined) {
-    headers['content-type'] = 'application/json';
+    headers['content-type'] = req.contentType ?? 'application/json';
     headers['content-length'] = payload.length;
   }
   const res = await new Promise<IncomingMessage>((resolve, reject) => {

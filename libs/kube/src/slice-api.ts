@@ -17,7 +17,7 @@ import type { KubeResponse } from './request.ts';
 /** An object as the API server sent it. */
 export type KubeJson = Readonly<Record<string, unknown>>;
 
-export type KubeVerb = 'get' | 'list' | 'create' | 'replace' | 'delete';
+export type KubeVerb = 'get' | 'list' | 'create' | 'replace' | 'delete' | 'patch';
 
 /**
  * A failed API call. `statusCode` 0: no response (connection refused, reset, timeout).
@@ -100,7 +100,8 @@ export function parseRetryAfter(value: string | undefined, now: number = Date.no
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-function failure(verb: KubeVerb, path: string, res: KubeResponse): KubeWriteError {
+/** The KubeWriteError of a response with an error status (reason and message from its Status body). */
+export function kubeWriteErrorOf(verb: KubeVerb, path: string, res: KubeResponse): KubeWriteError {
   const body = res.json;
   const reason = isRecord(body) && typeof body['reason'] === 'string' ? body['reason'] : '';
   const message = isRecord(body) && typeof body['message'] === 'string' ? body['message'] : res.text.slice(0, 300);
@@ -145,7 +146,7 @@ export function endpointSliceApi(kc: KubeConfig, opts: EndpointSliceApiOptions =
       const path = slicePath(namespace, name);
       const res = await send('get', 'GET', path);
       if (res.status === 404) return undefined;
-      if (res.status !== 200) throw failure('get', path, res);
+      if (res.status !== 200) throw kubeWriteErrorOf('get', path, res);
       return object('get', path, res);
     },
     async list(namespace, limit, continueToken) {
@@ -153,7 +154,7 @@ export function endpointSliceApi(kc: KubeConfig, opts: EndpointSliceApiOptions =
       if (continueToken !== '') query.set('continue', continueToken);
       const path = `${sliceCollectionPath(namespace)}?${query}`;
       const res = await send('list', 'GET', path);
-      if (res.status !== 200) throw failure('list', path, res);
+      if (res.status !== 200) throw kubeWriteErrorOf('list', path, res);
       const body = object('list', path, res);
       const items = body['items'] ?? [];
       if (!Array.isArray(items)) throw new KubeWriteError('list', path, res.status, '', '"items" is not an array');
@@ -163,20 +164,20 @@ export function endpointSliceApi(kc: KubeConfig, opts: EndpointSliceApiOptions =
     async create(slice) {
       const path = sliceCollectionPath(metaOf(slice).namespace);
       const res = await send('create', 'POST', path, slice);
-      if (res.status !== 201 && res.status !== 200) throw failure('create', path, res);
+      if (res.status !== 201 && res.status !== 200) throw kubeWriteErrorOf('create', path, res);
       return object('create', path, res);
     },
     async replace(slice) {
       const { namespace, name } = metaOf(slice);
       const path = slicePath(namespace, name);
       const res = await send('replace', 'PUT', path, slice);
-      if (res.status !== 200 && res.status !== 201) throw failure('replace', path, res);
+      if (res.status !== 200 && res.status !== 201) throw kubeWriteErrorOf('replace', path, res);
       return object('replace', path, res);
     },
     async delete(namespace, name, pre) {
       const path = slicePath(namespace, name);
       const res = await send('delete', 'DELETE', path, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: pre.uid, resourceVersion: pre.resourceVersion } });
-      if (res.status !== 200 && res.status !== 202) throw failure('delete', path, res);
+      if (res.status !== 200 && res.status !== 202) throw kubeWriteErrorOf('delete', path, res);
     },
   };
 }
