@@ -66,7 +66,7 @@ async function writeRate(n: number, qps: number, burst: number): Promise<Rate[]>
   try {
     await ensureStreams(await jetstreamManager(nc), run.names);
     const config = publisherConfigWith({
-      mode: 'write', natsUrl: NATS, databaseUrl: PG, dbSchema: run.schema, cluster: 'bench', kubeStream: run.names.kube, slicesStream: run.names.slices,
+      mode: 'write', source: 'slices', natsUrl: NATS, databaseUrl: PG, dbSchema: run.schema, cluster: 'bench', kubeStream: run.names.kube, slicesStream: run.names.slices,
       dlqStream: run.names.dlq, subjectPrefix: run.names.prefix, kubeServer: sim.url, kubeApiQps: qps, kubeApiBurst: burst, logLevel: 'warn',
     });
     const h = startPublisher(config);

@@ -140,7 +140,7 @@ export class Pipeline {
     const hints = startHints(
       hintsConfigWith({
         cluster, natsUrl: js.url, databaseUrl: db.url, dbSchema: db.schema, ...streams,
-        svcBucket: js.names.svc, viewsBucket: js.names.views, durablePrefix: `hints${js.id}`, logLevel,
+        svcBucket: js.names.svc, viewsBucket: js.names.views, hintedBucket: js.names.hinted, durablePrefix: `hints${js.id}`, logLevel,
       }),
       { logger: logger('hints') },
     );

@@ -5,11 +5,13 @@ import { TokenDecodeError, TokenEncodeError } from './errors.ts';
 import {
   dlqSubject,
   fnv1a32,
+  hintedKey,
   kubeKindFilter,
   kubeNodeSubject,
   kubeNodesFilter,
   kubeObjectSubject,
   kubePartitionFilter,
+  parseHintedKey,
   parseKubeSubject,
   parseSlicesSubject,
   parseSvcKey,
@@ -23,7 +25,7 @@ import {
   viewKey,
   zoneViewsFilter,
 } from './subjects.ts';
-import type { KubeObjectAddress, ViewKeyAddress } from './subjects.ts';
+import type { HintedKeyAddress, KubeObjectAddress, ViewKeyAddress } from './subjects.ts';
 
 /** NATS subject matching (single filter), enough to check our filters against our subjects. */
 function matches(filter: string, subject: string): boolean {
@@ -197,5 +199,23 @@ describe('KV keys', () => {
   }
   it('parseViewKey rejects a key with the wrong number of tokens', () => {
     expect(() => parseViewKey('c.z.n.s')).toThrow(TokenDecodeError);
+  });
+
+  const hinted: readonly { name: string; a: HintedKeyAddress; key: string }[] = deepFreeze([
+    { name: 'a plain slice', a: { cluster: 'c', namespace: 'default', service: 'web', slice: 'web-abc12' }, key: 'c.default.web.web-abc12' },
+    { name: 'a cluster name with a dot stays one token', a: { cluster: 'eu.west', namespace: 'n', service: 's', slice: 'x' }, key: 'eu=2Ewest.n.s.x' },
+  ]);
+  for (const tc of hinted) {
+    it(`${tc.name}: hinted key round-trips and its cluster filter matches`, () => {
+      const k = hintedKey(tc.a);
+      expect(k).toBe(tc.key);
+      expect(parseHintedKey(k)).toEqual(tc.a);
+      expect(matches(svcClusterFilter(tc.a.cluster), k)).toBe(true);
+      expect(matches(svcClusterFilter(`${tc.a.cluster}x`), k)).toBe(false);
+    });
+  }
+  it('parseHintedKey rejects a view key (five tokens) and a spec key (three)', () => {
+    expect(() => parseHintedKey('c.z.n.s.x')).toThrow(TokenDecodeError);
+    expect(() => parseHintedKey('c.n.s')).toThrow(TokenDecodeError);
   });
 });

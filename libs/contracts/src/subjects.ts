@@ -222,3 +222,27 @@ export function parseViewKey(key: string): ViewKeyAddress {
 export function zoneViewsFilter(cluster: string, zone: string): string {
   return `${encodeToken(cluster)}.${encodeToken(zone)}.>`;
 }
+
+export interface HintedKeyAddress {
+  readonly cluster: string;
+  readonly namespace: string;
+  readonly service: string;
+  readonly slice: string;
+}
+
+/**
+ * Key in the `hinted` bucket: `<cluster>.<ns>.<service>.<slice>`. The bucket holds the slicer's
+ * slices as the hints service finished them (hints set or removed): what the publisher writes to
+ * the Kubernetes API, as the EndpointSlice controller writes its slices with their hints.
+ */
+export function hintedKey(a: HintedKeyAddress): string {
+  return [a.cluster, a.namespace, a.service, a.slice].map(encodeToken).join('.');
+}
+
+/** Inverse of hintedKey. Throws TokenDecodeError for anything else. */
+export function parseHintedKey(key: string): HintedKeyAddress {
+  const t = key.split('.');
+  if (t.length !== 4) throw new TokenDecodeError(key, 'not <cluster>.<ns>.<service>.<slice>');
+  const [cluster, namespace, service, slice] = t.map(decodeToken) as [string, string, string, string];
+  return { cluster, namespace, service, slice };
+}

@@ -30,13 +30,15 @@ export interface StreamNames {
 export interface BucketNames {
   readonly svc: string;
   readonly views: string;
+  /** The hints service's finished slices, which the publisher writes to the API. */
+  readonly hinted: string;
 }
 
 /** Everything a deployment (or a test) names. Pass it wherever SubjectOptions is wanted. */
 export type BackboneNames = StreamNames & BucketNames;
 
 /** The production names. */
-export const DEFAULT_NAMES: BackboneNames = Object.freeze({ kube: 'KUBE', slices: 'SLICES', dlq: 'DLQ', events: 'EVENTS', prefix: '', svc: 'svc', views: 'views' });
+export const DEFAULT_NAMES: BackboneNames = Object.freeze({ kube: 'KUBE', slices: 'SLICES', dlq: 'DLQ', events: 'EVENTS', prefix: '', svc: 'svc', views: 'views', hinted: 'hinted' });
 
 export interface StreamOptions {
   /** Window in which a repeated Nats-Msg-Id is dropped as a duplicate, ms. Defaults to 120_000. */

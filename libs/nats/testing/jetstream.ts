@@ -16,7 +16,7 @@ export interface JetStreamFixture {
   readonly jsm: JetStreamManager;
   /** Unique per call: a suffix for any further names (durables, ...), [A-Za-z0-9] only. */
   readonly id: string;
-  /** KUBE_<id>, SLICES_<id>, DLQ_<id>, EVENTS_<id>, prefix 't<id>.', buckets svc_<id>, views_<id>. */
+  /** KUBE_<id>, SLICES_<id>, DLQ_<id>, EVENTS_<id>, prefix 't<id>.', buckets svc_<id>, views_<id>, hinted_<id>. */
   readonly names: BackboneNames;
   /** Deletes the streams and buckets named above (those that exist), then closes the connection. */
   cleanup(): Promise<void>;
@@ -64,9 +64,9 @@ export async function withJetStream(opts: WithJetStreamOptions = {}): Promise<Je
   const nc = await connectNats({ url, name: `test-${id}` });
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
-  const names: BackboneNames = { kube: `KUBE_${id}`, slices: `SLICES_${id}`, dlq: `DLQ_${id}`, events: `EVENTS_${id}`, prefix: `t${id}.`, svc: `svc_${id}`, views: `views_${id}` };
+  const names: BackboneNames = { kube: `KUBE_${id}`, slices: `SLICES_${id}`, dlq: `DLQ_${id}`, events: `EVENTS_${id}`, prefix: `t${id}.`, svc: `svc_${id}`, views: `views_${id}`, hinted: `hinted_${id}` };
   const cleanup = async () => {
-    for (const stream of [names.kube, names.slices, names.dlq, ...(names.events === undefined ? [] : [names.events]), `KV_${names.svc}`, `KV_${names.views}`]) {
+    for (const stream of [names.kube, names.slices, names.dlq, ...(names.events === undefined ? [] : [names.events]), `KV_${names.svc}`, `KV_${names.views}`, `KV_${names.hinted}`]) {
       try {
         await jsm.streams.delete(stream);
       } catch (err) {

@@ -32,6 +32,13 @@ export const hintsConfig = defineConfig({
   subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', doc: 'Prefix of every stream subject ("" in production; tests isolate with it).', parse: subjectPrefix },
   svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', doc: 'KV bucket of service specs, keys <cluster>.<ns>.<name>.', parse: streamName },
   viewsBucket: { env: 'VIEWS_BUCKET', flag: '--views-bucket', default: 'views', doc: 'KV bucket of per-zone views, keys <cluster>.<zone>.<ns>.<service>.<slice>.', parse: streamName },
+  hintedBucket: {
+    env: 'HINTED_BUCKET',
+    flag: '--hinted-bucket',
+    default: 'hinted',
+    doc: "KV bucket of the slicer's slices with their hints, keys <cluster>.<ns>.<service>.<slice>; the publisher writes them to the API.",
+    parse: streamName,
+  },
   durablePrefix: {
     env: 'DURABLE_PREFIX',
     flag: '--durable-prefix',

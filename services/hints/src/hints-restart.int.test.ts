@@ -55,7 +55,7 @@ function configFor(which: 0 | 1): HintsConfig {
   return hintsConfigWith({
     natsUrl: f.url, databaseUrl: db.url, dbSchema: db.schema, cluster: CLUSTER,
     kubeStream: f.names.kube, slicesStream: f.names.slices, dlqStream: f.names.dlq, subjectPrefix: f.names.prefix,
-    svcBucket: buckets.svc, viewsBucket: buckets.views, durablePrefix: `h${which}${f.id}`,
+    svcBucket: buckets.svc, viewsBucket: buckets.views, hintedBucket: buckets.hinted, durablePrefix: `h${which}${f.id}`,
     drainPollInterval: 20, logLevel: 'silent', workers: 4, ingestBatch: 8,
   });
 }

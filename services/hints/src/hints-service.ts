@@ -33,7 +33,7 @@ import { kvPort, readBucket } from './kv-port.ts';
 import { applyNodeChange } from './node-topology.ts';
 import { HintsProjection } from './projection.ts';
 import type { ServiceKey } from './published-index.ts';
-import { serviceKeyOf, svcKeyIndex, viewKeyIndex } from './published-index.ts';
+import { hintedKeyIndex, serviceKeyOf, svcKeyIndex, viewKeyIndex } from './published-index.ts';
 import type { ServiceReconcilerDeps } from './service-reconciler.ts';
 import { reconcileMemo, reconcileService } from './service-reconciler.ts';
 import { digestOf } from './view-plan.ts';
@@ -68,7 +68,7 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
   const m = hintsMetrics(metrics);
   const clock = deps.clock ?? realClock;
   const names: BackboneNames = {
-    kube: config.kubeStream, slices: config.slicesStream, dlq: config.dlqStream, prefix: config.subjectPrefix, svc: config.svcBucket, views: config.viewsBucket,
+    kube: config.kubeStream, slices: config.slicesStream, dlq: config.dlqStream, prefix: config.subjectPrefix, svc: config.svcBucket, views: config.viewsBucket, hinted: config.hintedBucket,
   };
   const stop = new AbortController();
   const queue = new WorkQueue<ServiceKey>({ clock, baseDelayMs: 500, maxDelayMs: 60_000 });
@@ -103,6 +103,7 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     const streams = await ensureStreams(jsm, names);
     const viewsKv = await ensureKv(nc, names.views);
     const svcKv = await ensureKv(nc, names.svc);
+    const hintedKv = await ensureKv(nc, names.hinted);
     aborted();
     dbh = await createDb({ url: config.databaseUrl, schema: config.dbSchema, onPoolError: (err) => log.warn({ err }, 'idle Postgres connection failed') });
     await migrateToLatest(dbh.db, config.dbSchema);
@@ -121,10 +122,13 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     const audited = viewIndex.auditAgainst(await views.keys(svcClusterFilter(cluster)));
     const svcIndex = svcKeyIndex();
     for (const [key, e] of await readBucket(svcKv, svcClusterFilter(cluster))) svcIndex.set(key, { revision: e.revision, digest: digestOf(e.value) });
+    const hinted = kvPort(hintedKv);
+    const hintedIndex = hintedKeyIndex();
+    for (const [key, e] of await readBucket(hintedKv, svcClusterFilter(cluster))) hintedIndex.set(key, { revision: e.revision, digest: digestOf(e.value) });
     log.info(
       {
         services: snapshot.services.length, slices: snapshot.slices.length, foreignSlices: snapshot.foreignSlices.length, nodes: snapshot.nodes.length, views: viewIndex.keys().length,
-        unconfirmedViews: audited, specs: svcIndex.keys().length, offsets: Object.fromEntries(snapshot.offsets),
+        unconfirmedViews: audited, specs: svcIndex.keys().length, hintedSlices: hintedIndex.keys().length, offsets: Object.fromEntries(snapshot.offsets),
       },
       'state loaded',
     );
@@ -199,14 +203,14 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     log.info({}, 'backlog drained');
 
     // The startup pass: every service anything knows about, once.
-    for (const key of [...state.knownServices(), ...viewIndex.services(), ...svcIndex.services()]) known.add(key);
+    for (const key of [...state.knownServices(), ...viewIndex.services(), ...svcIndex.services(), ...hintedIndex.services()]) known.add(key);
     for (const key of known) initial.add(key);
     const allDone = new Promise<void>((resolve) => {
       initialDone = resolve;
       if (initial.size === 0) resolve();
     });
     const reconcilerDeps: ServiceReconcilerDeps = {
-      cluster, state, records: new BatchedRecords(record, state), views, svc, cache, nodes: () => state.nodes.list(), viewIndex, svcIndex,
+      cluster, state, records: new BatchedRecords(record, state), views, svc, hinted, cache, nodes: () => state.nodes.list(), viewIndex, svcIndex, hintedIndex,
       preferSameTrafficDistribution: config.preferSameTrafficDistribution, clock, memo: reconcileMemo(),
     };
     started = true;

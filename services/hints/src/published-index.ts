@@ -1,9 +1,9 @@
 // The in-memory copy of what this process believes the KV buckets hold, grouped by service so a
 // reconcile diffs only its own keys. Views are also recorded in Postgres (published_views, the
-// durable copy this index is loaded from); service specs only here, seeded from the bucket's
-// keys at startup (unknown content, so each is re-put once).
+// durable copy this index is loaded from); service specs and hinted slices only here, seeded
+// from their buckets' values at startup.
 
-import { parseSvcKey, parseViewKey } from '@slicemesh/nats';
+import { parseHintedKey, parseSvcKey, parseViewKey } from '@slicemesh/nats';
 import type { RecordedKey } from './view-plan.ts';
 
 /** `<namespace>/<name>`, the reconcile key. */
@@ -99,5 +99,13 @@ export function svcKeyIndex(): KeyIndex {
   return new KeyIndex((key) => {
     const v = parseSvcKey(key);
     return serviceKeyOf(v.namespace, v.name);
+  });
+}
+
+/** An index of `hinted` keys of one cluster. */
+export function hintedKeyIndex(): KeyIndex {
+  return new KeyIndex((key) => {
+    const h = parseHintedKey(key);
+    return serviceKeyOf(h.namespace, h.service);
   });
 }

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { HintDecision } from '@slicemesh/db';
 import type { EndpointSlice, Node } from '@slicemesh/model';
-import { parseViewKey, svcKey, viewKey } from '@slicemesh/nats';
+import { hintedKey, parseViewKey, svcKey, viewKey } from '@slicemesh/nats';
 import { UNZONED_VIEW } from '@slicemesh/proxy-state';
 import { FakeClock } from '@slicemesh/runtime';
 import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing';
 import { REASON_HINTS_DISABLED, TopologyCache } from '@slicemesh/topology';
-import { svcKeyIndex, viewKeyIndex } from './published-index.ts';
+import { hintedKeyIndex, svcKeyIndex, viewKeyIndex } from './published-index.ts';
 import type { ServiceReconcilerDeps } from './service-reconciler.ts';
 import { decisionsDiffer, reconcileMemo, reconcileService } from './service-reconciler.ts';
 import { FakeKv, FakeStore, autoService, ep, readerOf, threeZoneNodes, threeZoneSlice } from './test-fixtures.ts';
@@ -20,15 +20,16 @@ function harness(nodes: readonly Node[] = threeZoneNodes()) {
   const store = new FakeStore(journal);
   const views = new FakeKv('views', journal);
   const svc = new FakeKv('svc', journal);
+  const hinted = new FakeKv('hinted', journal);
   let current = deepFreeze([...nodes]);
   const cache = new TopologyCache();
   cache.setNodes(current);
   const deps: ServiceReconcilerDeps = {
-    cluster: 'c1', state: readerOf(store), records: store, views, svc, cache, nodes: () => current, viewIndex: viewKeyIndex(), svcIndex: svcKeyIndex(),
+    cluster: 'c1', state: readerOf(store), records: store, views, svc, hinted, cache, nodes: () => current, viewIndex: viewKeyIndex(), svcIndex: svcKeyIndex(), hintedIndex: hintedKeyIndex(),
     preferSameTrafficDistribution: true, clock: new FakeClock(Date.UTC(2026, 0, 1)), memo: reconcileMemo(),
   };
   return {
-    journal, store, views, svc, deps,
+    journal, store, views, svc, hinted, deps,
     run: () => reconcileService(deps, KEY),
     setNodes(next: readonly Node[]) {
       current = deepFreeze([...next]);
@@ -41,9 +42,11 @@ function harness(nodes: readonly Node[] = threeZoneNodes()) {
       viewIndex.auditAgainst(views.values.keys());
       const svcIndex = svcKeyIndex();
       for (const k of svc.values.keys()) svcIndex.set(k, { revision: 1, digest: digestOf(svc.json(k)) });
+      const hintedIndex = hintedKeyIndex();
+      for (const k of hinted.values.keys()) hintedIndex.set(k, { revision: 1, digest: digestOf(hinted.json(k)) });
       const fresh = new TopologyCache();
       fresh.setNodes(current);
-      Object.assign(deps, { viewIndex, svcIndex, cache: fresh, memo: reconcileMemo() });
+      Object.assign(deps, { viewIndex, svcIndex, hintedIndex, cache: fresh, memo: reconcileMemo() });
     },
   };
 }
@@ -78,8 +81,11 @@ describe('reconcileService', () => {
     expect(h.svc.json(svcKey({ cluster: 'c1', namespace: 'default', name: 'web' }))).toEqual(autoService());
     expect(h.store.decisions.get(KEY)?.map((d) => [d.addressType, d.enabled, d.mode])).toEqual([['IPv4', true, 'Auto']]);
     expect(h.store.decisions.get(KEY)?.[0]?.reason).toMatch(/topology-mode="Auto"/);
-    expect(h.journal).toEqual(['db.intent', 'svc.put', 'views.put', 'views.put', 'views.put', 'views.put', 'db.published']);
-    expect([r.viewPuts, r.viewDeletes, r.svc, r.decisionsChanged, r.gone]).toEqual([4, 0, 'put', true, false]);
+    expect(h.journal).toEqual(['db.intent', 'svc.put', 'views.put', 'views.put', 'views.put', 'views.put', 'hinted.put', 'db.published']);
+    expect([r.viewPuts, r.viewDeletes, r.svc, r.decisionsChanged, r.gone, r.hintedPuts]).toEqual([4, 0, 'put', true, false, 1]);
+    // The hinted bucket holds the whole slice with its zone hints: what the publisher writes to the API.
+    const written = h.hinted.json(hintedKey({ cluster: 'c1', namespace: 'default', service: 'web', slice: 'web-abc' })) as EndpointSlice;
+    expect(written.endpoints.map((e) => [e.addresses[0], e.hints?.forZones?.map((z) => z.name)])).toEqual([['10.0.0.1', ['zone-a']], ['10.0.0.2', ['zone-b']], ['10.0.0.3', ['zone-c']]]);
     expect(r.viewBytes).toBe([...h.views.values.values()].reduce((n, v) => n + Buffer.byteLength(v.text), 0));
     expectConverged(h);
   });
@@ -157,10 +163,13 @@ describe('reconcileService', () => {
     h.store.services.clear();
     const r = await h.run();
     expect([h.views.values.size, h.svc.values.size, h.store.decisions.get(KEY)]).toEqual([0, 0, []]);
-    expect([r.exists, r.svc, r.gone]).toEqual([false, 'delete', false]);
+    expect([r.exists, r.svc, r.gone, r.hintedPuts]).toEqual([false, 'delete', false, 0]);
     expect(h.journal.slice(-3)).toEqual(['views.delete', 'svc.delete', 'db.published']);
+    // The slice in the API keeps its hints until the slicer deletes it.
+    expect(h.hinted.values.size).toBe(1);
     h.store.slices.clear();
-    expect((await h.run()).gone).toBe(true);
+    const last = await h.run();
+    expect([last.gone, last.hintedDeletes, h.hinted.values.size]).toEqual([true, 1, 0]);
     expectConverged(h);
   });
 
@@ -343,5 +352,58 @@ describe('D.2.10 reconcileService: a Service meant for another proxy (service.ku
     h.store.setSlices(threeZoneSlice());
     const r = await h.run();
     expect([r.svc, r.viewPuts, h.views.values.size, h.svc.values.size]).toEqual(['unchanged', 0, 0, 0]);
+  });
+});
+
+describe('reconcileService: the hinted bucket (what the publisher writes to the API)', () => {
+  const hk = hintedKey({ cluster: 'c1', namespace: 'default', service: 'web', slice: 'web-abc' });
+  const zonesOf = (h: ReturnType<typeof harness>) => (h.hinted.json(hk) as EndpointSlice).endpoints.map((e) => e.hints?.forZones?.map((z) => z.name) ?? null);
+  const table = [
+    {
+      name: 'a Service without topology settings: the slice as the slicer made it, no hints',
+      service: () => makeService('web'),
+      zones: [null, null, null],
+    },
+    {
+      name: 'trafficDistribution PreferClose: every endpoint hinted for its own zone',
+      service: () => makeService('web', { spec: { trafficDistribution: 'PreferClose' } }),
+      zones: [['zone-a'], ['zone-b'], ['zone-c']],
+    },
+    {
+      name: 'a Service meant for another proxy (D.2.10) still gets its slices written, with hints',
+      service: () => ({ ...autoService(), metadata: { ...autoService().metadata, labels: { 'service.kubernetes.io/service-proxy-name': 'other-proxy' } } }),
+      zones: [['zone-a'], ['zone-b'], ['zone-c']],
+    },
+  ];
+  for (const tc of table) {
+    it(tc.name, async () => {
+      const h = harness();
+      h.store.setService(tc.service());
+      h.store.setSlices(threeZoneSlice());
+      await h.run();
+      expect(zonesOf(h)).toEqual(tc.zones);
+    });
+  }
+
+  it('removing the Auto annotation rewrites the slice without hints; a restart with the same state writes nothing', async () => {
+    const h = harness();
+    h.store.setService(autoService());
+    h.store.setSlices(threeZoneSlice());
+    await h.run();
+    h.store.setService(makeService('web'));
+    const off = await h.run();
+    expect([off.hintedPuts, zonesOf(h)]).toEqual([1, [null, null, null]]);
+    h.restart();
+    const before = h.journal.length;
+    const again = await h.run();
+    expect([again.hintedPuts, again.hintedDeletes]).toEqual([0, 0]);
+    expect(h.journal.slice(before).filter((op) => op.startsWith('hinted'))).toEqual([]);
+  });
+
+  it('a Service deleted before its slices were ever written still gets them written once', async () => {
+    const h = harness();
+    h.store.setSlices(threeZoneSlice());
+    const r = await h.run();
+    expect([r.exists, r.hintedPuts, zonesOf(h)]).toEqual([false, 1, [null, null, null]]);
   });
 });

@@ -3,7 +3,8 @@
 // written so a crash at any point is repaired by the next reconcile:
 //
 //   1. Postgres: decisions + the keys about to be put, recorded unconfirmed (revision 0);
-//   2. KV: service spec put, view puts, view deletes (spec delete last when the service is gone);
+//   2. KV: service spec put, view puts, view deletes (spec delete last when the service is gone),
+//      and the hinted slices (the `hinted` bucket the publisher writes to the API from);
 //   3. Postgres: confirmed revisions; deleted keys forgotten.
 //
 // The record is thus always a superset of the keys KV may hold, and an unconfirmed key is always
@@ -35,7 +36,7 @@ import type { KeyIndex, ServiceKey } from './published-index.ts';
 import { splitServiceKey } from './published-index.ts';
 import type { DesiredValue, KeyPut } from './view-plan.ts';
 import { ServiceViewsCache } from './view-cache.ts';
-import { desiredValue, desiredViews, planKeyWrites } from './view-plan.ts';
+import { desiredHinted, desiredValue, desiredViews, planKeyWrites } from './view-plan.ts';
 
 /** What reconciles keep between them to redo only what changed (per slice and view entry object). */
 export interface ReconcileMemo {
@@ -54,12 +55,15 @@ export interface ServiceReconcilerDeps {
   readonly records: ServiceRecordStore;
   readonly views: KvPort;
   readonly svc: KvPort;
+  /** The `hinted` bucket: the slicer's slices with their final hints, one key per slice. */
+  readonly hinted: KvPort;
   /** Long-lived: holds the node distribution and every service's hint state. */
   readonly cache: TopologyCache;
   /** The current nodes, sorted by name. */
   readonly nodes: () => readonly Node[];
   readonly viewIndex: KeyIndex;
   readonly svcIndex: KeyIndex;
+  readonly hintedIndex: KeyIndex;
   readonly preferSameTrafficDistribution: boolean;
   readonly clock: Clock;
   /** Without one, every reconcile computes hints and views from scratch (same results, slower). */
@@ -85,6 +89,9 @@ export interface ServiceReconcileReport {
   /** JSON bytes of the view values put. */
   readonly viewBytes: number;
   readonly svc: 'put' | 'delete' | 'unchanged';
+  /** Hinted slices put and deleted. */
+  readonly hintedPuts: number;
+  readonly hintedDeletes: number;
   /** Nothing is left of the service: no Service, no slices, nothing published. */
   readonly gone: boolean;
 }
@@ -127,6 +134,8 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
   // are read and updated consistently even with several workers.
   let decisions: readonly HintsDecision[] = [];
   let wantedViews = new Map<string, DesiredValue>();
+  // Without a Service the slices stay as the slicer sent them until it deletes them.
+  let finished: readonly EndpointSlice[] = slices;
   if (service === undefined) {
     deps.cache.removeService(key);
     memo?.views.forget(key);
@@ -134,6 +143,7 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
     const hintInput = { service, slices, cache: deps.cache, preferSameTrafficDistribution: deps.preferSameTrafficDistribution };
     const hinted = memo ? memo.hints.hint(hintInput) : hintService(hintInput);
     decisions = hinted.decisions;
+    finished = hinted.slices;
     if (notProxied === null) {
       const viewInput = { cluster: deps.cluster, service, slices: withForeign(hinted.slices, foreign), nodes: deps.nodes(), preferSameNodeGate: deps.preferSameTrafficDistribution };
       wantedViews = memo ? memo.views.desiredViews(key, viewInput) : desiredViews(viewInput);
@@ -144,8 +154,15 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
   const specKey = svcKey({ cluster: deps.cluster, namespace, name });
   const wantedSpec = new Map<string, DesiredValue>(service === undefined || notProxied !== null ? [] : [[specKey, memo ? memo.views.spec(service) : desiredValue(service)]]);
 
+  const wantedHinted = desiredHinted(deps.cluster, namespace, name, finished, memo ? (s) => memo.views.slice(s) : undefined);
+
   const viewWrites = planKeyWrites(deps.viewIndex.forService(key), wantedViews);
   const specWrites = planKeyWrites(deps.svcIndex.forService(key), wantedSpec);
+  const recordedHinted = deps.hintedIndex.forService(key);
+  let hintedWrites = planKeyWrites(recordedHinted, wantedHinted);
+  // A Service's deletion alone changes nothing in the API's slices (the garbage collector
+  // removes them, A.1.3): only slices never written yet are put, and the deleted ones removed.
+  if (service === undefined) hintedWrites = { puts: hintedWrites.puts.filter((p) => !recordedHinted.has(p.key)), deletes: hintedWrites.deletes };
   const now = new Date(deps.clock.now());
   const nextDecisions = decisions.map((d) => storedDecision(namespace, name, d, now));
   const decisionsChanged = decisionsDiffer(stored, nextDecisions);
@@ -167,6 +184,11 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
     await deps.svc.delete(k);
     deps.svcIndex.delete(k);
   }
+  await Promise.all(hintedWrites.puts.map(async (p) => deps.hintedIndex.set(p.key, { revision: await deps.hinted.put(p.key, p.text), digest: p.digest })));
+  await Promise.all(hintedWrites.deletes.map(async (k) => {
+    await deps.hinted.delete(k);
+    deps.hintedIndex.delete(k);
+  }));
 
   // 3. Confirmation.
   if (confirmed.length > 0 || viewWrites.deletes.length > 0) {
@@ -190,7 +212,9 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
     viewDeletes: viewWrites.deletes.length,
     viewBytes: viewWrites.puts.reduce((n, p) => n + Buffer.byteLength(p.text), 0),
     svc: specWrites.puts.length > 0 ? 'put' : specWrites.deletes.length > 0 ? 'delete' : 'unchanged',
-    gone: service === undefined && slices.length === 0 && foreign.length === 0 && deps.viewIndex.forService(key).size === 0,
+    hintedPuts: hintedWrites.puts.length,
+    hintedDeletes: hintedWrites.deletes.length,
+    gone: service === undefined && slices.length === 0 && foreign.length === 0 && deps.viewIndex.forService(key).size === 0 && deps.hintedIndex.forService(key).size === 0,
   };
 }
 

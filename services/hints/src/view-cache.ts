@@ -3,7 +3,7 @@
 // object, so a change to one slice of a 100k-endpoint service serialises the few entries it
 // changed instead of every entry of every zone.
 
-import type { Service } from '@slicemesh/model';
+import type { EndpointSlice, Service } from '@slicemesh/model';
 import { viewKey } from '@slicemesh/nats';
 import type { ZoneViewEntry, ZoneViewsState } from '@slicemesh/proxy-state';
 import { updateZoneViews } from '@slicemesh/proxy-state';
@@ -15,6 +15,7 @@ export class ServiceViewsCache {
   readonly #states = new Map<ServiceKey, ZoneViewsState>();
   readonly #values = new WeakMap<ZoneViewEntry, { readonly key: string; readonly value: DesiredValue }>();
   readonly #specs = new WeakMap<Service, DesiredValue>();
+  readonly #slices = new WeakMap<EndpointSlice, DesiredValue>();
 
   /** The same map as desiredViews(input), from what this cache holds for `service`. */
   desiredViews(service: ServiceKey, input: DesiredViewsInput): Map<string, DesiredValue> {
@@ -39,6 +40,13 @@ export class ServiceViewsCache {
   spec(service: Service): DesiredValue {
     let v = this.#specs.get(service);
     if (v === undefined) this.#specs.set(service, (v = desiredValue(service)));
+    return v;
+  }
+
+  /** desiredValue(slice), made once per slice object (unchanged slices keep their object, hint-reuse.ts). */
+  slice(slice: EndpointSlice): DesiredValue {
+    let v = this.#slices.get(slice);
+    if (v === undefined) this.#slices.set(slice, (v = desiredValue(slice)));
     return v;
   }
 

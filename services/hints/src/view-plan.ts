@@ -8,7 +8,7 @@
 
 import { createHash } from 'node:crypto';
 import type { EndpointSlice, Node, Service } from '@slicemesh/model';
-import { viewKey } from '@slicemesh/nats';
+import { hintedKey, viewKey } from '@slicemesh/nats';
 import { zoneViews } from '@slicemesh/proxy-state';
 
 /** What is known about one key of a bucket. */
@@ -109,6 +109,23 @@ export function desiredViews(input: DesiredViewsInput): Map<string, DesiredValue
     const key = viewKey({ cluster: input.cluster, zone: e.zone, namespace: e.namespace, service: e.service, slice: e.sliceName });
     out.set(key, desiredValue(e.slice));
   }
+  return out;
+}
+
+/**
+ * The `hinted` entries of one service: each of the slicer's slices as the hints step left it,
+ * keyed by hintedKey. Written for every Service, proxied or not: the slices exist in the API
+ * whoever programs them. `value` makes an entry's value (a memo passes a cached desiredValue).
+ */
+export function desiredHinted(
+  cluster: string,
+  namespace: string,
+  service: string,
+  slices: readonly EndpointSlice[],
+  value: (slice: EndpointSlice) => DesiredValue = desiredValue,
+): Map<string, DesiredValue> {
+  const out = new Map<string, DesiredValue>();
+  for (const slice of slices) out.set(hintedKey({ cluster, namespace, service, slice: slice.metadata.name }), value(slice));
   return out;
 }
 

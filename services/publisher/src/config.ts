@@ -6,6 +6,9 @@ import { defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 import { PUBLISHER_MODES } from './apply.ts';
 
+/** Where the slices to write come from (see the `source` setting). */
+export const PUBLISHER_SOURCES = ['hinted', 'slices'] as const;
+
 function streamName(text: string): string {
   if (!/^[A-Za-z0-9_-]+$/.test(text)) throw new Error('must be [A-Za-z0-9_-]+');
   return text;
@@ -40,7 +43,16 @@ export const publisherConfig = defineConfig({
   dbSchema: { env: 'DB_SCHEMA', flag: '--db-schema', default: 'slicemesh', doc: "Postgres schema; the publisher's offset row lives beside the slicer's tables.", parse: schemaName },
   cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', doc: 'Source cluster name: the SLICES subjects read (slices.<cluster>.>).', parse: 'string' },
   kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (only declared here).', parse: streamName },
-  slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', doc: 'Stream of SliceChanged events from the slicer.', parse: streamName },
+  source: {
+    env: 'SOURCE',
+    flag: '--source',
+    default: 'hinted',
+    choices: PUBLISHER_SOURCES,
+    doc: "hinted: the hints service's finished slices (KV bucket HINTED_BUCKET), written with their topology hints as the EndpointSlice controller writes them; slices: the slicer's SLICES messages, without hints (for a deployment without the hints service).",
+    parse: 'string',
+  },
+  slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', doc: 'Stream of SliceChanged events from the slicer (SOURCE=slices).', parse: streamName },
+  hintedBucket: { env: 'HINTED_BUCKET', flag: '--hinted-bucket', default: 'hinted', doc: "KV bucket the hints service keeps the finished slices in (SOURCE=hinted); its stream KV_<bucket> is read.", parse: streamName },
   dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', doc: 'Stream of dead letters (only declared here).', parse: streamName },
   subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', doc: 'Prefix of every stream subject ("" in production; tests isolate with it).', parse: subjectPrefix },
   durablePrefix: { env: 'DURABLE_PREFIX', flag: '--durable-prefix', default: 'publisher', doc: 'Prefix of the durable consumer name (<prefix>-<cluster>).', parse: streamName },

@@ -32,7 +32,7 @@ export function publisherMetrics(metrics: Metrics): PublisherMetrics {
   const retries = metrics.counter({ name: 'publisher_api_retries_total', help: 'Requests repeated after no answer, 429, 5xx, 401 or 403, by verb and status code (0: no answer).', labelNames: ['verb', 'code'] });
   const waited = metrics.counter({ name: 'publisher_rate_limit_wait_seconds_total', help: 'Time requests waited for the client-side QPS/burst limit.' });
   const lastSeq = metrics.gauge({ name: 'publisher_last_applied_seq', help: 'Last SLICES sequence applied and recorded.' });
-  const messages = metrics.counter({ name: 'publisher_messages_total', help: 'SLICES messages by result: applied, redelivered (at or below the recorded offset), rejected (unparsable).', labelNames: ['result'] });
+  const messages = metrics.counter({ name: 'publisher_messages_total', help: 'Source messages (SLICES messages or hinted entries) by result: applied, redelivered (at or below the recorded offset), rejected (unparsable).', labelNames: ['result'] });
   const batchSeconds = metrics.histogram({
     name: 'publisher_batch_duration_seconds',
     help: 'Time to apply one batch of coalesced slice actions.',

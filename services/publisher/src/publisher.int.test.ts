@@ -1,5 +1,6 @@
 // The publisher against real NATS, Postgres and cluster-sim over HTTP (habit 10): SliceChanged
-// messages on a fresh SLICES stream become EndpointSlices in the simulated API server.
+// messages on a fresh SLICES stream (SOURCE=slices), and entries of a fresh `hinted` bucket
+// (SOURCE=hinted, the default), become EndpointSlices in the simulated API server.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EMPTY_SCENARIO, startClusterSim } from '@slicemesh/cluster-sim';
@@ -11,7 +12,7 @@ import { buildKubeConfig, endpointSliceApi } from '@slicemesh/kube';
 import { startApiProxy } from '@slicemesh/kube/testing';
 import type { EndpointSlice } from '@slicemesh/model';
 import { LABEL_MANAGED_BY } from '@slicemesh/model';
-import { ensureStreams, publishAcked, slicesSubject } from '@slicemesh/nats';
+import { ensureKv, ensureStreams, hintedKey, kvDelete, kvPutJson, publishAcked, slicesSubject } from '@slicemesh/nats';
 import { withJetStream } from '@slicemesh/nats/testing';
 import type { JetStreamFixture } from '@slicemesh/nats/testing';
 import { makeSlice } from '@slicemesh/testing';
@@ -34,7 +35,7 @@ beforeEach(async () => {
   sim = await startClusterSim({ scenario: EMPTY_SCENARIO });
   await ensureStreams(f.jsm, f.names);
   config = publisherConfigWith({
-    mode: 'write', natsUrl: f.url, databaseUrl: tdb.url, dbSchema: tdb.schema, cluster: CLUSTER,
+    mode: 'write', source: 'slices', hintedBucket: f.names.hinted, natsUrl: f.url, databaseUrl: tdb.url, dbSchema: tdb.schema, cluster: CLUSTER,
     kubeStream: f.names.kube, slicesStream: f.names.slices, dlqStream: f.names.dlq, subjectPrefix: f.names.prefix, durablePrefix: `pub${f.id}`,
     kubeServer: sim.url, kubeApiQps: 1000, kubeApiBurst: 1000,
     logLevel: (process.env['PUBLISHER_TEST_LOG'] ?? 'silent') as 'silent',
@@ -302,5 +303,50 @@ describe('publisher (shadow mode)', () => {
     const write = await start();
     expect(write.lastApplied()).toBe(seq);
     expect(simSlice('web-1')).toBeDefined();
+  });
+});
+
+describe('publisher (write mode) reading the hinted bucket', () => {
+  const hinted = (name: string, zone: string, ips: readonly string[] = ['10.0.0.1']): EndpointSlice => {
+    const s = slice(name, ips);
+    return { ...s, endpoints: s.endpoints.map((e) => ({ ...e, hints: { forZones: [{ name: zone }] } })) };
+  };
+  const key = (name: string) => hintedKey({ cluster: CLUSTER, namespace: 'default', service: 'web', slice: name });
+  const zonesOf = (o: KubeObj | undefined) => ((o?.['endpoints'] ?? []) as { hints?: { forZones?: { name: string }[] } }[]).map((e) => e.hints?.forZones?.map((z) => z.name));
+
+  it('writes each entry with its hints, rewrites it when only the hints change, deletes it on a delete marker, and a restart writes nothing', async () => {
+    const c = { ...config, source: 'hinted' as const };
+    const kv = await ensureKv(f.nc, c.hintedBucket);
+    const api = countingApi();
+    const h = await start(c, api);
+    await kvPutJson(kv, key('web-1'), hinted('web-1', 'zone-a'));
+    await kvPutJson(kv, key('web-2'), hinted('web-2', 'zone-a', ['10.0.0.2']));
+    await until(() => simSlice('web-2') !== undefined && simSlice('web-1') !== undefined, 'the creates');
+    expect(zonesOf(simSlice('web-1'))).toEqual([['zone-a']]);
+    await kvPutJson(kv, key('web-1'), hinted('web-1', 'zone-b'));
+    await until(() => zonesOf(simSlice('web-1'))[0]?.[0] === 'zone-b', 'the hints update');
+    await kvDelete(kv, key('web-2'));
+    await until(() => simSlice('web-2') === undefined, 'the delete');
+    expect(api.writes).toEqual(['create web-1', 'create web-2', 'replace web-1', 'delete web-2']);
+    const applied = h.lastApplied();
+    await stop(h);
+
+    const again = countingApi();
+    const second = await start(c, again);
+    expect([second.lastApplied(), again.writes]).toEqual([applied, []]);
+  });
+
+  it('an entry of another cluster or a value that does not match its key is skipped, the rest applied', async () => {
+    const c = { ...config, source: 'hinted' as const };
+    const kv = await ensureKv(f.nc, c.hintedBucket);
+    const h = await start(c);
+    await kvPutJson(kv, hintedKey({ cluster: 'other', namespace: 'default', service: 'web', slice: 'web-x' }), hinted('web-x', 'zone-a'));
+    await kvPutJson(kv, key('web-y'), hinted('web-z', 'zone-a'));
+    await kvPutJson(kv, key('web-1'), hinted('web-1', 'zone-a'));
+    await until(() => simSlice('web-1') !== undefined, 'the valid entry');
+    expect([simSlice('web-x'), simSlice('web-y'), simSlice('web-z')]).toEqual([undefined, undefined, undefined]);
+    await until(() => (h.counts().created ?? 0) === 1, 'the count');
+    const text = await h.metrics.registry.getSingleMetricAsString('slicemesh_publisher_messages_total');
+    expect(text).toMatch(/result="rejected".* 1$/m);
   });
 });

@@ -1,6 +1,8 @@
-// The publisher: SLICES → the Kubernetes API. One durable consumer reads this cluster's
-// SliceChanged messages in stream order, a batch at a time; each batch is coalesced into the
-// last action per slice, every action is decided against the live object and carried out
+// The publisher: finished slices → the Kubernetes API. One durable consumer reads this
+// cluster's slices in stream order, a batch at a time — by default the hints service's `hinted`
+// bucket (the slicer's slices with their topology hints, as the EndpointSlice controller writes
+// them), or the slicer's SLICES messages (SOURCE=slices, no hints); each batch is coalesced into
+// the last action per slice, every action is decided against the live object and carried out
 // (apply.ts), and only then is the batch's last sequence recorded in Postgres and the batch
 // acked. A restart positions the durable just after the recorded sequence; whatever is
 // delivered twice is decided against the live object again and changes nothing.
@@ -11,9 +13,10 @@
 // appear in the API for the length of a catch-up. A crash meanwhile loses nothing: the recorded
 // sequence has not moved, and the next start reads the same backlog again.
 //
-// The recorded sequence is per mode (`publisher:<cluster>:<stream>:<mode>`), so switching a
-// deployment from shadow to write replays SLICES from the start into the API instead of
-// resuming after slices that were only counted.
+// The recorded sequence is per stream and mode (`publisher:<cluster>:<stream>:<mode>`), so
+// switching a deployment from shadow to write, or to another source, reads that source from
+// the start into the API instead of resuming after slices that were only counted. The bucket's
+// stream keeps the last value of each key, so such a start reads each slice once.
 
 import { performance } from 'node:perf_hooks';
 import type { DbHandle } from '@slicemesh/db';
@@ -22,8 +25,10 @@ import type { EndpointSliceApi } from '@slicemesh/kube';
 import { buildKubeConfig, endpointSliceApi, serverOf } from '@slicemesh/kube';
 import type { ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
 import {
-  connectNats, consumeBatchesInOrder, ensureStreams, fnv1a32, jetstream, jetstreamManager, parseSliceChanged, restartDurableAt, slicesFilter,
+  connectNats, consumeBatchesInOrder, ensureKv, ensureStreams, fnv1a32, hintedStreamFilter, jetstream, jetstreamManager, kvStreamOf, parseHintedEntry,
+  parseSliceChanged, restartDurableAt, slicesFilter,
 } from '@slicemesh/nats';
+import type { Parsed, SliceChangedMessage } from '@slicemesh/nats';
 import type { Clock, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import { createLogger, createMetrics, realClock } from '@slicemesh/runtime';
 import type { ActionResult, ApplyDeps, Outcome } from './apply.ts';
@@ -68,11 +73,36 @@ export function clusterFragment(cluster: string): string {
   return `${cluster.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64)}_${fnv1a32(cluster).toString(16)}`;
 }
 
+type SourceSettings = Pick<PublisherConfig, 'cluster' | 'source' | 'slicesStream' | 'hintedBucket' | 'subjectPrefix'>;
+
+/** The stream a publisher reads and the subjects of its cluster on it. */
+export function sourceStream(config: SourceSettings): { readonly stream: string; readonly filter: string } {
+  if (config.source === 'slices') return { stream: config.slicesStream, filter: slicesFilter(config.cluster, { prefix: config.subjectPrefix }) };
+  return { stream: kvStreamOf(config.hintedBucket), filter: hintedStreamFilter(config.hintedBucket, config.cluster) };
+}
+
+/**
+ * One message of the source as a SliceChanged message (a bucket entry is a change of one slice),
+ * so both sources coalesce alike.
+ */
+function parseSourceMessage(config: SourceSettings, msg: ConsumedMessage): Parsed<SliceChangedMessage> | undefined {
+  if (config.source === 'slices') return msg.data === undefined ? undefined : parseSliceChanged(msg.data, msg.subject, { cluster: config.cluster, prefix: config.subjectPrefix });
+  const isDelete = msg.headers['KV-Operation'] === 'DEL' || msg.headers['KV-Operation'] === 'PURGE';
+  if (msg.data === undefined && !isDelete) return undefined;
+  const entry = parseHintedEntry(msg.subject, msg.data, msg.headers, { bucket: config.hintedBucket, cluster: config.cluster });
+  if (!entry.ok) return entry;
+  const { cluster, namespace, service, name, slice } = entry.value;
+  return {
+    ok: true,
+    value: { type: 'SliceChanged.v1', cluster, namespace, service, upserts: slice === null ? [] : [slice], deletes: slice === null ? [name] : [], kubeSeq: null, reconcileID: null },
+  };
+}
+
 /** The durable's name and the consumer_offsets row of a publisher. */
-export function publisherNames(config: Pick<PublisherConfig, 'cluster' | 'durablePrefix' | 'slicesStream' | 'mode'>): { readonly durable: string; readonly offset: string } {
+export function publisherNames(config: SourceSettings & Pick<PublisherConfig, 'durablePrefix' | 'mode'>): { readonly durable: string; readonly offset: string } {
   return {
     durable: `${config.durablePrefix}-${clusterFragment(config.cluster)}-${config.mode}`,
-    offset: `publisher:${config.cluster}:${config.slicesStream}:${config.mode}`,
+    offset: `publisher:${config.cluster}:${sourceStream(config).stream}:${config.mode}`,
   };
 }
 
@@ -88,7 +118,8 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
   // A rate-limited batch may take minutes (10k slices at QPS 20); a redelivery meanwhile would only
   // be skipped as at or below the offset, and after a crash the durable is re-created at the
   // recorded sequence anyway, so the ack wait is long.
-  const durableOpts: DurableOptions = { durable, filterSubject: slicesFilter(cluster, names), maxAckPending: config.batch, ackWaitMs: 600_000 };
+  const source = sourceStream(config);
+  const durableOpts: DurableOptions = { durable, filterSubject: source.filter, maxAckPending: config.batch, ackWaitMs: 600_000 };
   const owned = new Set(config.managedBy);
   const stop = new AbortController();
   const counts: Partial<Record<Outcome, number>> = {};
@@ -150,7 +181,7 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
   async function restartAtOffset(jsm: JetStreamManager): Promise<void> {
     held.clear();
     heldLast = 0;
-    const info = await restartDurableAt(jsm, config.slicesStream, durableOpts, offset + 1);
+    const info = await restartDurableAt(jsm, source.stream, durableOpts, offset + 1);
     backlogLeft = info.num_pending;
     if (backlogLeft === 0) backlogApplied();
   }
@@ -165,11 +196,11 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
         continue;
       }
       last = Math.max(last, msg.seq);
-      const parsed = msg.data === undefined ? undefined : parseSliceChanged(msg.data, msg.subject, { cluster, prefix: names.prefix });
+      const parsed = parseSourceMessage(config, msg);
       if (parsed === undefined || !parsed.ok) {
-        // The hints service dead-letters these; here they are only skipped.
+        // Their writers' readers dead-letter these; here they are only skipped.
         m.message('rejected');
-        log.warn({ seq: msg.seq, subject: msg.subject, reason: parsed?.ok === false ? parsed.rejection.reason : msg.parseError, field: parsed?.ok === false ? parsed.rejection.field : undefined }, 'malformed SLICES message skipped');
+        log.warn({ seq: msg.seq, subject: msg.subject, reason: parsed?.ok === false ? parsed.rejection.reason : msg.parseError, field: parsed?.ok === false ? parsed.rejection.field : undefined }, 'malformed source message skipped');
         continue;
       }
       m.message('applied');
@@ -202,7 +233,7 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     for (let first = true; !stop.signal.aborted; first = false) {
       try {
         if (!first) await restartAtOffset(jsm);
-        await consumeBatchesInOrder(js, config.slicesStream, durable, handle, { signal: stop.signal, batch: config.batch });
+        await consumeBatchesInOrder(js, source.stream, durable, handle, { signal: stop.signal, batch: config.batch });
         failures = 0;
         if (!stop.signal.aborted) log.warn({}, 'consumer ended; starting it again');
       } catch (err) {
@@ -222,7 +253,9 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     nc = await connectNats({ url: config.natsUrl, name: `publisher-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
-    const streams = await ensureStreams(jsm, names);
+    await ensureStreams(jsm, names);
+    // The bucket is declared as the hints service declares it, so either may start first.
+    if (config.source === 'hinted') await ensureKv(nc, config.hintedBucket);
     aborted();
     dbh = await createDb({ url: config.databaseUrl, schema: config.dbSchema, max: 2, onPoolError: (err) => log.warn({ err }, 'idle Postgres connection failed') });
     await migrateToLatest(dbh.db, config.dbSchema);
@@ -231,7 +264,7 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     aborted();
     // Just after the recorded sequence: what the server still held as pending comes again, in order.
     await restartAtOffset(jsm);
-    log.info({ offset, backlog: backlogLeft, streamLastSeq: streams.slices.state.last_seq, durable, owned: [...owned], qps: config.kubeApiQps, burst: config.kubeApiBurst }, 'consuming SLICES');
+    log.info({ offset, backlog: backlogLeft, source: config.source, stream: source.stream, durable, owned: [...owned], qps: config.kubeApiQps, burst: config.kubeApiBurst }, 'consuming');
     loop = supervise(js, jsm);
     await Promise.race([backlogDone, new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }))]);
     aborted();

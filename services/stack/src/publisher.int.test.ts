@@ -1,6 +1,7 @@
 // The stack with the publisher in write mode, on the static scenario: what the API serves for
-// `kubectl get endpointslices` is what the slicer stored, before and after a change made
-// through the API as kubectl makes it.
+// `kubectl get endpointslices` is what the slicer stored, with the hints the hints service gave
+// it, before and after a change made through the API as kubectl makes it. (That the hints are
+// the offline plan's is test/e2e/kubectl-writeback.e2e.test.ts's to show.)
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,7 +38,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Differences between the slicer's slices in Postgres and the slices the API serves; [] when they agree. */
+/** A live slice without the hints: the slicer stores slices before the hints service hints them. */
+function unhinted(o: KubeObj): Record<string, unknown> {
+  const endpoints = ((o['endpoints'] ?? []) as Record<string, unknown>[]).map(({ hints: _hints, ...e }) => e);
+  return { ...(o as unknown as Record<string, unknown>), endpoints };
+}
+
+/** Differences between the slicer's slices in Postgres and the slices the API serves, hints aside; [] when they agree. */
 async function differences(): Promise<string[]> {
   const stored = await loadClusterSlices(stack.db, CLUSTER);
   const live = new Map(sim.store.list('EndpointSlice').map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
@@ -46,7 +53,7 @@ async function differences(): Promise<string[]> {
     const key = `${s.metadata.namespace}/${s.metadata.name}`;
     const l = live.get(key);
     if (l === undefined) out.push(`${key}: missing from the API`);
-    else if (!sameSlice(writableSlice(s), l as unknown as Record<string, unknown>)) out.push(`${key}: differs`);
+    else if (!sameSlice(writableSlice(s), unhinted(l))) out.push(`${key}: differs`);
     live.delete(key);
   }
   for (const key of live.keys()) out.push(`${key}: in the API only`);
@@ -71,6 +78,11 @@ describe('stack with the publisher (write mode)', () => {
     await converged('initial state', () => endpointsOf('web').length === 6);
     const managers = new Set(sim.store.list('EndpointSlice').map((s) => s.metadata.labels?.['endpointslice.kubernetes.io/managed-by']));
     expect([...managers].sort()).toEqual(['endpointslice-controller.k8s.io', 'endpointslicemirroring-controller.k8s.io']);
+    // Written with their hints: every ready endpoint of web (Auto) and api (PreferClose) has a zone.
+    for (const service of ['web', 'api']) {
+      const zones = endpointsOf(service).map((e) => (e['hints'] as { forZones?: { name: string }[] } | undefined)?.forZones?.map((z) => z.name));
+      expect(zones.every((z) => z !== undefined && z.length > 0), `${service}: ${JSON.stringify(zones)}`).toBe(true);
+    }
   });
 
   it('follows a pod deleted through the API (as `kubectl delete pod` does)', async () => {

@@ -8,7 +8,7 @@ describe('run names', () => {
     const r = freshRunNames('abc123');
     expect(r).toEqual({
       id: 'abc123',
-      names: { kube: 'KUBE_abc123', slices: 'SLICES_abc123', dlq: 'DLQ_abc123', events: 'EVENTS_abc123', prefix: 'rabc123.', svc: 'svc_abc123', views: 'views_abc123' },
+      names: { kube: 'KUBE_abc123', slices: 'SLICES_abc123', dlq: 'DLQ_abc123', events: 'EVENTS_abc123', prefix: 'rabc123.', svc: 'svc_abc123', views: 'views_abc123', hinted: 'hinted_abc123' },
       schema: 'slicemesh_abc123',
       persistent: false,
     });
@@ -32,10 +32,10 @@ describe('run names', () => {
   });
 
   it('persistent state is the production names and the default schema, flagged so it is never deleted', () => {
-    expect(PERSISTENT_RUN).toEqual({ id: '', names: { kube: 'KUBE', slices: 'SLICES', dlq: 'DLQ', events: 'EVENTS', prefix: '', svc: 'svc', views: 'views' }, schema: 'slicemesh', persistent: true });
+    expect(PERSISTENT_RUN).toEqual({ id: '', names: { kube: 'KUBE', slices: 'SLICES', dlq: 'DLQ', events: 'EVENTS', prefix: '', svc: 'svc', views: 'views', hinted: 'hinted' }, schema: 'slicemesh', persistent: true });
   });
 
   it('the streams a run owns include the KV buckets\' backing streams', () => {
-    expect(streamsOf(freshRunNames('x1').names)).toEqual(['KUBE_x1', 'SLICES_x1', 'DLQ_x1', 'EVENTS_x1', 'KV_svc_x1', 'KV_views_x1']);
+    expect(streamsOf(freshRunNames('x1').names)).toEqual(['KUBE_x1', 'SLICES_x1', 'DLQ_x1', 'EVENTS_x1', 'KV_svc_x1', 'KV_views_x1', 'KV_hinted_x1']);
   });
 });

@@ -33,7 +33,7 @@ export function freshRunNames(id: string): RunNames {
   if (!/^[a-z0-9]{1,40}$/.test(id)) throw new Error(`run id must be 1..40 characters of [a-z0-9], got ${JSON.stringify(id)}`);
   return {
     id,
-    names: { kube: `KUBE_${id}`, slices: `SLICES_${id}`, dlq: `DLQ_${id}`, events: `EVENTS_${id}`, prefix: `r${id}.`, svc: `svc_${id}`, views: `views_${id}` },
+    names: { kube: `KUBE_${id}`, slices: `SLICES_${id}`, dlq: `DLQ_${id}`, events: `EVENTS_${id}`, prefix: `r${id}.`, svc: `svc_${id}`, views: `views_${id}`, hinted: `hinted_${id}` },
     schema: `slicemesh_${id}`,
     persistent: false,
   };
@@ -41,5 +41,5 @@ export function freshRunNames(id: string): RunNames {
 
 /** The JetStream streams a run owns: its four streams and the two buckets' backing streams. */
 export function streamsOf(names: BackboneNames): readonly string[] {
-  return [names.kube, names.slices, names.dlq, ...(names.events === undefined ? [] : [names.events]), `KV_${names.svc}`, `KV_${names.views}`];
+  return [names.kube, names.slices, names.dlq, ...(names.events === undefined ? [] : [names.events]), `KV_${names.svc}`, `KV_${names.views}`, `KV_${names.hinted}`];
 }

@@ -62,7 +62,7 @@ export function slicerEnv(l: StackLayout, healthPort: number): Env {
 export function hintsEnv(l: StackLayout, healthPort: number): Env {
   return {
     NATS_URL: l.natsUrl, DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, ...streams(l),
-    SVC_BUCKET: l.names.svc, VIEWS_BUCKET: l.names.views, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
+    SVC_BUCKET: l.names.svc, VIEWS_BUCKET: l.names.views, HINTED_BUCKET: l.names.hinted, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
   };
 }
 
@@ -74,7 +74,7 @@ export type StackPublisherMode = (typeof STACK_PUBLISHER_MODES)[number];
 export function publisherEnv(l: StackLayout, mode: 'write' | 'shadow', healthPort: number): Env {
   return {
     MODE: mode, NATS_URL: l.natsUrl, DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, ...streams(l),
-    KUBE_SERVER: l.kubeServer, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
+    HINTED_BUCKET: l.names.hinted, KUBE_SERVER: l.kubeServer, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
   };
 }
 
