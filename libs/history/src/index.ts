@@ -20,3 +20,4 @@ export * from './log-format.ts';
 export * from './log-file.ts';
 export * from './export-log.ts';
 export * from './memory-log.ts';
+export * from './dead-letters.ts';

@@ -11,6 +11,8 @@ import { planCommand, planOptions } from './commands/plan.ts';
 import { proxyPlanCommand, proxyPlanOptions } from './commands/proxy-plan.ts';
 import type { InputSource } from './read-input.ts';
 import { readInput } from './read-input.ts';
+import { HistoryInputError } from '@slicemesh/history';
+import { runLog } from './log/run-log.ts';
 import { COMMAND_USAGE, USAGE } from './usage.ts';
 
 export interface Writable {
@@ -22,6 +24,8 @@ export interface CliIO extends InputSource {
   readonly stderr: Writable;
   /** Print the stack of internal errors as well (SLICEMESH_DEBUG=1). */
   readonly debug?: boolean;
+  /** Environment for `log` (NATS_URL, DATABASE_URL, …); defaults to process.env. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 export const EXIT_OK = 0;
@@ -64,6 +68,11 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     return code;
   };
   try {
+    // `log` has subcommands and flags of its own (log/log-args.ts).
+    if (argv[0] === 'log') {
+      await runLog(argv.slice(1), io, io.env ?? process.env);
+      return EXIT_OK;
+    }
     const cl = parseCommandLine(argv);
     if (cl.help) {
       io.stdout.write(cl.command === null ? USAGE : `Usage: ${COMMAND_USAGE[cl.command]}\n`);
@@ -72,7 +81,7 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     await execute(cl, io);
     return EXIT_OK;
   } catch (err) {
-    if (err instanceof UsageError || err instanceof InvalidObjectError || err instanceof InvalidArgumentError) return fail(EXIT_INVALID, err.message);
+    if (err instanceof UsageError || err instanceof InvalidObjectError || err instanceof InvalidArgumentError || err instanceof HistoryInputError) return fail(EXIT_INVALID, err.message);
     if (io.debug && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
     const msg = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     return fail(EXIT_INTERNAL, `internal error: ${msg.split('\n')[0] ?? ''}`);

@@ -45,6 +45,10 @@ ${HINTS}
 
 ${PROXY_PLAN}
 
+slicemesh log history|at|why|diff|dlq|export …
+  Reads the KUBE log, live or exported (-f FILE): history, time travel, why, dead letters.
+  See slicemesh log --help.
+
 Flags of every command: -f, --file FILE (read FILE instead of stdin; "-" is stdin), -h, --help.
 Exit codes: 0 success, 2 invalid input or flags (one line on stderr), 1 internal error.
 `;
