@@ -177,7 +177,7 @@ export async function runPublisherBench(o: { quick: boolean }): Promise<void> {
   const v = await changeToVisible(runs);
   const how = v.kubectl ? 'kubectl' : 'HTTP (no kubectl on PATH)';
   if (v.kubectlMs.length > 0) rows.push(['one kubectl command itself (discovery + the write)', fmtMs(middle(v.kubectlMs)), `median of ${runs}; not included below`]);
-  rows.push([`${how} delete pod → its endpoint not ready in the slice`, fmtMs(middle(v.deletes)), `median of ${runs}, max ${fmtMs(Math.max(...v.deletes))}; watcher → KUBE → slicer (pod batch period 100 ms) → SLICES → publisher → API`]);
+  rows.push([`${how} delete pod → its endpoint not ready in the slice`, fmtMs(middle(v.deletes)), `median of ${runs}, max ${fmtMs(Math.max(...v.deletes))}; watcher → KUBE → slicer (pod batch period 100 ms) → SLICES → hints → KV hinted → publisher → API`]);
   rows.push([`${how} label node (zone) → endpoints' zone in the slice`, fmtMs(middle(v.relabels)), `median of ${runs}, max ${fmtMs(Math.max(...v.relabels))}`]);
   printTable('publisher (slices written to cluster-sim over HTTP)', rows);
 }

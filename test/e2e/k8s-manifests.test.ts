@@ -134,6 +134,8 @@ interface Settings {
   readonly databaseUrl?: string;
   readonly svcBucket?: string;
   readonly viewsBucket?: string;
+  readonly hintedBucket?: string;
+  readonly source?: string;
   readonly backend?: string;
   readonly healthCheckServers?: string;
 }
@@ -445,6 +447,9 @@ describe('infra/k8s: each service runs its program with settings its own config 
       expect(r.program('publisher').settings.databaseUrl).toBe(r.program('slicer').settings.databaseUrl);
       expect(r.program('proxy-agent').settings.svcBucket).toBe(r.program('hints').settings.svcBucket);
       expect(r.program('proxy-agent').settings.viewsBucket).toBe(r.program('hints').settings.viewsBucket);
+      // The publisher writes the slices the hints service finished, hints included.
+      expect(r.program('publisher').settings.source).toBe('hinted');
+      expect(r.program('publisher').settings.hintedBucket).toBe(r.program('hints').settings.hintedBucket);
     });
 
     it(`${install.dir}: the watcher, slicer, hints and publisher run one replica each and are never two at once (Recreate)`, () => {
