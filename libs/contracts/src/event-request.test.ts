@@ -36,7 +36,7 @@ interface Case {
 }
 
 const withBody = (patch: Record<string, unknown>): unknown => ({ ...good, ...patch });
-const cases: readonly Case[] = deepFreeze([
+const cases: readonly Case[] = deepFreeze<readonly Case[]>([
   { name: 'accepts a request as eventRequest builds it', data: good },
   { name: 'accepts an object without uid (not known to the producer)', data: withBody({ involvedObject: { kind: 'Endpoints', apiVersion: 'v1', namespace: 'shop', name: 'web' } }) },
   { name: 'rejects a body that is not an object', data: 'x', field: '<body>' },

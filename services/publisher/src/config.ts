@@ -105,6 +105,23 @@ export const publisherConfig = defineConfig({
     doc: 'Minimum log level.',
     parse: 'string',
   },
+  // The event writer (services/publisher/src/events): a second component of the same process.
+  recordEvents: {
+    env: 'RECORD_EVENTS',
+    flag: '--record-events',
+    default: true,
+    parse: 'bool',
+    doc: 'Run the event writer: Kubernetes Events from the EVENTS stream, correlated like client-go\'s recorder, written in write mode, counted in shadow mode.',
+  },
+  eventsStream: { env: 'EVENTS_STREAM', flag: '--events-stream', default: 'EVENTS', doc: 'Stream of Event requests from the slicer and the hints service.', parse: streamName },
+  eventMaxAge: {
+    env: 'EVENT_MAX_AGE',
+    flag: '--event-max-age',
+    default: '1h',
+    min: 1000,
+    doc: "Event requests older than this are skipped (the API server's default Event TTL is an hour: an older Event would be gone already).",
+    parse: 'duration',
+  },
 });
 
 export type PublisherConfig = ConfigOf<typeof publisherConfig.spec>;
