@@ -377,8 +377,12 @@ describe('infra/k8s: least-privilege RBAC and one ServiceAccount per service', (
         return (role?.rules ?? []).map((x) => ({ apiGroups: x.apiGroups, resources: [...(x.resources ?? [])].sort(), verbs: x.verbs })).sort((a, b) => (a.apiGroups?.[0] ?? '').localeCompare(b.apiGroups?.[0] ?? ''));
       };
       expect(rulesOf('watcher')).toEqual(WATCHED);
-      // Read before deciding (a GET, or one paged list per busy namespace), then create, PUT or delete.
-      expect(rulesOf('publisher')).toEqual([{ apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'create', 'update', 'delete'] }]);
+      // Slices: read before deciding (a GET, or one paged list per busy namespace), then create, PUT or delete.
+      // Events: create, and patch the count of a repeated one.
+      expect(rulesOf('publisher')).toEqual([
+        { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+        { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
+      ]);
     });
 
     it(`${install.dir}: every Deployment and DaemonSet runs as its own ServiceAccount; pods without a role mount no token`, () => {
