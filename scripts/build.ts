@@ -65,6 +65,8 @@ export async function buildDist(root = ROOT): Promise<BuildResult> {
   for (const name of Object.keys(PROGRAMS)) await chmod(join(out, `${name}.js`), 0o755);
   await mkdir(join(out, 'scenarios'), { recursive: true });
   await cp(join(root, 'services/cluster-sim/scenarios'), join(out, 'scenarios'), { recursive: true });
+  // The web view's page (`slicemesh ui`), read from dist/ui by services/cli/src/ui/assets.ts.
+  await cp(join(root, 'services/cli/src/ui/assets'), join(out, 'ui'), { recursive: true });
   // dist/ is ESM: a package.json there keeps it so wherever it is copied.
   await writeFile(join(out, 'package.json'), '{ "type": "module" }\n');
   const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);

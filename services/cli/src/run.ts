@@ -68,6 +68,13 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     return code;
   };
   try {
+    // `ui` serves the web view until stopped, with flags of its own (ui/command.ts); loaded
+    // only when asked for, so the other commands do not pay for the HTTP server.
+    if (argv[0] === 'ui') {
+      const { uiCommand } = await import('./ui/command.ts');
+      await uiCommand(argv.slice(1), io);
+      return EXIT_OK;
+    }
     // `log` has subcommands and flags of its own (log/log-args.ts).
     if (argv[0] === 'log') {
       await runLog(argv.slice(1), io, io.env ?? process.env);

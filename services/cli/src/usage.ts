@@ -49,6 +49,10 @@ slicemesh log history|at|why|diff|dlq|export …
   Reads the KUBE log, live or exported (-f FILE): history, time travel, why, dead letters.
   See slicemesh log --help.
 
+slicemesh ui [--port N] [--host H] [-f FILE]
+  The web view of the same log: services, slices, zones and nodes at any point of a timeline,
+  and why a node sends to an endpoint. See slicemesh ui --help.
+
 Flags of every command: -f, --file FILE (read FILE instead of stdin; "-" is stdin), -h, --help.
 Exit codes: 0 success, 2 invalid input or flags (one line on stderr), 1 internal error.
 `;
