@@ -9,3 +9,9 @@ export type { Decision, DecisionKind, SliceAction, SequencedChange } from './dec
 export { applyAction, applyActions, rateLimitedApi, PUBLISHER_MODES } from './apply.ts';
 export type { ActionResult, Outcome, PublisherMode } from './apply.ts';
 export { publisherService, publisherServiceWith } from './service.ts';
+export { startPublisherProcess } from './publisher-process.ts';
+export type { PublisherProcess } from './publisher-process.ts';
+export { startEventWriter, eventWriterDurable } from './events/event-writer.ts';
+export type { EventWriterConfig, EventWriterDeps, EventWriterHandle } from './events/event-writer.ts';
+export { EventCorrelator, RECORDER_DEFAULTS } from './events/correlator.ts';
+export type { Correlation, RecordedEvent, RecorderOptions } from './events/correlator.ts';
