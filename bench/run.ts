@@ -21,6 +21,7 @@ const sections: Record<string, (o: { quick: boolean }) => Promise<void>> = {
   proxy: async (o) => (await import('./proxy.bench.ts')).runProxyBench(o),
   startup: async (o) => (await import('./startup.bench.ts')).runStartupBench(o),
   publisher: async (o) => (await import('./publisher.bench.ts')).runPublisherBench(o),
+  replay: async (o) => (await import('./replay.bench.ts')).runReplayBench(o),
 };
 const wanted = values.section ?? Object.keys(sections);
 for (const name of wanted) {

@@ -4,9 +4,9 @@
 // start from the nearest one at or before their point — moving through time in the UI, or
 // `log diff A B`, replays only the distance between checkpoints.
 
-import type { Folded } from './replayer.ts';
+import type { Folded, SliceWrites } from './replayer.ts';
 import { Replayer } from './replayer.ts';
-import type { LogSnapshot, LogSource } from './source.ts';
+import type { LogPoint, LogSnapshot, LogSource } from './source.ts';
 
 export const CHECKPOINT_EVERY = 50_000;
 /** Checkpoints kept per source (oldest dropped first beyond it). */
@@ -37,8 +37,8 @@ export interface FoldOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** Called after each folded event. */
   readonly onFolded?: (f: Folded, rep: Replayer) => void;
-  /** Start from the source's own snapshot, ignoring checkpoints (history wants every event). */
-  readonly fromStart?: boolean;
+  /** Called after each batch's reconciles, with the last event of the batch. */
+  readonly onFlush?: (writes: ReadonlyMap<string, SliceWrites>, last: LogPoint, rep: Replayer) => void;
 }
 
 /** Folds `rep` forward through every event up to `to`, reporting progress by sequence. */
@@ -48,18 +48,30 @@ export async function foldTo(src: LogSource, rep: Replayer, to: number, opts: Fo
   let lastReport = 0;
   let sinceCheckpoint = 0;
   opts.onProgress?.(0, total);
+  const flush = (): void => {
+    const last = { seq: rep.seq, time: rep.time };
+    const writes = rep.flush();
+    opts.onFlush?.(writes, last, rep);
+  };
   for await (const ev of src.events(start + 1, to)) {
-    const f = rep.fold(ev);
-    opts.onFolded?.(f, rep);
-    if (++sinceCheckpoint >= CHECKPOINT_EVERY) {
-      sinceCheckpoint = 0;
-      keep(src, rep.snapshot());
+    if (rep.closesBatch(ev)) {
+      flush();
+      // A checkpoint is a settled state: taken only between batches.
+      if (sinceCheckpoint >= CHECKPOINT_EVERY) {
+        sinceCheckpoint = 0;
+        keep(src, rep.snapshot());
+      }
     }
+    const f = rep.fold(ev);
+    sinceCheckpoint++;
+    opts.onFolded?.(f, rep);
     if (opts.onProgress !== undefined && ev.seq - lastReport >= 1000) {
       lastReport = ev.seq;
       opts.onProgress(ev.seq - start, total);
     }
   }
+  // The state at `to` is settled: whatever is dirty is reconciled now.
+  if (rep.pending) flush();
   opts.onProgress?.(total, total);
 }
 

@@ -19,7 +19,7 @@ export interface ServiceDiff {
   readonly zoneViewsChanged: readonly string[];
 }
 
-const EMPTY = (namespace: string, name: string): ServiceState => ({ namespace, name, service: null, slices: [], decisions: [], zoneViews: {} });
+const EMPTY = (namespace: string, name: string): ServiceState => ({ namespace, name, service: null, slices: [], ownSlices: [], decisions: [], zoneViews: {} });
 
 /** The Services that differ from `a` to `b`, sorted by namespace and name; [] when equal. */
 export function diffStates(a: StateAt, b: StateAt): readonly ServiceDiff[] {

@@ -66,29 +66,39 @@ export async function historyOf(src: LogSource, service: ServiceRef, onProgress?
   let cache: TopologyCache = topologyCacheOf(nodes());
   let prev = serviceState(rep, service.namespace, service.name, cache, nodes());
   const out: HistoryEntry[] = [];
-  let pending: string[] = [];
+  // Causes since the last change; node causes are dropped when their batch changed nothing here.
+  let pending: { readonly words: readonly string[]; readonly node: boolean }[] = [];
   let from: LogPoint | null = null;
+  let relevant = false;
+  let nodesChanged = false;
   await foldTo(src, rep, bounds?.last.seq ?? rep.seq, {
     ...(onProgress !== undefined ? { onProgress } : {}),
     onFolded: (f) => {
       if (!f.applied || f.change === undefined) return;
       const isNode = f.change.kind === 'Node';
       if (!isNode && !f.services.includes(key)) return;
-      const point = { seq: f.event.seq, time: f.event.time };
-      const words = describeChange(f.before, f.change.type === 'Deleted.v1' ? undefined : f.change.object);
-      if (isNode) cache = topologyCacheOf(nodes());
+      relevant = true;
+      nodesChanged ||= isNode;
+      from ??= { seq: f.event.seq, time: f.event.time };
+      pending.push({ words: describeChange(f.before, f.change.type === 'Deleted.v1' ? undefined : f.change.object), node: isNode });
+    },
+    onFlush: (_writes, last) => {
+      if (!relevant) return;
+      relevant = false;
+      if (nodesChanged) cache = topologyCacheOf(nodes());
+      nodesChanged = false;
       const cur = serviceState(rep, service.namespace, service.name, cache, nodes());
-      const entry = entryOf(prev, cur, from ?? point, point, [...pending, ...words]);
+      const entry = entryOf(prev, cur, from ?? last, last, pending.flatMap((p) => p.words));
       if (entry !== null) {
         out.push(entry);
         pending = [];
         from = null;
         prev = cur;
-      } else if (!isNode) {
-        // Kept for the next change (a pod created, then Ready); node changes that moved nothing are not.
-        pending.push(...words);
-        from ??= point;
+        return;
       }
+      // Kept for the next change (a pod created, then Ready); node changes that moved nothing are not.
+      pending = pending.filter((p) => !p.node);
+      if (pending.length === 0) from = null;
     },
   });
   return out;

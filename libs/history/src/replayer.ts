@@ -1,8 +1,14 @@
 // The fold at the heart of every `log` command: KUBE events, in sequence order, into the same
-// ClusterState the slicer keeps, each Service the event makes dirty planned at once by the
-// slicer's planService and its writes applied. Because this is the slicer's own composition of
-// the core, a replay reaches the slices live reached; it reconciles after every event, which is
-// what live does when events arrive further apart than its batch period (see docs/log.md).
+// ClusterState the slicer keeps; the Services they make dirty are planned by the slicer's
+// planService and its writes applied. Because this is the slicer's own composition of the core,
+// a replay reaches the slices live reached.
+//
+// When to reconcile: the live slicer applies what one fetch of the stream returned, then
+// reconciles each dirty Service once — events that arrive together are planned together. The
+// replay does the same by log time: a batch closes when an event comes more than `windowMs`
+// after the batch's first one (or it holds `maxEvents`), and always at the point asked for, so
+// every state returned is settled. Events further apart than the window are reconciled one by
+// one, as a running slicer would (see docs/log.md).
 
 import type { ObjectChange, ProjectedKind } from '@slicemesh/core';
 import { ClusterState, applySlicePlan, isEmptyPlan, planService, serviceView } from '@slicemesh/core';
@@ -20,6 +26,16 @@ export interface SliceWrites {
   readonly deleted: readonly string[];
 }
 
+/** How the replay groups events into reconciles (see the file comment). */
+export interface BatchOptions {
+  /** Default 1000 ms; 0 reconciles after every event. */
+  readonly windowMs: number;
+  /** Default 10,000. */
+  readonly maxEvents: number;
+}
+
+export const DEFAULT_BATCH: BatchOptions = Object.freeze({ windowMs: 1000, maxEvents: 10_000 });
+
 /** The outcome of folding one event. */
 export interface Folded {
   readonly event: LogEvent;
@@ -32,8 +48,6 @@ export interface Folded {
   readonly applied: boolean;
   /** `ns/name` of the Services the change concerns (dirty ones, and a foreign slice's Service). */
   readonly services: readonly string[];
-  /** The slicer writes per Service key, only for Services whose slices changed. */
-  readonly writes: ReadonlyMap<string, SliceWrites>;
 }
 
 const objectKey = (kind: string, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
@@ -48,11 +62,17 @@ export class Replayer {
   readonly #tracker = new TriggerTimeTracker();
   /** Namespaces of every object seen: where slices may be. */
   readonly #namespaces = new Set<string>();
+  readonly #batch: BatchOptions;
+  /** Services to reconcile at the end of the batch, and when the batch began (ms). */
+  readonly #dirty = new Set<string>();
+  #batchStart: number | null = null;
+  #batchEvents = 0;
   #seq: number;
   #time: string;
 
-  constructor(settings: LogSettings, snapshot: LogSnapshot) {
+  constructor(settings: LogSettings, snapshot: LogSnapshot, batch: BatchOptions = DEFAULT_BATCH) {
     this.settings = settings;
+    this.#batch = batch;
     this.#seq = snapshot.seq;
     this.#time = snapshot.time;
     for (const o of snapshot.objects) {
@@ -114,16 +134,45 @@ export class Replayer {
     return { seq: this.#seq, time: this.#time, objects: this.objects(), slices: this.ourSlices() };
   }
 
-  /** Folds one event (see the file comment). Events at or below the current sequence are ignored. */
+  /** Whether `event` comes after the open batch closes: flush() before folding it. */
+  closesBatch(event: LogEvent): boolean {
+    if (this.#batchStart === null) return false;
+    return this.#batchEvents >= this.#batch.maxEvents || Date.parse(event.time) - this.#batchStart > this.#batch.windowMs;
+  }
+
+  /** Whether a batch is open (events folded since the last flush). */
+  get pending(): boolean {
+    return this.#batchStart !== null;
+  }
+
+  /** Reconciles every dirty Service (sorted), closing the batch; returns the writes of those whose slices changed. */
+  flush(): Map<string, SliceWrites> {
+    const writes = new Map<string, SliceWrites>();
+    for (const k of [...this.#dirty].sort()) {
+      const w = this.#reconcile(k);
+      if (w !== null) writes.set(k, w);
+    }
+    this.#dirty.clear();
+    this.#batchStart = null;
+    this.#batchEvents = 0;
+    return writes;
+  }
+
+  /**
+   * Folds one event into the state (see the file comment); its Services are reconciled at the
+   * next flush(). Events at or below the current sequence are ignored.
+   */
   fold(event: LogEvent): Folded {
-    if (event.seq <= this.#seq) return { event, applied: false, services: [], writes: new Map() };
+    if (event.seq <= this.#seq) return { event, applied: false, services: [] };
+    if (this.#batchStart === null) this.#batchStart = Date.parse(event.time);
+    this.#batchEvents++;
     this.#seq = event.seq;
     this.#time = event.time;
     const decoded = decodeKubeMessage(
       event.parseError === undefined ? { subject: event.subject, data: event.data } : { subject: event.subject, data: event.data, parseError: event.parseError },
       { cluster: this.settings.cluster, prefix: this.settings.prefix },
     );
-    if (!decoded.ok) return { event, rejection: decoded.rejection, applied: false, services: [], writes: new Map() };
+    if (!decoded.ok) return { event, rejection: decoded.rejection, applied: false, services: [] };
     const c = decoded.change;
     const key = objectKey(c.kind, c.namespace, c.name);
     const stored = this.#objects.get(key);
@@ -132,7 +181,7 @@ export class Replayer {
     const beforeObj = stored === undefined || stored.deleted ? undefined : stored.object;
     const base = { event, change: c, ...(beforeObj !== undefined ? { before: beforeObj } : {}) };
     if (stored !== undefined && !supersedes(version, { resourceVersion: stored.object.metadata.resourceVersion ?? '', deleted: stored.deleted })) {
-      return { ...base, applied: false, services: [], writes: new Map() };
+      return { ...base, applied: false, services: [] };
     }
     this.#objects.set(key, { deleted, object: c.object });
     if (c.namespace !== '') this.#namespaces.add(c.namespace);
@@ -141,16 +190,12 @@ export class Replayer {
       if (deleted) this.#foreign.delete(sliceKey);
       else this.#foreign.set(sliceKey, c.object as EndpointSlice);
       const owners = new Set([beforeObj, c.object].map((o) => o?.metadata.labels?.[LABEL_SERVICE_NAME]).filter((n): n is string => n !== undefined && n !== ''));
-      return { ...base, applied: true, services: [...owners].sort().map((n) => `${c.namespace}/${n}`), writes: new Map() };
+      return { ...base, applied: true, services: [...owners].sort().map((n) => `${c.namespace}/${n}`) };
     }
     const change: ObjectChange = { kind: c.kind as ProjectedKind, namespace: c.namespace, name: c.name, resourceVersion: c.resourceVersion, deleted, object: c.object as ObjectChange['object'] };
     const r = this.state.apply(change);
-    const writes = new Map<string, SliceWrites>();
-    for (const k of r.keys) {
-      const w = this.#reconcile(k);
-      if (w !== null) writes.set(k, w);
-    }
-    return { ...base, applied: r.applied, services: r.keys, writes };
+    for (const k of r.keys) this.#dirty.add(k);
+    return { ...base, applied: r.applied, services: r.keys };
   }
 
   // One slicer reconcile of `key` against the state as it is now.

@@ -17,6 +17,8 @@ export interface ServiceState {
   readonly service: Service | null;
   /** Every slice of the Service (ours with hints, then other controllers'), sorted by name. */
   readonly slices: readonly EndpointSlice[];
+  /** The slicer's own slices as it stored them (before hints), sorted by name: what SLICES carried. */
+  readonly ownSlices: readonly EndpointSlice[];
   /** The hints decisions, one per address type with slices. */
   readonly decisions: readonly HintsDecision[];
   /** Per zone (and `_` for nodes without a zone): the slices agents of that zone receive. */
@@ -54,7 +56,8 @@ export function serviceKeys(rep: Replayer): string[] {
 export function serviceState(rep: Replayer, namespace: string, name: string, cache: TopologyCache, nodes: readonly Node[]): ServiceState {
   const service = rep.state.service(namespace, name) ?? null;
   const foreign = rep.foreignSlices().filter((s) => (s.metadata.namespace ?? 'default') === namespace && s.metadata.labels?.[LABEL_SERVICE_NAME] === name);
-  const all = [...rep.state.slicesOf(namespace, name), ...foreign];
+  const own = rep.state.slicesOf(namespace, name);
+  const all = [...own, ...foreign];
   let slices: readonly EndpointSlice[] = all;
   let decisions: readonly HintsDecision[] = [];
   if (service !== null && all.length > 0) {
@@ -65,5 +68,5 @@ export function serviceState(rep: Replayer, namespace: string, name: string, cac
   const views = zoneViews({ services: service === null ? [] : [service], slices, nodes, preferSameNodeGate: rep.settings.preferSameTrafficDistribution });
   const zoneViewsOut: Record<string, EndpointSlice[]> = {};
   for (const [zone, entries] of views.byZone) if (entries.length > 0) zoneViewsOut[zone] = entries.map((e) => e.slice);
-  return { namespace, name, service, slices: [...slices].sort(byName), decisions, zoneViews: zoneViewsOut };
+  return { namespace, name, service, slices: [...slices].sort(byName), ownSlices: own, decisions, zoneViews: zoneViewsOut };
 }
