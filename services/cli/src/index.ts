@@ -11,3 +11,7 @@ export type { ProxyPlanOptions, ProxyFormat } from './commands/proxy-plan.ts';
 export { dpState } from './commands/dp-state.ts';
 export { openLiveLog } from './log/live-log.ts';
 export type { LiveLog, LiveLogOptions } from './log/live-log.ts';
+export { startUiServer } from './ui/server.ts';
+export type { UiServer, UiServerOptions } from './ui/server.ts';
+export { openUiEngine } from './ui/engine.ts';
+export type { UiEngine, UiSourceOptions } from './ui/engine.ts';

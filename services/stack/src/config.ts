@@ -25,6 +25,7 @@ export const stackConfig = defineConfig({
   speed: { env: 'STACK_SPEED', flag: '--speed', default: 1, parse: speed, doc: 'Play the scenario this many times faster.' },
   seed: { env: 'STACK_SEED', flag: '--seed', optional: true, parse: 'string', doc: "Override the scenario's seed." },
   simPort: { env: 'STACK_SIM_PORT', flag: '--sim-port', default: 8001, min: 0, max: 65_535, parse: 'int', doc: "cluster-sim's port (kubectl --server http://127.0.0.1:<port>); 0 picks a free one." },
+  uiPort: { env: 'STACK_UI_PORT', flag: '--ui-port', default: 8080, min: 0, max: 65_535, parse: 'int', doc: "The web view's port (slicemesh ui on the live log); 0 picks a free one, as does a busy port." },
   cluster: { env: 'STACK_CLUSTER', flag: '--cluster', default: 'local', parse: 'string', doc: 'Cluster id of the simulated cluster in subjects and keys.' },
   partitions: { env: 'STACK_PARTITIONS', flag: '--partitions', default: 2, min: 1, max: 64, parse: 'int', doc: 'KUBE partitions (namespaces hashed over them).' },
   publisherMode: {

@@ -83,6 +83,7 @@ describe('npm start (services/stack/src/main.ts)', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^slicemesh stack — cluster 'local', scenario .*default\.yaml at speed 4$/m);
     expect(r.stdout).toMatch(/^ {2}kube API {4}http:\/\/127\.0\.0\.1:\d+/m);
+    expect(r.stdout).toMatch(/^ {2}web view {4}http:\/\/127\.0\.0\.1:\d+\/ {3}the log at any point/m);
     expect(r.stdout).toMatch(/^ready in \d+\.\d s/m);
     expect(r.stdout).toMatch(/^\[ +\d+s\] objects \d+ \| KUBE seq \d+ \| slices \d+ \| hinted \d+\/\d+ svc \| views \d+ \| API writes \d+ \| agents 3\/3 synced \| DLQ 0 \| backlog \d+$/m);
     expect(r.stdout).toMatch(/^verify: replay identical \(\d+ services\)$/m);

@@ -15,11 +15,13 @@ import { deleteRunState } from './run-state.ts';
 import type { Stack } from './start-stack.ts';
 import { startStack } from './start-stack.ts';
 import { formatStatus } from './status.ts';
+import type { StackWebView } from './web-view.ts';
+import { startWebView } from './web-view.ts';
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 const err = (line: string): void => void process.stderr.write(`${line}\n`);
 
-function banner(stack: Stack, c: StackConfig, runDir: string): void {
+function banner(stack: Stack, c: StackConfig, runDir: string, web: StackWebView | undefined): void {
   const n = stack.run.names;
   const scenario = c.scenario ?? DEFAULT_SCENARIO_FILE;
   out(`slicemesh stack — cluster '${c.cluster}', scenario ${scenario} at speed ${c.speed}${c.processes ? ', services as child processes' : ''}`);
@@ -30,6 +32,7 @@ function banner(stack: Stack, c: StackConfig, runDir: string): void {
   out(`  publisher   ${c.publisherMode === 'off' ? 'off' : c.publisherMode === 'write' ? `write: kubectl --server ${stack.urls.kube} get endpointslices -A` : 'shadow: counts what it would write, writes nothing'}`);
   out(`  agents      ${stack.agents.length} dry-run (${c.agents}): rules in ${runDir}/<node>.rules`);
   out(`  logs        ${join(runDir, 'logs')}/<component>.log`);
+  if (web !== undefined) out(`  web view    ${web.url}   the log at any point: services, slices, zones, nodes, why${web.busyPort !== undefined ? ` (port ${web.busyPort} was busy)` : ''}`);
 }
 
 async function main(argv: readonly string[]): Promise<void> {
@@ -79,7 +82,12 @@ async function main(argv: readonly string[]): Promise<void> {
     if (!run.persistent) await deleteRunState(c.natsUrl, c.databaseUrl, run).catch(() => {});
     process.exit(1);
   }
-  banner(stack, c, runDir);
+  // The web view is a window on the log, not part of the pipeline: without it the stack runs on.
+  const web = await startWebView({ natsUrl: c.natsUrl, databaseUrl: c.databaseUrl, run, cluster: c.cluster, port: c.uiPort }).catch((e: unknown) => {
+    err(`slicemesh: the web view did not start: ${e instanceof Error ? e.message : String(e)}`);
+    return undefined;
+  });
+  banner(stack, c, runDir, web);
 
   let failed = false;
   const summary = async (): Promise<void> => {
@@ -111,6 +119,7 @@ async function main(argv: readonly string[]): Promise<void> {
       }
     },
     summary,
+    async () => web?.close(),
     () => stack.close(),
     async () => {
       if (run.persistent) return;

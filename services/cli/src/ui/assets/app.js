@@ -292,16 +292,25 @@ function moveTo(spec) {
   return refresh(async () => {
     view.state = await getJson(`/api/state?at=${encodeURIComponent(spec)}`);
     view.seq = view.state.at.seq;
-    if (view.service === null && view.state.services.length > 0) view.service = keyOf(view.state.services[0]);
+    // A live log has grown past the timeline: read its extent again.
+    if (view.seq > view.summary.latest.seq) await reloadExtent();
+    if (view.service === null) {
+      const first = view.state.services.find((s) => s.slices.length > 0) ?? view.state.services[0];
+      if (first) view.service = keyOf(first);
+    }
     await loadWhy();
   });
+}
+
+async function reloadExtent() {
+  [view.summary, view.buckets] = await Promise.all([getJson('/api/summary'), getJson(`/api/timeline?buckets=${BUCKETS}`)]);
+  drawExtent();
 }
 
 // A live log grows while the page is open: "latest" first reads its extent and timeline again.
 function toLatest() {
   return refresh(async () => {
-    [view.summary, view.buckets] = await Promise.all([getJson('/api/summary'), getJson(`/api/timeline?buckets=${BUCKETS}`)]);
-    drawExtent();
+    await reloadExtent();
     view.state = await getJson('/api/state?at=latest');
     view.seq = view.state.at.seq;
     await loadWhy();
@@ -331,7 +340,9 @@ async function start() {
   try {
     [view.summary, view.buckets] = await Promise.all([getJson('/api/summary'), getJson(`/api/timeline?buckets=${BUCKETS}`)]);
   } catch (err) {
-    showError(`cannot read the log: ${err.message}`);
+    // A live log may hold no events yet (the stack just started): try again shortly.
+    showError(`cannot read the log: ${err.message} — trying again in a few seconds`);
+    setTimeout(() => void start(), 3000);
     return;
   }
   $('source').textContent = view.summary.source;
