@@ -74,14 +74,14 @@ describe('HintsProjectionStore publishing records', () => {
   it('records the intents of several services in one call, then their confirmations and deletions', async () => {
     const store = new HintsProjectionStore(t.db, 'i4');
     await store.recordIntents([
-      { namespace: 'default', name: 'web', decisions: [decision('web')], pending: [{ key: 'i4.a.default.web.w1', body: { v: 1 } }] },
-      { namespace: 'default', name: 'api', pending: [{ key: 'i4.a.default.api.a1', body: { v: 2 } }] },
+      { namespace: 'default', name: 'web', decisions: [decision('web')], pending: [{ key: 'i4.a.default.web.w1' }] },
+      { namespace: 'default', name: 'api', pending: [{ key: 'i4.a.default.api.a1' }] },
     ]);
     expect((await loadPublishedViews(t.db, 'i4')).map((v) => [v.key, v.revision])).toEqual([['i4.a.default.api.a1', 0], ['i4.a.default.web.w1', 0]]);
     expect((await loadHintDecisions(t.db, 'i4')).map((d) => d.service)).toEqual(['web']);
 
-    await store.recordPublished([{ key: 'i4.a.default.web.w1', revision: 11, body: { v: 1 } }], ['i4.a.default.api.a1']);
-    expect(await loadPublishedViews(t.db, 'i4')).toEqual([{ key: 'i4.a.default.web.w1', revision: 11, body: { v: 1 } }]);
+    await store.recordPublished([{ key: 'i4.a.default.web.w1', revision: 11, digest: 'd1' }], ['i4.a.default.api.a1']);
+    expect(await loadPublishedViews(t.db, 'i4')).toEqual([{ key: 'i4.a.default.web.w1', revision: 11, digest: 'd1' }]);
 
     // decisions: [] removes a service's decisions; omitted leaves them.
     await store.recordIntents([{ namespace: 'default', name: 'web', decisions: [], pending: [] }]);
@@ -107,7 +107,7 @@ describe('HintsProjectionStore publishing records', () => {
     await store.commitIngest('i5-slices', 4, { slices: { upserts: [makeSlice('web-b', []), makeSlice('web-a', [])], deletes: [] } });
     await store.commitIngest('i5-nodes', 2, { nodes: { upserts: [makeNode('n1')], deletes: [] } });
     await store.commitIngest('i5-services', 9, { services: { upserts: [makeService('web')], deletes: [] } });
-    await store.recordIntents([{ namespace: 'default', name: 'web', decisions: [decision('web')], pending: [{ key: 'k1', body: {} }] }]);
+    await store.recordIntents([{ namespace: 'default', name: 'web', decisions: [decision('web')], pending: [{ key: 'k1' }] }]);
     const snap = await store.loadSnapshot(['i5-slices', 'i5-nodes', 'i5-services', 'i5-never']);
     expect({
       services: snap.services.map((s) => s.metadata.name),

@@ -41,8 +41,8 @@ export interface HintsIntent {
   readonly name: string;
   /** Replaces every stored decision of the service when set ([] removes them). */
   readonly decisions?: readonly HintDecision[];
-  /** Keys about to be put, recorded unconfirmed (revision 0) with their new body. */
-  readonly pending: readonly { readonly key: string; readonly body: unknown }[];
+  /** Keys about to be put, recorded unconfirmed (revision 0, digest unknown). */
+  readonly pending: readonly { readonly key: string }[];
 }
 
 export class HintsProjectionStore {
@@ -125,7 +125,7 @@ export class HintsProjectionStore {
       namespace: d.namespace, service: d.service, address_type: d.addressType, enabled: d.enabled, mode: d.mode,
       event: d.event, reason: d.reason, decided_at: d.decidedAt.toISOString(),
     })));
-    const pending = JSON.stringify(intents.flatMap((i) => i.pending.map((p) => ({ key: p.key, body: p.body }))));
+    const pending = JSON.stringify(intents.flatMap((i) => i.pending.map((p) => p.key)));
     await sql`with
   fresh as (select * from jsonb_to_recordset(${decisions}::jsonb)
     as d(namespace text, service text, address_type text, enabled boolean, mode text, event jsonb, reason text, decided_at timestamptz)),
@@ -141,9 +141,9 @@ export class HintsProjectionStore {
       event = excluded.event, reason = excluded.reason, decided_at = excluded.decided_at
     returning 1),
   intended as (
-    insert into published_views (cluster, key, revision, body)
-    select ${this.cluster}, key, 0, body from jsonb_to_recordset(${pending}::jsonb) as p(key text, body jsonb)
-    on conflict (cluster, key) do update set revision = excluded.revision, body = excluded.body
+    insert into published_views (cluster, key, revision, body, digest)
+    select ${this.cluster}, key, 0, null, null from jsonb_array_elements_text(${pending}::jsonb) as p(key)
+    on conflict (cluster, key) do update set revision = 0, body = null, digest = null
     returning 1)
 select (select count(*) from dropped) as dropped, (select count(*) from saved) as saved, (select count(*) from intended) as intended`.execute(this.db);
   }
@@ -151,13 +151,13 @@ select (select count(*) from dropped) as dropped, (select count(*) from saved) a
   /** Step 3 of publishing, in one statement: confirmed revisions recorded, deleted keys forgotten. */
   async recordPublished(confirmed: readonly PublishedView[], deleted: readonly string[]): Promise<void> {
     if (confirmed.length === 0 && deleted.length === 0) return;
-    const rows = JSON.stringify(confirmed.map((v) => ({ key: v.key, revision: v.revision, body: v.body })));
+    const rows = JSON.stringify(confirmed.map((v) => ({ key: v.key, revision: v.revision, digest: v.digest })));
     const gone = JSON.stringify(deleted);
     await sql`with
   confirmed as (
-    insert into published_views (cluster, key, revision, body)
-    select ${this.cluster}, key, revision, body from jsonb_to_recordset(${rows}::jsonb) as v(key text, revision bigint, body jsonb)
-    on conflict (cluster, key) do update set revision = excluded.revision, body = excluded.body
+    insert into published_views (cluster, key, revision, body, digest)
+    select ${this.cluster}, key, revision, null, digest from jsonb_to_recordset(${rows}::jsonb) as v(key text, revision bigint, digest text)
+    on conflict (cluster, key) do update set revision = excluded.revision, body = null, digest = excluded.digest
     returning 1),
   forgotten as (
     delete from published_views where cluster = ${this.cluster} and key in (select jsonb_array_elements_text(${gone}::jsonb))

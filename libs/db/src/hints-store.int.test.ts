@@ -4,9 +4,9 @@ import { withTestDb } from '../testing/test-db.ts';
 import type { TestDb } from '../testing/test-db.ts';
 import type { HintDecision } from './hints-store.ts';
 import {
-  deleteHintDecisions, deleteHintNodes, deleteHintServices, deleteHintSlices, deletePublishedViews, loadHintDecisions,
-  loadHintNodes, loadHintServices, loadHintSlices, loadPublishedViews, saveHintDecisions, upsertHintNodes,
-  upsertHintServices, upsertHintSlices, upsertPublishedViews,
+  deleteHintDecisions, deleteHintNodes, deleteHintServices, deleteHintSlices, loadHintDecisions,
+  loadHintNodes, loadHintServices, loadHintSlices, saveHintDecisions, upsertHintNodes,
+  upsertHintServices, upsertHintSlices,
 } from './hints-store.ts';
 
 let t: TestDb;
@@ -66,30 +66,5 @@ describe('hint nodes and services', () => {
     expect((await loadHintServices(t.db, 'h4', 'other')).map((s) => s.metadata.name)).toEqual(['api']);
     await t.db.transaction().execute((trx) => deleteHintServices(trx, 'h4', [{ namespace: 'default', name: 'web' }]));
     expect((await loadHintServices(t.db, 'h4')).map((s) => s.metadata.name)).toEqual(['api']);
-  });
-});
-
-describe('published views', () => {
-  it('remembers the last revision and body per key, sorted by key, so vanished views can be deleted', async () => {
-    await t.db.transaction().execute((trx) => upsertPublishedViews(trx, 'h5', deepFreeze([
-      { key: 'h5.zone-b.default.web.web-1', revision: 3, body: { v: 1 } },
-      { key: 'h5.zone-a.default.web.web-1', revision: 4, body: { v: 2 } },
-    ])));
-    await t.db.transaction().execute((trx) => upsertPublishedViews(trx, 'h5', [{ key: 'h5.zone-b.default.web.web-1', revision: 7, body: { v: 3 } }]));
-    expect(await loadPublishedViews(t.db, 'h5')).toEqual([
-      { key: 'h5.zone-a.default.web.web-1', revision: 4, body: { v: 2 } },
-      { key: 'h5.zone-b.default.web.web-1', revision: 7, body: { v: 3 } },
-    ]);
-    await t.db.transaction().execute((trx) => deletePublishedViews(trx, 'h5', ['h5.zone-a.default.web.web-1']));
-    expect((await loadPublishedViews(t.db, 'h5')).map((v) => v.key)).toEqual(['h5.zone-b.default.web.web-1']);
-    expect(await loadPublishedViews(t.db, 'other')).toEqual([]);
-  });
-
-  it('writes more views than one statement batch holds', async () => {
-    const views = Array.from({ length: 1201 }, (_, i) => ({ key: `k${String(i).padStart(5, '0')}`, revision: i + 1, body: { i } }));
-    await t.db.transaction().execute((trx) => upsertPublishedViews(trx, 'h6', views));
-    expect(await loadPublishedViews(t.db, 'h6')).toEqual(views);
-    await t.db.transaction().execute((trx) => deletePublishedViews(trx, 'h6', views.map((v) => v.key)));
-    expect(await loadPublishedViews(t.db, 'h6')).toEqual([]);
   });
 });

@@ -23,7 +23,8 @@ export interface HintDecision {
 export interface PublishedView {
   readonly key: string;
   readonly revision: number;
-  readonly body: unknown;
+  /** sha256 (hex) of the JSON text put; null when unknown. */
+  readonly digest: string | null;
 }
 
 export interface NamespacedName {
@@ -201,24 +202,8 @@ export async function loadHintServices(db: Db, cluster: string, namespace?: stri
 
 // ---- published views ----
 
-export async function upsertPublishedViews(trx: Trx, cluster: string, views: readonly PublishedView[]): Promise<void> {
-  for (const part of chunks(views)) {
-    await trx
-      .insertInto('published_views')
-      .values(part.map((v) => ({ cluster, key: v.key, revision: v.revision, body: JSON.stringify(v.body) })))
-      .onConflict((oc) => oc.columns(['cluster', 'key']).doUpdateSet((eb) => ({ revision: eb.ref('excluded.revision'), body: eb.ref('excluded.body') })))
-      .execute();
-  }
-}
-
-export async function deletePublishedViews(trx: Trx, cluster: string, keys: readonly string[]): Promise<void> {
-  for (const part of chunks(keys)) {
-    await trx.deleteFrom('published_views').where('cluster', '=', cluster).where('key', 'in', part).execute();
-  }
-}
-
 /** Every view last published for the cluster, sorted by key; [] when none. */
 export async function loadPublishedViews(db: Db, cluster: string): Promise<readonly PublishedView[]> {
-  const rows = await db.selectFrom('published_views').select(['key', 'revision', 'body']).where('cluster', '=', cluster).orderBy('key').execute();
-  return rows.map((r) => ({ key: r.key, revision: Number(r.revision), body: r.body }));
+  const rows = await db.selectFrom('published_views').select(['key', 'revision', 'digest']).where('cluster', '=', cluster).orderBy('key').execute();
+  return rows.map((r) => ({ key: r.key, revision: Number(r.revision), digest: r.digest }));
 }

@@ -49,7 +49,7 @@ describe('migrateToLatest', () => {
     schemas.push(schema);
     const h = await open(schema);
     expect(await tablesIn(h, schema)).toEqual([]);
-    expect(await migrateToLatest(h.db, schema)).toEqual(['0001_init', '0002_reconcile_settings', '0003_hint_foreign_slices']);
+    expect(await migrateToLatest(h.db, schema)).toEqual(['0001_init', '0002_reconcile_settings', '0003_hint_foreign_slices', '0004_published_view_digests']);
     expect(await migrateToLatest(h.db, schema)).toEqual([]);
   });
 

@@ -9,6 +9,7 @@ import type { Migration, MigrationProvider } from 'kysely/migration';
 import * as m0001 from './migrations/0001_init.ts';
 import * as m0002 from './migrations/0002_reconcile_settings.ts';
 import * as m0003 from './migrations/0003_hint_foreign_slices.ts';
+import * as m0004 from './migrations/0004_published_view_digests.ts';
 import type { Database } from './schema.ts';
 import { assertSchemaName } from './schema-name.ts';
 
@@ -17,6 +18,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_init': m0001,
   '0002_reconcile_settings': m0002,
   '0003_hint_foreign_slices': m0003,
+  '0004_published_view_digests': m0004,
 });
 
 const migrationProvider: MigrationProvider = {

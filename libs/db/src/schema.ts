@@ -136,7 +136,10 @@ export interface PublishedViewsTable {
   cluster: string;
   key: string;
   revision: Int8;
-  body: Json<unknown>;
+  /** Only in rows written before migration 0004. */
+  body: Json<unknown> | null;
+  /** sha256 (hex) of the JSON text put into KV; null while unconfirmed and in old rows. */
+  digest: string | null;
 }
 
 export interface Database {

@@ -27,12 +27,12 @@ describe('BatchedRecords', () => {
   it('intents of services reconciling at the same time share one transaction, and so do their confirmations', async () => {
     const h = harness();
     await Promise.all([
-      h.records.recordIntent('default', 'web', { decisions: [decision('web')], pending: [{ key: 'k-web', body: {} }] }),
-      h.records.recordIntent('default', 'api', { pending: [{ key: 'k-api', body: {} }] }),
+      h.records.recordIntent('default', 'web', { decisions: [decision('web')], pending: [{ key: 'k-web' }] }),
+      h.records.recordIntent('default', 'api', { pending: [{ key: 'k-api' }] }),
     ]);
     await Promise.all([
-      h.records.recordPublished([{ key: 'k-web', revision: 1, body: {} }], []),
-      h.records.recordPublished([{ key: 'k-api', revision: 2, body: {} }], ['k-old']),
+      h.records.recordPublished([{ key: 'k-web', revision: 1, digest: 'd1' }], []),
+      h.records.recordPublished([{ key: 'k-api', revision: 2, digest: 'd2' }], ['k-old']),
       h.records.recordPublished([], []),
     ]);
     expect(h.calls).toEqual(['intents web,api', 'published k-web,k-api -k-old']);

@@ -118,7 +118,7 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     const views = kvPort(viewsKv);
     const svc = kvPort(svcKv);
     const viewIndex = viewKeyIndex();
-    for (const r of snapshot.publishedViews) viewIndex.set(r.key, { revision: r.revision, digest: r.revision > 0 ? digestOf(r.body) : null });
+    for (const r of snapshot.publishedViews) viewIndex.set(r.key, { revision: r.revision, digest: r.revision > 0 ? r.digest : null });
     const audited = viewIndex.auditAgainst(await views.keys(svcClusterFilter(cluster)));
     const svcIndex = svcKeyIndex();
     for (const [key, e] of await readBucket(svcKv, svcClusterFilter(cluster))) svcIndex.set(key, { revision: e.revision, digest: digestOf(e.value) });

@@ -6,7 +6,7 @@ export { startHints } from './hints-service.ts';
 export type { HintsDeps, HintsHandle } from './hints-service.ts';
 export { consumerSpecs } from './consumers.ts';
 export type { ConsumerSpec } from './consumers.ts';
-export { desiredViews, planKeyWrites, canonicalJson, digestOf } from './view-plan.ts';
+export { desiredViews, planKeyWrites, digestOf } from './view-plan.ts';
 export { reconcileService } from './service-reconciler.ts';
 export type { ServiceReconcileReport } from './service-reconciler.ts';
 export { hintsService } from './service.ts';

@@ -27,8 +27,8 @@ export interface ServiceStateReader {
 export interface ViewIntent {
   /** Replaces every stored decision of the service when set ([] removes them). */
   readonly decisions?: readonly HintDecision[];
-  /** Keys about to be put: recorded unconfirmed (revision 0) with their new body. */
-  readonly pending: readonly { readonly key: string; readonly body: unknown }[];
+  /** Keys about to be put: recorded unconfirmed (revision 0, digest unknown). */
+  readonly pending: readonly { readonly key: string }[];
 }
 
 /** What a service reconcile records; each call is durable when it resolves. */

@@ -38,7 +38,7 @@ function harness(nodes: readonly Node[] = threeZoneNodes()) {
     /** A restarted process: same store and buckets, fresh memory loaded from the record and audited against KV. */
     restart() {
       const viewIndex = viewKeyIndex();
-      for (const r of store.published.values()) viewIndex.set(r.key, { revision: r.revision, digest: r.revision > 0 ? digestOf(r.body) : null });
+      for (const r of store.published.values()) viewIndex.set(r.key, { revision: r.revision, digest: r.revision > 0 ? r.digest : null });
       viewIndex.auditAgainst(views.values.keys());
       const svcIndex = svcKeyIndex();
       for (const k of svc.values.keys()) svcIndex.set(k, { revision: 1, digest: digestOf(svc.json(k)) });

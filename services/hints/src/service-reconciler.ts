@@ -171,7 +171,7 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
   if (decisionsChanged || viewWrites.puts.length > 0) {
     await deps.records.recordIntent(namespace, name, {
       ...(decisionsChanged ? { decisions: nextDecisions } : {}),
-      pending: viewWrites.puts.map((p) => ({ key: p.key, body: p.body })),
+      pending: viewWrites.puts.map((p) => ({ key: p.key })),
     });
     for (const p of viewWrites.puts) deps.viewIndex.set(p.key, { revision: 0, digest: null });
   }
@@ -193,7 +193,7 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
   // 3. Confirmation.
   if (confirmed.length > 0 || viewWrites.deletes.length > 0) {
     await deps.records.recordPublished(
-      confirmed.map((c) => ({ key: c.put.key, revision: c.revision, body: c.put.body })),
+      confirmed.map((c) => ({ key: c.put.key, revision: c.revision, digest: c.put.digest })),
       viewWrites.deletes,
     );
     for (const c of confirmed) deps.viewIndex.set(c.put.key, { revision: c.revision, digest: c.put.digest });

@@ -91,7 +91,7 @@ export class FakeStore implements ServiceRecordStore, IngestStore {
   recordIntent(namespace: string, name: string, intent: ViewIntent): Promise<void> {
     if (this.failOn?.('intent')) return Promise.reject(new Error('intent failed'));
     if (intent.decisions !== undefined) this.decisions.set(serviceKeyOf(namespace, name), intent.decisions);
-    for (const p of intent.pending) this.published.set(p.key, { key: p.key, revision: 0, body: p.body });
+    for (const p of intent.pending) this.published.set(p.key, { key: p.key, revision: 0, digest: null });
     this.journal?.push('db.intent');
     return Promise.resolve();
   }

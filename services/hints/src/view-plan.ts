@@ -15,7 +15,7 @@ import { zoneViews } from '@slicemesh/proxy-state';
 export interface RecordedKey {
   /** KV revision of our last confirmed put; 0 = unconfirmed (content unknown). */
   readonly revision: number;
-  /** sha256 of the canonical JSON of the body put; null when unknown. */
+  /** digestOf the body put; null when unknown. */
   readonly digest: string | null;
 }
 
@@ -37,52 +37,24 @@ export interface KeyWrites {
   readonly deletes: readonly string[];
 }
 
-/** JSON with object keys sorted at every level, so equal values give equal text whatever their key order (jsonb reorders keys). */
-export function canonicalJson(value: unknown): string {
-  return canonical(value) ?? 'null';
-}
-
-// JSON.stringify with object keys sorted, written directly: a replacer that copies every object
-// into a sorted one cost the hints service more than the rest of a view update. Values are plain
-// JSON (no toJSON, no cycles); undefined and functions are left out of objects and become null
-// in arrays, as JSON.stringify does.
-function canonical(v: unknown): string | undefined {
-  if (v === null) return 'null';
-  switch (typeof v) {
-    case 'string':
-    case 'number':
-    case 'boolean':
-      return JSON.stringify(v);
-    case 'object': {
-      if (Array.isArray(v)) {
-        let out = '[';
-        for (let i = 0; i < v.length; i++) out += `${i > 0 ? ',' : ''}${canonical(v[i]) ?? 'null'}`;
-        return `${out}]`;
-      }
-      const o = v as Record<string, unknown>;
-      let out = '{';
-      let first = true;
-      for (const k of Object.keys(o).sort()) {
-        const text = canonical(o[k]);
-        if (text === undefined) continue;
-        out += `${first ? '' : ','}${JSON.stringify(k)}:${text}`;
-        first = false;
-      }
-      return `${out}}`;
-    }
-    default:
-      return undefined; // undefined, functions, symbols
-  }
-}
-
-/** sha256 (hex) of the canonical JSON of `value`. */
+/**
+ * sha256 (hex) of `value`'s JSON text. A value read back from KV parses and serialises to the
+ * very text that was put (JSON.stringify keeps key order), so a digest of what the bucket holds
+ * equals the digest recorded when it was written; Postgres keeps the digest itself
+ * (published_views.digest), never the body, whose keys jsonb would reorder.
+ */
 export function digestOf(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+  return digestOfText(JSON.stringify(value));
+}
+
+function digestOfText(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /** The value to store for `body`: its JSON text and digest. */
 export function desiredValue(body: unknown): DesiredValue {
-  return { body, text: JSON.stringify(body), digest: digestOf(body) };
+  const text = JSON.stringify(body);
+  return { body, text, digest: digestOfText(text) };
 }
 
 export interface DesiredViewsInput {

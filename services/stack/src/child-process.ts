@@ -44,7 +44,8 @@ export function freePort(): Promise<number> {
 }
 
 /** Variables a child keeps from this process; everything else comes from the service's Env. */
-const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ', 'NODE_EXTRA_CA_CERTS'];
+// NODE_OPTIONS passes through so that, e.g., `NODE_OPTIONS=--cpu-prof npm run bench` profiles every service.
+const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ', 'NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS'];
 
 export interface ChildOptions {
   readonly program: ServiceProgram;

@@ -183,7 +183,13 @@ export function optTimestamp(ctx: Ctx, v: unknown, path: string): string | undef
 /** Copies only the keys whose value is not undefined, so optional fields stay absent. */
 export function compact<T extends object>(o: T): T {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  // for…in instead of Object.entries: validation runs per object in every service, and the
+  // entry arrays were a measurable share of the slicer's CPU. `o` is always a plain literal.
+  const src = o as Record<string, unknown>;
+  for (const k in src) {
+    const v = src[k];
+    if (v !== undefined) out[k] = v;
+  }
   return out as T;
 }
 
