@@ -5,7 +5,7 @@
 // `log diff A B`, replays only the distance between checkpoints.
 
 import type { Folded, SliceWrites } from './replayer.ts';
-import { Replayer } from './replayer.ts';
+import { DEFAULT_BATCH, Replayer } from './replayer.ts';
 import type { LogPoint, LogSnapshot, LogSource } from './source.ts';
 
 export const CHECKPOINT_EVERY = 50_000;
@@ -48,16 +48,16 @@ export async function foldTo(src: LogSource, rep: Replayer, to: number, opts: Fo
   let lastReport = 0;
   let sinceCheckpoint = 0;
   opts.onProgress?.(0, total);
-  const flush = (): void => {
+  const flush = (settle: boolean): void => {
     const last = { seq: rep.seq, time: rep.time };
-    const writes = rep.flush();
+    const writes = rep.flush(settle);
     opts.onFlush?.(writes, last, rep);
   };
   for await (const ev of src.events(start + 1, to)) {
     if (rep.closesBatch(ev)) {
-      flush();
-      // A checkpoint is a settled state: taken only between batches.
-      if (sinceCheckpoint >= CHECKPOINT_EVERY) {
+      flush(false);
+      // A checkpoint is a settled state: taken only between batches, with nothing left dirty.
+      if (sinceCheckpoint >= CHECKPOINT_EVERY && rep.settled) {
         sinceCheckpoint = 0;
         keep(src, rep.snapshot());
       }
@@ -71,15 +71,15 @@ export async function foldTo(src: LogSource, rep: Replayer, to: number, opts: Fo
     }
   }
   // The state at `to` is settled: whatever is dirty is reconciled now.
-  if (rep.pending) flush();
+  if (rep.pending || !rep.settled) flush(true);
   opts.onProgress?.(total, total);
 }
 
 /** A Replayer holding the state after every event up to `seq`. */
 export async function replayTo(src: LogSource, seq: number, onProgress?: (done: number, total: number) => void): Promise<Replayer> {
-  const [settings, own] = await Promise.all([src.settings(), src.snapshot()]);
+  const [settings, own, schedule] = await Promise.all([src.settings(), src.snapshot(), src.reconciles()]);
   const cp = nearest(src, seq);
-  const rep = new Replayer(settings, cp !== undefined && cp.seq > own.seq ? cp : own);
+  const rep = new Replayer(settings, cp !== undefined && cp.seq > own.seq ? cp : own, DEFAULT_BATCH, schedule);
   await foldTo(src, rep, seq, onProgress === undefined ? {} : { onProgress });
   return rep;
 }

@@ -29,6 +29,8 @@ export interface ExportSummary {
   readonly objects: number;
   readonly slices: number;
   readonly deadLetters: number;
+  /** Recorded reconciles written. */
+  readonly reconciles: number;
   readonly snapshotSeq: number;
 }
 
@@ -66,9 +68,17 @@ export async function exportLog(src: LogSource, sink: LineSink, opts: ExportOpti
   const hi = to === undefined || to.seq >= (bounds?.last.seq ?? 0) ? '\uffff' : to.time;
   const dead = (await src.deadLetters()).filter((d) => d.time >= lo && d.time <= hi);
   for (const d of dead) await sink(`${JSON.stringify({ t: 'dead', seq: d.seq, time: d.time, subject: d.subject, stage: d.stage, body: d.body })}\n`);
+  // When live reconciled, so the file replays with the same cadence.
+  const last = to?.seq ?? snap.seq;
+  let reconciles = 0;
+  for (const r of await src.reconciles()) {
+    if (r.seq <= snap.seq || r.seq > last) continue;
+    await sink(`${JSON.stringify({ t: 'reconcile', seq: r.seq, service: r.service })}\n`);
+    reconciles++;
+  }
   await sink(`${JSON.stringify({ t: 'end', events })}\n`);
   opts.onProgress?.(total, total);
-  return { events, objects: snap.objects.length, slices: snap.slices.length, deadLetters: dead.length, snapshotSeq: snap.seq };
+  return { events, objects: snap.objects.length, slices: snap.slices.length, deadLetters: dead.length, reconciles, snapshotSeq: snap.seq };
 }
 
 /**

@@ -9,7 +9,7 @@ import { describeChange } from './causes.ts';
 import { foldTo } from './checkpoints.ts';
 import type { NameDiff } from './compare.ts';
 import { addressesOf, changedZones, decisionsDiffer, diffSlices } from './compare.ts';
-import { Replayer } from './replayer.ts';
+import { DEFAULT_BATCH, Replayer } from './replayer.ts';
 import type { ServiceState } from './service-state.ts';
 import { serviceState, topologyCacheOf } from './service-state.ts';
 import type { Progress } from './state-at.ts';
@@ -60,8 +60,8 @@ function entryOf(prev: ServiceState, cur: ServiceState, from: LogPoint, to: LogP
 /** The history of `service` over the whole log (see the file comment); [] when nothing ever changed. */
 export async function historyOf(src: LogSource, service: ServiceRef, onProgress?: Progress): Promise<readonly HistoryEntry[]> {
   const key = `${service.namespace}/${service.name}`;
-  const [settings, snapshot, bounds] = await Promise.all([src.settings(), src.snapshot(), src.bounds()]);
-  const rep = new Replayer(settings, snapshot);
+  const [settings, snapshot, bounds, schedule] = await Promise.all([src.settings(), src.snapshot(), src.bounds(), src.reconciles()]);
+  const rep = new Replayer(settings, snapshot, DEFAULT_BATCH, schedule);
   const nodes = () => [...rep.state.nodes().values()];
   let cache: TopologyCache = topologyCacheOf(nodes());
   let prev = serviceState(rep, service.namespace, service.name, cache, nodes());

@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { HistoryInputError } from './errors.ts';
 import type { LogHeader, LogLine } from './log-format.ts';
 import { LOG_FORMAT, LOG_VERSION, eventIndexOf } from './log-format.ts';
-import type { DeadLetterEntry, LogEvent, LogPoint, LogSettings, LogSnapshot, LogSource, SnapshotObject } from './source.ts';
+import type { DeadLetterEntry, LogEvent, LogPoint, LogSettings, LogSnapshot, LogSource, ScheduledReconcile, SnapshotObject } from './source.ts';
 import { logSettings } from './source.ts';
 import type { EndpointSlice } from '@slicemesh/model';
 
@@ -94,6 +94,7 @@ export async function openLogFile(path: string): Promise<LogFileSource> {
   const objects: SnapshotObject[] = [];
   const slices: EndpointSlice[] = [];
   const dead: DeadLetterEntry[] = [];
+  const reconciles: ScheduledReconcile[] = [];
   const seqs: number[] = [];
   const times: string[] = [];
   let cache: string[] | null = [];
@@ -130,6 +131,7 @@ export async function openLogFile(path: string): Promise<LogFileSource> {
         if (l.t === 'object') objects.push({ deleted: l.deleted, object: l.object });
         else if (l.t === 'slice') slices.push(l.slice);
         else if (l.t === 'dead') dead.push({ seq: l.seq, time: l.time, subject: l.subject, stage: l.stage, body: l.body });
+        else if (l.t === 'reconcile') reconciles.push({ seq: l.seq, service: l.service });
         else if (l.t === 'end') complete = true;
       }
     }
@@ -180,6 +182,7 @@ export async function openLogFile(path: string): Promise<LogFileSource> {
       }
     },
     deadLetters: async () => dead,
+    reconciles: async () => reconciles,
     close: async () => {},
   };
 }

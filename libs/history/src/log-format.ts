@@ -6,6 +6,7 @@
 //   {"t":"slice","slice":{…}}                        the slicer's slices as of the snapshot
 //   {"t":"event","seq":100,"time":"…","subject":"kube.c.0.pod.shop.web-1","data":{…}}   KUBE, in order
 //   {"t":"dead","seq":7,"time":"…","subject":"dlq.c.watcher","stage":"watcher","body":{…}}
+//   {"t":"reconcile","seq":104,"service":"shop/web"}  when live reconciled a Service (optional)
 //   {"t":"end","events":1234}                        written last: a file without it was cut short
 //
 // An event whose body was not JSON keeps its text in "raw" instead of "data". Readers reject a
@@ -37,6 +38,7 @@ export type LogLine =
   | { readonly t: 'slice'; readonly slice: EndpointSlice }
   | { readonly t: 'event'; readonly seq: number; readonly time: string; readonly subject: string; readonly data?: unknown; readonly raw?: string }
   | { readonly t: 'dead'; readonly seq: number; readonly time: string; readonly subject: string; readonly stage: string; readonly body: DeadLetterBody }
+  | { readonly t: 'reconcile'; readonly seq: number; readonly service: string }
   | { readonly t: 'end'; readonly events: number };
 
 /** The text of an event line; seq and time come first so the reader can index without parsing. */

@@ -1,6 +1,6 @@
 // A LogSource over arrays: for tests, the benchmark, and tools that already hold the events.
 
-import type { DeadLetterEntry, LogEvent, LogSettings, LogSnapshot, LogSource } from './source.ts';
+import type { DeadLetterEntry, LogEvent, LogSettings, LogSnapshot, LogSource, ScheduledReconcile } from './source.ts';
 import { EMPTY_SNAPSHOT } from './source.ts';
 
 export interface MemoryLogInput {
@@ -9,6 +9,7 @@ export interface MemoryLogInput {
   readonly events: readonly LogEvent[];
   readonly snapshot?: LogSnapshot;
   readonly deadLetters?: readonly DeadLetterEntry[];
+  readonly reconciles?: readonly ScheduledReconcile[];
   readonly description?: string;
 }
 
@@ -40,6 +41,7 @@ export function memoryLog(input: MemoryLogInput): LogSource {
       for (let i = lowerBound(from); i < ev.length && (ev[i] as LogEvent).seq <= to; i++) yield ev[i] as LogEvent;
     },
     deadLetters: async () => input.deadLetters ?? [],
+    reconciles: async () => input.reconciles ?? [],
     close: async () => {},
   };
 }

@@ -133,6 +133,13 @@ describe('historyOf', () => {
     expect(h[0]?.causes).toContain('pod shop/web-7 became Ready on worker-b-1');
   });
 
+  it('with the slicer’s recorded reconciles, reconciles when live did even when events were close together', async () => {
+    const fast = scenarioEvents('c').map((e, i) => ({ ...e, time: new Date(Date.parse('2026-11-26T10:00:00Z') + i).toISOString() }));
+    const reconciles = fast.filter((e) => e.seq >= 4 && e.seq <= 15).map((e) => ({ seq: e.seq, service: 'shop/web' }));
+    const h = await historyOf(memoryLog({ settings: logSettings({ cluster: 'c' }), events: fast, reconciles }), web);
+    expect(h.map((e) => e.to.seq)).toEqual([4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+  });
+
   it('is empty for a Service the log never mentions', async () => {
     expect(await historyOf(source(), { namespace: 'shop', name: 'nothing' })).toEqual([]);
   });

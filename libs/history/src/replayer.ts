@@ -17,7 +17,7 @@ import { DELETED, decodeKubeMessage } from '@slicemesh/contracts';
 import type { EndpointSlice } from '@slicemesh/model';
 import { LABEL_SERVICE_NAME, supersedes } from '@slicemesh/model';
 import { TriggerTimeTracker } from '@slicemesh/slicing';
-import type { LogEvent, LogSettings, LogSnapshot, SnapshotObject } from './source.ts';
+import type { LogEvent, LogSettings, LogSnapshot, ScheduledReconcile, SnapshotObject } from './source.ts';
 
 /** What one slicer reconcile wrote, by slice name. */
 export interface SliceWrites {
@@ -63,6 +63,9 @@ export class Replayer {
   /** Namespaces of every object seen: where slices may be. */
   readonly #namespaces = new Set<string>();
   readonly #batch: BatchOptions;
+  /** Recorded reconciles after the snapshot, in order, and the next one due. */
+  readonly #schedule: readonly ScheduledReconcile[];
+  #next = 0;
   /** Services to reconcile at the end of the batch, and when the batch began (ms). */
   readonly #dirty = new Set<string>();
   #batchStart: number | null = null;
@@ -70,9 +73,10 @@ export class Replayer {
   #seq: number;
   #time: string;
 
-  constructor(settings: LogSettings, snapshot: LogSnapshot, batch: BatchOptions = DEFAULT_BATCH) {
+  constructor(settings: LogSettings, snapshot: LogSnapshot, batch: BatchOptions = DEFAULT_BATCH, schedule: readonly ScheduledReconcile[] = []) {
     this.settings = settings;
     this.#batch = batch;
+    this.#schedule = schedule.filter((r) => r.seq > snapshot.seq);
     this.#seq = snapshot.seq;
     this.#time = snapshot.time;
     for (const o of snapshot.objects) {
@@ -134,10 +138,16 @@ export class Replayer {
     return { seq: this.#seq, time: this.#time, objects: this.objects(), slices: this.ourSlices() };
   }
 
-  /** Whether `event` comes after the open batch closes: flush() before folding it. */
+  /** Whether `event` comes after the open batch closes (or a recorded reconcile is due): flush() before folding it. */
   closesBatch(event: LogEvent): boolean {
+    if (this.#schedule.length > 0) return this.#next < this.#schedule.length && (this.#schedule[this.#next] as ScheduledReconcile).seq < event.seq;
     if (this.#batchStart === null) return false;
     return this.#batchEvents >= this.#batch.maxEvents || Date.parse(event.time) - this.#batchStart > this.#batch.windowMs;
+  }
+
+  /** No Service waits for its reconcile (a snapshot taken now loses nothing). */
+  get settled(): boolean {
+    return this.#dirty.size === 0;
   }
 
   /** Whether a batch is open (events folded since the last flush). */
@@ -145,14 +155,24 @@ export class Replayer {
     return this.#batchStart !== null;
   }
 
-  /** Reconciles every dirty Service (sorted), closing the batch; returns the writes of those whose slices changed. */
-  flush(): Map<string, SliceWrites> {
+  /**
+   * Closes the batch: reconciles every dirty Service (sorted) — or, with recorded reconciles and
+   * `settle` false, the Services recorded as reconciled by now. Returns the writes of those
+   * whose slices changed.
+   */
+  flush(settle = false): Map<string, SliceWrites> {
+    let keys: string[];
+    if (this.#schedule.length > 0 && !settle) {
+      const due = new Set<string>();
+      while (this.#next < this.#schedule.length && (this.#schedule[this.#next] as ScheduledReconcile).seq <= this.#seq) due.add((this.#schedule[this.#next++] as ScheduledReconcile).service);
+      keys = [...due].sort();
+    } else keys = [...this.#dirty].sort();
     const writes = new Map<string, SliceWrites>();
-    for (const k of [...this.#dirty].sort()) {
+    for (const k of keys) {
+      this.#dirty.delete(k);
       const w = this.#reconcile(k);
       if (w !== null) writes.set(k, w);
     }
-    this.#dirty.clear();
     this.#batchStart = null;
     this.#batchEvents = 0;
     return writes;

@@ -82,6 +82,17 @@ export interface DeadLetterEntry {
   readonly body: DeadLetterBody;
 }
 
+/**
+ * One reconcile the live slicer made: the Service, and the KUBE point its view reached
+ * (max of its partition and node offsets). Replaying with these reconciles each Service when
+ * live did, so slices that depend on history (placement, names) come out as live had them.
+ */
+export interface ScheduledReconcile {
+  readonly seq: number;
+  /** `ns/name`. */
+  readonly service: string;
+}
+
 /** A log of one cluster. Sequences grow; they need not be contiguous (other clusters share a stream). */
 export interface LogSource {
   /** `file` or `live`: what the CLI prints in its headers. */
@@ -99,5 +110,7 @@ export interface LogSource {
   events(from: number, to: number): AsyncIterable<LogEvent>;
   /** The dead letters of the cluster, oldest first. */
   deadLetters(): Promise<readonly DeadLetterEntry[]>;
+  /** The slicer's recorded reconciles in KUBE order; [] when unknown (then batches go by log time). */
+  reconciles(): Promise<readonly ScheduledReconcile[]>;
   close(): Promise<void>;
 }

@@ -3,11 +3,11 @@
 // by the web view; the engine in @slicemesh/history cannot tell it from a file.
 
 import type { Db } from '@slicemesh/db';
-import { createDb, latestReconcileSettings } from '@slicemesh/db';
-import type { DeadLetterEntry, LogEvent, LogPoint, LogSettings, LogSource } from '@slicemesh/history';
+import { createDb, latestReconcileSettings, loadReconcilePoints } from '@slicemesh/db';
+import type { DeadLetterEntry, LogEvent, LogPoint, LogSettings, LogSource, ScheduledReconcile } from '@slicemesh/history';
 import { EMPTY_SNAPSHOT, logSettings } from '@slicemesh/history';
 import type { DeadLetterBody, JetStreamClient, NatsConnection, StoredMessage, StreamNames } from '@slicemesh/nats';
-import { DEFAULT_NAMES, connectNats, encodeToken, firstMessageFrom, jetstream, jetstreamManager, readStreamRange, streamSeqBounds } from '@slicemesh/nats';
+import { DEFAULT_NAMES, connectNats, encodeToken, firstMessageFrom, jetstream, jetstreamManager, parseReconcileID, readStreamRange, streamSeqBounds } from '@slicemesh/nats';
 
 export interface LiveLogOptions {
   /** Example: `nats://127.0.0.1:4222`. */
@@ -109,6 +109,15 @@ export async function openLiveLog(opts: LiveLogOptions): Promise<LiveLog> {
         out.push({ seq: m.seq, time: m.time, subject: m.subject, stage, body });
       }
       return out;
+    },
+    reconciles: async () => {
+      if (db === undefined) return [];
+      // A record's view reached its partition offset and, per its id, its node offset.
+      const points: ScheduledReconcile[] = (await loadReconcilePoints(db.db, opts.cluster)).map((r) => ({
+        seq: Math.max(r.kubeSeqTo, parseReconcileID(r.reconcileId)?.nodesTo ?? 0),
+        service: `${r.namespace}/${r.service}`,
+      }));
+      return points.sort((a, b) => a.seq - b.seq);
     },
     close: async () => {
       await nc.close();

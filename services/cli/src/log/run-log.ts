@@ -176,7 +176,7 @@ async function execute(cl: LogCommandLine, io: CliIO, env: Env): Promise<void> {
         const target = streamSink(out ?? (io.stdout as unknown as Writable), gzip);
         const summary = await exportLog(src, target.sink, { ...(from ? { from } : {}), ...(to ? { to } : {}), now: new Date().toISOString(), onProgress: bar.update }).finally(bar.stop);
         await target.close();
-        io.stderr.write(`slicemesh: exported ${summary.events} events after a snapshot at seq ${summary.snapshotSeq} (${summary.objects} objects, ${summary.slices} slices) and ${summary.deadLetters} dead letters${out ? ` to ${out}` : ''}\n`);
+        io.stderr.write(`slicemesh: exported ${summary.events} events after a snapshot at seq ${summary.snapshotSeq} (${summary.objects} objects, ${summary.slices} slices) and ${summary.deadLetters} dead letters, ${summary.reconciles} recorded reconciles${out ? ` to ${out}` : ''}\n`);
         return;
       }
       case null:
