@@ -27,7 +27,7 @@ function banner(stack: Stack, c: StackConfig, runDir: string, web: StackWebView 
   out(`slicemesh stack — cluster '${c.cluster}', scenario ${scenario} at speed ${c.speed}${c.processes ? ', services as child processes' : ''}`);
   out(`  run         ${stack.run.persistent ? 'persistent state (--keep-state)' : `${stack.run.id}${c.cleanup ? ' (removed at exit)' : ' (kept at exit)'}`}`);
   out(`  kube API    ${stack.urls.kube}   e.g. kubectl --server ${stack.urls.kube} get pods -A`);
-  out(`  NATS        ${c.natsUrl}   streams ${n.kube} ${n.slices} ${n.dlq}, buckets ${n.svc} ${n.views}${n.prefix ? `, subjects ${n.prefix}…` : ''}`);
+  out(`  NATS        ${c.natsUrl}   streams ${[n.kube, n.slices, n.dlq, ...(n.events === undefined ? [] : [n.events])].join(' ')}, buckets ${n.svc} ${n.views} ${n.hinted}${n.prefix ? `, subjects ${n.prefix}…` : ''}`);
   out(`  Postgres    ${c.databaseUrl}   schema ${stack.run.schema}`);
   out(`  publisher   ${c.publisherMode === 'off' ? 'off' : c.publisherMode === 'write' ? `write: kubectl --server ${stack.urls.kube} get endpointslices -A` : 'shadow: counts what it would write, writes nothing'}`);
   out(`  agents      ${stack.agents.length} dry-run (${c.agents}): rules in ${runDir}/<node>.rules`);

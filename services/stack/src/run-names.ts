@@ -26,7 +26,7 @@ export function newRunId(now: number, random: Uint8Array = randomBytes(3)): stri
 
 /**
  * Names for the run `id` ([a-z0-9]+): streams KUBE_<id>, SLICES_<id>, DLQ_<id>, EVENTS_<id>, subject prefix
- * `r<id>.`, buckets svc_<id> and views_<id>, schema slicemesh_<id>.
+ * `r<id>.`, buckets svc_<id>, views_<id> and hinted_<id>, schema slicemesh_<id>.
  * Throws for an id outside [a-z0-9]{1,40}.
  */
 export function freshRunNames(id: string): RunNames {
