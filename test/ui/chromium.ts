@@ -16,10 +16,10 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '
  * Why the browser test cannot run here, or undefined when it can. Only a machine without
  * chromium outside CI is excused; in CI (.ci/run installs it) a missing browser is a failure.
  */
-export function chromiumMissing(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (existsSync(CHROMIUM)) return undefined;
+export function chromiumMissing(env: NodeJS.ProcessEnv = process.env, path: string = CHROMIUM): string | undefined {
+  if (existsSync(path)) return undefined;
   if (env['CI'] !== undefined && env['CI'] !== '') return undefined; // let the launch fail loudly
-  return `${CHROMIUM} is absent (apt-get install chromium); the web view's browser test is skipped`;
+  return `${path} is absent (apt-get install chromium); the web view's browser test is skipped`;
 }
 
 export interface Browser {

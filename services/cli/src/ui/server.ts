@@ -42,7 +42,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     });
   });
   const { port } = server.address() as AddressInfo;
-  const shown = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  // Listening on every address: print one that works from this machine.
+  const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
   return {
     url: `http://${shown}:${port}/`,

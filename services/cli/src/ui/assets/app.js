@@ -264,21 +264,23 @@ function drawAll() {
   saveHash();
 }
 
-async function loadWhy() {
-  view.why = null;
-  if (!view.node || !selectedService()) return;
-  const q = new URLSearchParams({ at: String(view.seq), node: view.node, service: view.service });
-  view.why = await getJson(`/api/why?${q}`);
+/** The "why" for the node and Service picked, at `seq`; null when either is missing. */
+async function fetchWhy(seq, state) {
+  if (!view.node || !view.service || !state.services.some((s) => keyOf(s) === view.service)) return null;
+  const q = new URLSearchParams({ at: String(seq), node: view.node, service: view.service });
+  return getJson(`/api/why?${q}`);
 }
 
-// Answers may arrive out of order while the slider moves: only the last request is drawn.
+// Answers may arrive out of order while the slider moves: `work` only fetches, and what it
+// returns is applied and drawn only if no later request started meanwhile.
 let generation = 0;
 async function refresh(work) {
   const mine = ++generation;
   document.body.dataset.busy = '';
   try {
-    await work();
+    const apply = await work();
     if (mine !== generation) return;
+    apply();
     showError(null);
     drawAll();
   } catch (err) {
@@ -288,43 +290,55 @@ async function refresh(work) {
   }
 }
 
-function moveTo(spec) {
+async function reloadExtent() {
+  const [summary, buckets] = await Promise.all([getJson('/api/summary'), getJson(`/api/timeline?buckets=${BUCKETS}`)]);
+  return () => {
+    view.summary = summary;
+    view.buckets = buckets;
+    drawExtent();
+  };
+}
+
+/** Fetches the state at `spec` (and the extent when `extent` or the log grew), then the why. */
+function moveTo(spec, extent = false) {
   return refresh(async () => {
-    view.state = await getJson(`/api/state?at=${encodeURIComponent(spec)}`);
-    view.seq = view.state.at.seq;
-    // A live log has grown past the timeline: read its extent again.
-    if (view.seq > view.summary.latest.seq) await reloadExtent();
+    const state = await getJson(`/api/state?at=${encodeURIComponent(spec)}`);
+    // A live log that has grown past the timeline: read its extent again.
+    const applyExtent = extent || state.at.seq > view.summary.latest.seq ? await reloadExtent() : () => {};
     if (view.service === null) {
-      const first = view.state.services.find((s) => s.slices.length > 0) ?? view.state.services[0];
+      const first = state.services.find((s) => s.slices.length > 0) ?? state.services[0];
       if (first) view.service = keyOf(first);
     }
-    await loadWhy();
+    const why = await fetchWhy(state.at.seq, state);
+    return () => {
+      applyExtent();
+      view.state = state;
+      view.seq = state.at.seq;
+      view.why = why;
+    };
   });
 }
 
-async function reloadExtent() {
-  [view.summary, view.buckets] = await Promise.all([getJson('/api/summary'), getJson(`/api/timeline?buckets=${BUCKETS}`)]);
-  drawExtent();
+// A live log grows while the page is open: "latest" reads its extent and timeline again too.
+function toLatest() {
+  return moveTo('latest', true);
 }
 
-// A live log grows while the page is open: "latest" first reads its extent and timeline again.
-function toLatest() {
+function reloadWhy() {
   return refresh(async () => {
-    await reloadExtent();
-    view.state = await getJson('/api/state?at=latest');
-    view.seq = view.state.at.seq;
-    await loadWhy();
+    const why = await fetchWhy(view.seq, view.state);
+    return () => (view.why = why);
   });
 }
 
 function selectService(key) {
   view.service = key;
-  return refresh(loadWhy);
+  return reloadWhy();
 }
 
 function selectNode(name) {
   view.node = view.node === name ? null : name;
-  return refresh(loadWhy);
+  return reloadWhy();
 }
 
 function selectEndpoint(address) {
