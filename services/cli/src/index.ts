@@ -15,3 +15,5 @@ export { startUiServer } from './ui/server.ts';
 export type { UiServer, UiServerOptions } from './ui/server.ts';
 export { openUiEngine } from './ui/engine.ts';
 export type { UiEngine, UiSourceOptions } from './ui/engine.ts';
+export { openLogSource, SOURCE_OPTIONS } from './log/open-source.ts';
+export type { SourceFlags } from './log/open-source.ts';

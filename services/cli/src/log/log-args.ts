@@ -3,22 +3,14 @@
 
 import { parseArgs } from 'node:util';
 import { UsageError } from '../cli-error.ts';
+import { SOURCE_OPTIONS } from './open-source.ts';
 
 export const LOG_COMMANDS = ['history', 'at', 'why', 'diff', 'dlq', 'export'] as const;
 export type LogCommand = (typeof LOG_COMMANDS)[number];
 
 const OPTIONS = {
-  file: { type: 'string', short: 'f' },
+  ...SOURCE_OPTIONS,
   help: { type: 'boolean', short: 'h' },
-  'nats-url': { type: 'string' },
-  'database-url': { type: 'string' },
-  'db-schema': { type: 'string' },
-  cluster: { type: 'string' },
-  'kube-stream': { type: 'string' },
-  'dlq-stream': { type: 'string' },
-  'subject-prefix': { type: 'string' },
-  'max-endpoints-per-slice': { type: 'string' },
-  'managed-by': { type: 'string' },
   output: { type: 'string' },
   progress: { type: 'boolean' },
   node: { type: 'string' },

@@ -3,69 +3,21 @@
 // UsageError or a HistoryInputError: one line, exit 2 (run.ts).
 
 import type { Writable } from 'node:stream';
-import type { DeadLetterEntry, LogPoint, LogSettings, LogSource } from '@slicemesh/history';
-import { HistoryInputError, diffStates, exportLog, historyOf, nodeProgram, openLogFile, redrivePlan, resolvePoint, stateAt, streamSink, whyNode } from '@slicemesh/history';
-import { DEFAULT_NAMES, redriveDeadLetter } from '@slicemesh/nats';
-import { MAX_MAX_ENDPOINTS_PER_SLICE } from '@slicemesh/model';
+import type { DeadLetterEntry, LogPoint, LogSource } from '@slicemesh/history';
+import { HistoryInputError, diffStates, exportLog, historyOf, nodeProgram, redrivePlan, resolvePoint, stateAt, streamSink, whyNode } from '@slicemesh/history';
+import { redriveDeadLetter } from '@slicemesh/nats';
 import { UsageError } from '../cli-error.ts';
 import type { CliIO } from '../run.ts';
 import type { LiveLog } from './live-log.ts';
-import { openLiveLog } from './live-log.ts';
+import { openLogSource } from './open-source.ts';
 import type { LogCommandLine } from './log-args.ts';
+import type { Env } from './open-source.ts';
 import { parseLogCommandLine, serviceRef } from './log-args.ts';
 import { LOG_USAGE } from './log-usage.ts';
 import { progressBar } from './progress.ts';
 import { diffText, dlqListText, historyText, programText, stateText, whyText } from './render-text.ts';
 
-type Env = Readonly<Record<string, string | undefined>>;
-
 const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
-
-function settingsOverrides(cl: LogCommandLine): Partial<Omit<LogSettings, 'cluster' | 'prefix'>> {
-  const out: { managedBy?: string; maxEndpointsPerSlice?: number } = {};
-  const max = cl.flags['max-endpoints-per-slice'];
-  if (max !== undefined) {
-    const n = Number(max);
-    if (!Number.isInteger(n) || n < 1 || n > MAX_MAX_ENDPOINTS_PER_SLICE) throw new UsageError(`--max-endpoints-per-slice must be an integer 1..${MAX_MAX_ENDPOINTS_PER_SLICE} (got ${JSON.stringify(max)})`);
-    out.maxEndpointsPerSlice = n;
-  }
-  if (cl.flags['managed-by'] !== undefined) out.managedBy = cl.flags['managed-by'];
-  return out;
-}
-
-/** Opens the log the flags name: -f FILE, or the live streams (flags, then env, then defaults). */
-async function openSource(cl: LogCommandLine, env: Env): Promise<LogSource> {
-  const file = cl.flags.file;
-  if (file !== undefined) {
-    const overrides = settingsOverrides(cl);
-    const src = await openLogFile(file);
-    if (Object.keys(overrides).length === 0) return src;
-    const base = await src.settings();
-    return { ...src, settings: async () => ({ ...base, ...overrides }) };
-  }
-  const pick = (flag: keyof LogCommandLine['flags'], name: string): string | undefined => cl.flags[flag] ?? env[name];
-  const databaseUrl = pick('database-url', 'DATABASE_URL');
-  const schema = pick('db-schema', 'DB_SCHEMA');
-  const natsUrl = pick('nats-url', 'NATS_URL') ?? 'nats://127.0.0.1:4222';
-  try {
-    return await openLiveLog({
-      natsUrl,
-      ...(databaseUrl !== undefined && databaseUrl !== '' ? { databaseUrl } : {}),
-      ...(schema !== undefined ? { schema } : {}),
-      cluster: pick('cluster', 'CLUSTER') ?? 'local',
-      names: {
-        kube: pick('kube-stream', 'KUBE_STREAM') ?? DEFAULT_NAMES.kube,
-        slices: env['SLICES_STREAM'] ?? DEFAULT_NAMES.slices,
-        dlq: pick('dlq-stream', 'DLQ_STREAM') ?? DEFAULT_NAMES.dlq,
-        prefix: pick('subject-prefix', 'SUBJECT_PREFIX') ?? '',
-      },
-      settings: settingsOverrides(cl),
-    });
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new HistoryInputError(`cannot open the live log (NATS ${natsUrl}${databaseUrl ? ', Postgres' : ''}): ${err instanceof Error ? err.message : String(err)}; use -f FILE for an exported log`);
-  }
-}
 
 function letterBySeq(letters: readonly DeadLetterEntry[], arg: string): DeadLetterEntry {
   if (!/^\d+$/.test(arg)) throw new UsageError(`a dead letter is named by its DLQ sequence number (got ${JSON.stringify(arg)})`);
@@ -117,7 +69,7 @@ async function execute(cl: LogCommandLine, io: CliIO, env: Env): Promise<void> {
   const wantsBars = cl.switches.progress ?? ((io.stderr as { isTTY?: boolean }).isTTY === true);
   // Argument checks that need no log come first.
   const service = cl.command === 'history' || cl.command === 'why' ? serviceRef(cl.args[0] as string) : undefined;
-  const src = await openSource(cl, env);
+  const src = await openLogSource(cl.flags, env);
   try {
     if (src.kind === 'file' && 'info' in src && (src as { info: { complete: boolean } }).info.complete === false) {
       io.stderr.write(`slicemesh: warning: ${src.description} has no end line; it was cut short and ends early\n`);
