@@ -172,6 +172,22 @@ if (missing !== undefined) {
       expect(rows.filter((r) => r.sends).map((r) => r.address)).toEqual(['10.1.0.5:8080', '10.1.0.7:8080']);
       expect(rows.find((r) => r.selected)?.address).toBe('10.1.0.5:8080');
       expect(await page().textContent('#why')).toContain(expected.ports[0]?.selection ?? '(no port)');
+
+      // The endpoint picked, as every node sees it: whyNode of each node, for that address.
+      await page().waitForSelector('#endpoint-why table');
+      const state = await expectedAt('latest');
+      const byNode = await page().$$eval('#endpoint-why tbody tr', (trs) =>
+        trs.map((tr) => ({ node: tr.getAttribute('data-node'), sends: tr.querySelector('td:nth-child(3)')?.textContent === 'sends', reasons: [...tr.querySelectorAll('ul.reasons li')].map((li) => li.textContent) })),
+      );
+      expect(byNode).toEqual(
+        state.nodes.map((n) => {
+          const e = whyNode(state, n.name, WEB).endpoints.find((x) => x.address === '10.1.0.5:8080');
+          return { node: n.name, sends: e?.sends ?? false, reasons: e?.reasons ?? [] };
+        }),
+      );
+      expect(await page().textContent('#endpoint-title')).toBe('Nodes → 10.1.0.5 of shop/web: 1 of 3 send to it');
+      // The zones mark which nodes send there.
+      expect(await page().$$eval('#zone-list .node.sends', (ns) => ns.map((n) => n.getAttribute('data-node')))).toEqual(['worker-b-1']);
     });
 
     it('takes screenshots that are PNGs of the page size with a drawn chart', async () => {

@@ -7,7 +7,7 @@ import type { LogSource, ServiceState, StateAt, WhyReport } from '@slicemesh/his
 import { HistoryInputError, openLogFile, resolvePoint, stateAt, timeline, whyNode } from '@slicemesh/history';
 import type { LiveLogOptions } from '../log/live-log.ts';
 import { openLiveLog } from '../log/live-log.ts';
-import type { PageBucket, PageEndpoint, PagePoint, PageService, PageSlice, PageState, PageSummary, PageWhy } from './page-data.ts';
+import type { PageBucket, PageEndpoint, PageEndpointNode, PageEndpointWhy, PagePoint, PageService, PageSlice, PageState, PageSummary, PageWhy } from './page-data.ts';
 import { UiInputError, UiNotFoundError } from './ui-errors.ts';
 
 export interface UiEngine {
@@ -18,6 +18,8 @@ export interface UiEngine {
   /** The state at `at` (a point as `log at` takes it). */
   state(at: string): Promise<PageState>;
   why(at: string, node: string, service: { readonly namespace: string; readonly name: string }): Promise<PageWhy>;
+  /** Which nodes send to the endpoint `ip` of `service` at `at`, and why. */
+  endpoint(at: string, service: { readonly namespace: string; readonly name: string }, ip: string): Promise<PageEndpointWhy>;
   close(): Promise<void>;
 }
 
@@ -79,6 +81,21 @@ function pageWhy(w: WhyReport, service: { readonly namespace: string; readonly n
   };
 }
 
+/**
+ * The endpoint `ip` as every node sees it: `whyNode` for each node of the state, reduced to that
+ * endpoint (it sends when any port does; the reasons are the first port's). Undefined when no
+ * node's answer holds the address, i.e. it is no endpoint of the Service.
+ */
+export function endpointAcrossNodes(state: StateAt, service: { readonly namespace: string; readonly name: string }, ip: string): PageEndpointNode[] | undefined {
+  let found = false;
+  const nodes = state.nodes.map((n) => {
+    const mine = whyNode(state, n.name, service).endpoints.filter((e) => ipOfEndpoint(e.address) === ip);
+    if (mine.length > 0) found = true;
+    return { node: n.name, ...(n.zone !== '' ? { zone: n.zone } : {}), sends: mine.some((e) => e.sends), reasons: mine[0]?.reasons ?? [] };
+  });
+  return found ? nodes : undefined;
+}
+
 /** The engine's "that is not in the log" errors are the caller's to fix: 400 for the routes. */
 async function asInput<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -120,6 +137,13 @@ export function uiEngineOf(src: LogSource): UiEngine {
       const s = await stateOfSpec(at);
       if (!s.services.some((x) => x.namespace === service.namespace && x.name === service.name)) throw new UiNotFoundError(`service ${service.namespace}/${service.name} is not in the log at sequence ${s.at.seq}`);
       return pageWhy(whyNode(s, node, service), service);
+    },
+    endpoint: async (at, service, ip) => {
+      const s = await stateOfSpec(at);
+      if (!s.services.some((x) => x.namespace === service.namespace && x.name === service.name)) throw new UiNotFoundError(`service ${service.namespace}/${service.name} is not in the log at sequence ${s.at.seq}`);
+      const nodes = endpointAcrossNodes(s, service, ip);
+      if (nodes === undefined) throw new UiNotFoundError(`${ip} is not an endpoint of ${service.namespace}/${service.name} that a node programs at sequence ${s.at.seq}`);
+      return { at: point(s.at), service: { namespace: service.namespace, name: service.name }, ip, nodes };
     },
     close: () => src.close(),
   };

@@ -100,3 +100,21 @@ export interface PageWhy {
   /** Every endpoint once; `sends` when any port sends to it. */
   readonly endpoints: readonly PageWhyEndpoint[];
 }
+
+/** One node's answer for one endpoint. */
+export interface PageEndpointNode {
+  readonly node: string;
+  readonly zone?: string;
+  /** True when the node sends to the endpoint on any port. */
+  readonly sends: boolean;
+  readonly reasons: readonly string[];
+}
+
+/** GET /api/endpoint?at=SPEC&service=NS/NAME&ip=IP: which nodes send to one endpoint, and why. */
+export interface PageEndpointWhy {
+  readonly at: PagePoint;
+  readonly service: { readonly namespace: string; readonly name: string };
+  readonly ip: string;
+  /** Every node at the point, by name. */
+  readonly nodes: readonly PageEndpointNode[];
+}

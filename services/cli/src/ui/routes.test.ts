@@ -7,7 +7,7 @@ import { scenarioEvents } from '../../../../libs/history/testing/scenario.ts';
 import { UsageError } from '../cli-error.ts';
 import { parseUiCommandLine } from './command.ts';
 import { ipOfEndpoint, uiEngineOf } from './engine.ts';
-import type { PageState, PageWhy } from './page-data.ts';
+import type { PageEndpointWhy, PageState, PageWhy } from './page-data.ts';
 import type { Reply } from './routes.ts';
 import { route } from './routes.ts';
 
@@ -68,6 +68,18 @@ describe('web view routes', () => {
     expect(page.endpoints.filter((e) => e.sends).map((e) => e.ip)).toEqual(['10.1.0.5', '10.1.0.7']);
   });
 
+  it('endpoint: every node with whyNode\'s answer for that endpoint', async () => {
+    const src = log();
+    const state = await stateAt(src, await resolvePoint(src, 'latest'));
+    const page = (await get('/api/endpoint?service=shop/web&ip=10.1.0.5')).json() as PageEndpointWhy;
+    expect(page.nodes.map((n) => n.node)).toEqual(state.nodes.map((n) => n.name));
+    for (const n of page.nodes) {
+      const e = whyNode(state, n.node, { namespace: 'shop', name: 'web' }).endpoints.find((x) => x.address === '10.1.0.5:8080');
+      expect([n.sends, n.reasons]).toEqual([e?.sends, e?.reasons]);
+    }
+    expect(page.nodes.filter((n) => n.sends).map((n) => n.node)).toEqual(['worker-b-1']);
+  });
+
   const errors: { name: string; path: string; method?: string; status: number; error: RegExp }[] = [
     { name: 'a point that is not one', path: '/api/state?at=yesterday', status: 400, error: /^a point is a sequence number, an RFC 3339 time, "first" or "latest"; got "yesterday"$/ },
     { name: 'a time before the log', path: '/api/state?at=2020-01-01T00:00:00Z', status: 400, error: /is before the log's first event/ },
@@ -76,6 +88,8 @@ describe('web view routes', () => {
     { name: 'why with a malformed service', path: '/api/why?node=worker-a-1&service=web', status: 400, error: /^service must be <namespace>\/<name>/ },
     { name: 'why for an unknown service', path: '/api/why?node=worker-a-1&service=shop/nope', status: 404, error: /^service shop\/nope is not in the log at sequence 18$/ },
     { name: 'why for a service not yet created at the point', path: '/api/why?at=12&node=worker-a-1&service=shop/api', status: 404, error: /^service shop\/api is not in the log at sequence 12$/ },
+    { name: 'an address that is no endpoint of the service', path: '/api/endpoint?service=shop/web&ip=10.9.9.9', status: 404, error: /^10\.9\.9\.9 is not an endpoint of shop\/web that a node programs at sequence 18$/ },
+    { name: 'endpoint without an address', path: '/api/endpoint?service=shop/web', status: 400, error: /^missing parameter ip/ },
     { name: 'an unknown endpoint', path: '/api/nothing', status: 404, error: /^no endpoint \/api\/nothing/ },
     { name: 'a write', path: '/api/state', method: 'POST', status: 405, error: /only reads/ },
   ];

@@ -6,6 +6,7 @@
 //   GET /api/timeline?buckets=N  [{from, to, events}], N in 1..500 (default 60)
 //   GET /api/state?at=SPEC     the state as of SPEC: a sequence, an RFC 3339 time, first or latest (default)
 //   GET /api/why?at=SPEC&node=N&service=NS/NAME   why node N sends (or not) to each endpoint
+//   GET /api/endpoint?at=SPEC&service=NS/NAME&ip=IP   which nodes send to one endpoint, and why
 import type { Asset } from './assets.ts';
 import type { UiEngine } from './engine.ts';
 import { UiInputError, UiNotFoundError } from './ui-errors.ts';
@@ -64,6 +65,10 @@ async function api(engine: UiEngine, path: string, q: URLSearchParams): Promise<
       const service = parseServiceRef(required(q, 'service', 'shop/web'));
       return json(200, await engine.why(at, node, service));
     }
+    case '/api/endpoint': {
+      const service = parseServiceRef(required(q, 'service', 'shop/web'));
+      return json(200, await engine.endpoint(at, service, required(q, 'ip', '10.1.0.5')));
+    }
     default:
       return undefined;
   }
@@ -79,7 +84,7 @@ export async function route(engine: UiEngine, assets: ReadonlyMap<string, Asset>
   if (asset !== undefined) return { status: 200, type: asset.type, body: asset.body };
   if (!isApi) return errorPage(404, 'Not found', `There is no page at ${url.pathname}.`);
   try {
-    return (await api(engine, url.pathname, url.searchParams)) ?? json(404, { error: `no endpoint ${url.pathname}; there are /api/summary, /api/timeline, /api/state and /api/why` });
+    return (await api(engine, url.pathname, url.searchParams)) ?? json(404, { error: `no endpoint ${url.pathname}; there are /api/summary, /api/timeline, /api/state, /api/why and /api/endpoint` });
   } catch (err) {
     if (err instanceof UiInputError) return json(400, { error: err.message });
     if (err instanceof UiNotFoundError) return json(404, { error: err.message });

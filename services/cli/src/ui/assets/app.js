@@ -8,7 +8,7 @@ const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
 const BUCKETS = 80;
 
-const view = { summary: null, buckets: [], state: null, seq: null, service: null, node: null, endpoint: null, why: null };
+const view = { summary: null, buckets: [], state: null, seq: null, service: null, node: null, endpoint: null, why: null, endpointWhy: null };
 
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
@@ -43,6 +43,7 @@ function saveHash() {
   if (view.seq !== null) q.set('at', String(view.seq));
   if (view.service) q.set('service', view.service);
   if (view.node) q.set('node', view.node);
+  if (view.endpoint) q.set('endpoint', view.endpoint);
   history.replaceState(null, '', `#${q}`);
 }
 
@@ -166,7 +167,7 @@ function drawDetail() {
             ...sl.endpoints.map((e) =>
               el(
                 'tr',
-                { class: `endpoint${e.address === view.endpoint ? ' selected' : ''}`, 'data-address': e.address, title: 'Click, with a node picked, to see why that node sends here or not', onclick: () => selectEndpoint(e.address) },
+                { class: `endpoint${e.address === view.endpoint ? ' selected' : ''}`, 'data-address': e.address, title: 'Click to see which nodes send here, and why', onclick: () => selectEndpoint(e.address) },
                 el('td', { class: 'mono' }, e.address),
                 el('td', {}, e.pod ?? '—'),
                 el('td', {}, e.node ?? '—'),
@@ -199,7 +200,13 @@ function drawZones() {
         { class: 'zone', 'data-zone': z },
         el('h3', {}, z, el('span', { class: 'muted' }, ` · ${byZone.get(z).length} node${byZone.get(z).length === 1 ? '' : 's'}`)),
         s ? el('div', { class: 'view' }, viewOf ? `view of ${keyOf(s)}: ${viewOf.endpoints.length} endpoint${viewOf.endpoints.length === 1 ? '' : 's'}` : `no view of ${keyOf(s)}`) : null,
-        ...byZone.get(z).map((n) => el('button', { type: 'button', class: `node${n.name === view.node ? ' selected' : ''}`, 'data-node': n.name, onclick: () => selectNode(n.name) }, n.name)),
+        ...byZone.get(z).map((n) => {
+          // With an endpoint picked, each node says whether it sends there.
+          const seen = view.endpointWhy?.nodes.find((x) => x.node === n.name);
+          const mark = seen === undefined ? '' : seen.sends ? ' sends' : ' silent';
+          const title = seen === undefined ? undefined : `${seen.sends ? 'sends' : 'does not send'} to ${view.endpointWhy.ip}`;
+          return el('button', { type: 'button', class: `node${n.name === view.node ? ' selected' : ''}${mark}`, 'data-node': n.name, title, onclick: () => selectNode(n.name) }, n.name);
+        }),
       );
     }),
   );
@@ -250,6 +257,40 @@ function drawWhy() {
   );
 }
 
+function drawEndpointWhy() {
+  const title = $('endpoint-title');
+  const box = $('endpoint-why');
+  const w = view.endpointWhy;
+  title.hidden = w === null;
+  if (w === null) {
+    box.replaceChildren();
+    return;
+  }
+  const senders = w.nodes.filter((n) => n.sends).length;
+  title.textContent = `Nodes → ${w.ip} of ${w.service.namespace}/${w.service.name}: ${senders} of ${w.nodes.length} send to it`;
+  box.replaceChildren(
+    el(
+      'table',
+      {},
+      el('thead', {}, el('tr', {}, ...['node', 'zone', 'sends', 'because'].map((h) => el('th', {}, h)))),
+      el(
+        'tbody',
+        {},
+        ...w.nodes.map((n) =>
+          el(
+            'tr',
+            { 'data-node': n.node, class: n.node === view.node ? 'selected' : '' },
+            el('td', { class: 'mono' }, n.node),
+            el('td', {}, n.zone ?? '—'),
+            el('td', {}, yesNo(n.sends, 'sends', 'does not')),
+            el('td', {}, el('ul', { class: 'reasons' }, ...n.reasons.map((r) => el('li', {}, r)))),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
 function drawAll() {
   const at = view.state.at;
   $('point').textContent = `seq ${at.seq} · ${shortTime(at.time)}`;
@@ -259,6 +300,7 @@ function drawAll() {
   drawDetail();
   drawZones();
   drawWhy();
+  drawEndpointWhy();
   document.body.dataset.seq = String(at.seq);
   delete document.body.dataset.busy;
   saveHash();
@@ -269,6 +311,14 @@ async function fetchWhy(seq, state) {
   if (!view.node || !view.service || !state.services.some((s) => keyOf(s) === view.service)) return null;
   const q = new URLSearchParams({ at: String(seq), node: view.node, service: view.service });
   return getJson(`/api/why?${q}`);
+}
+
+/** Which nodes send to the endpoint picked; null when none is, or it is not in the Service at this point. */
+async function fetchEndpointWhy(seq, state) {
+  const svc = state.services.find((s) => keyOf(s) === view.service);
+  if (!view.endpoint || !svc || !svc.slices.some((sl) => sl.endpoints.some((e) => e.address === view.endpoint))) return null;
+  const q = new URLSearchParams({ at: String(seq), service: view.service, ip: view.endpoint });
+  return getJson(`/api/endpoint?${q}`);
 }
 
 // Answers may arrive out of order while the slider moves: `work` only fetches, and what it
@@ -309,12 +359,13 @@ function moveTo(spec, extent = false) {
       const first = state.services.find((s) => s.slices.length > 0) ?? state.services[0];
       if (first) view.service = keyOf(first);
     }
-    const why = await fetchWhy(state.at.seq, state);
+    const [why, endpointWhy] = await Promise.all([fetchWhy(state.at.seq, state), fetchEndpointWhy(state.at.seq, state)]);
     return () => {
       applyExtent();
       view.state = state;
       view.seq = state.at.seq;
       view.why = why;
+      view.endpointWhy = endpointWhy;
     };
   });
 }
@@ -326,13 +377,17 @@ function toLatest() {
 
 function reloadWhy() {
   return refresh(async () => {
-    const why = await fetchWhy(view.seq, view.state);
-    return () => (view.why = why);
+    const [why, endpointWhy] = await Promise.all([fetchWhy(view.seq, view.state), fetchEndpointWhy(view.seq, view.state)]);
+    return () => {
+      view.why = why;
+      view.endpointWhy = endpointWhy;
+    };
   });
 }
 
 function selectService(key) {
   view.service = key;
+  view.endpoint = null;
   return reloadWhy();
 }
 
@@ -341,9 +396,9 @@ function selectNode(name) {
   return reloadWhy();
 }
 
-function selectEndpoint(address) {
+async function selectEndpoint(address) {
   view.endpoint = view.endpoint === address ? null : address;
-  drawAll();
+  await reloadWhy();
   document.querySelector(`#why tr[data-address="${address}"]`)?.scrollIntoView({ block: 'nearest' });
 }
 
@@ -351,6 +406,7 @@ async function start() {
   const hash = new URLSearchParams(location.hash.slice(1));
   view.service = hash.get('service');
   view.node = hash.get('node');
+  view.endpoint = hash.get('endpoint');
   try {
     [view.summary, view.buckets] = await Promise.all([getJson('/api/summary'), getJson(`/api/timeline?buckets=${BUCKETS}`)]);
   } catch (err) {
@@ -366,6 +422,7 @@ async function start() {
     const h = new URLSearchParams(location.hash.slice(1));
     view.service = h.get('service') ?? view.service;
     view.node = h.get('node');
+    view.endpoint = h.get('endpoint');
     void moveTo(h.get('at') ?? 'latest');
   });
   await moveTo(hash.get('at') ?? 'latest');
