@@ -8,9 +8,9 @@ import type { Folded, SliceWrites } from './replayer.ts';
 import { DEFAULT_BATCH, Replayer } from './replayer.ts';
 import type { LogPoint, LogSnapshot, LogSource } from './source.ts';
 
-export const CHECKPOINT_EVERY = 50_000;
-/** Checkpoints kept per source (oldest dropped first beyond it). */
-const MAX_CHECKPOINTS = 40;
+export const CHECKPOINT_EVERY = 100_000;
+/** Checkpoints kept per source (oldest dropped first beyond it): each holds on to the objects of its time. */
+const MAX_CHECKPOINTS = 12;
 
 const checkpoints = new WeakMap<LogSource, LogSnapshot[]>();
 
@@ -37,6 +37,8 @@ export interface FoldOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** Called after each folded event. */
   readonly onFolded?: (f: Folded, rep: Replayer) => void;
+  /** Leave checkpoints for later replays of the same source; default true (one-shot commands say false). */
+  readonly checkpoints?: boolean;
   /** Called after each batch's reconciles, with the last event of the batch. */
   readonly onFlush?: (writes: ReadonlyMap<string, SliceWrites>, last: LogPoint, rep: Replayer) => void;
 }
@@ -57,7 +59,7 @@ export async function foldTo(src: LogSource, rep: Replayer, to: number, opts: Fo
     if (rep.closesBatch(ev)) {
       flush(false);
       // A checkpoint is a settled state: taken only between batches, with nothing left dirty.
-      if (sinceCheckpoint >= CHECKPOINT_EVERY && rep.settled) {
+      if (opts.checkpoints !== false && sinceCheckpoint >= CHECKPOINT_EVERY && rep.settled) {
         sinceCheckpoint = 0;
         keep(src, rep.snapshot());
       }
@@ -75,11 +77,16 @@ export async function foldTo(src: LogSource, rep: Replayer, to: number, opts: Fo
   opts.onProgress?.(total, total);
 }
 
+export interface ReplayOptions {
+  /** See FoldOptions.checkpoints. */
+  readonly checkpoints?: boolean;
+}
+
 /** A Replayer holding the state after every event up to `seq`. */
-export async function replayTo(src: LogSource, seq: number, onProgress?: (done: number, total: number) => void): Promise<Replayer> {
+export async function replayTo(src: LogSource, seq: number, onProgress?: (done: number, total: number) => void, opts: ReplayOptions = {}): Promise<Replayer> {
   const [settings, own, schedule] = await Promise.all([src.settings(), src.snapshot(), src.reconciles()]);
   const cp = nearest(src, seq);
   const rep = new Replayer(settings, cp !== undefined && cp.seq > own.seq ? cp : own, DEFAULT_BATCH, schedule);
-  await foldTo(src, rep, seq, onProgress === undefined ? {} : { onProgress });
+  await foldTo(src, rep, seq, { ...(onProgress !== undefined ? { onProgress } : {}), ...(opts.checkpoints !== undefined ? { checkpoints: opts.checkpoints } : {}) });
   return rep;
 }

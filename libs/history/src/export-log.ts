@@ -43,7 +43,7 @@ export async function exportLog(src: LogSource, sink: LineSink, opts: ExportOpti
   const startAt = from === undefined ? own.seq : Math.max(own.seq, from.seq - 1);
   // The state before the first exported event; progress covers this replay and the copy.
   const total = (to?.seq ?? startAt) - own.seq;
-  const rep = await replayTo(src, startAt, opts.onProgress === undefined ? undefined : (done) => opts.onProgress?.(done, total));
+  const rep = await replayTo(src, startAt, opts.onProgress === undefined ? undefined : (done) => opts.onProgress?.(done, total), { checkpoints: false });
   const snap = rep.snapshot();
   const header: LogHeader = { format: LOG_FORMAT, version: LOG_VERSION, cluster: settings.cluster, settings, exportedAt: opts.now, snapshot: { seq: snap.seq, time: snap.time }, origin: src.description };
   await sink(`${JSON.stringify(header)}\n`);

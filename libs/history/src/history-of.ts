@@ -73,6 +73,7 @@ export async function historyOf(src: LogSource, service: ServiceRef, onProgress?
   let nodesChanged = false;
   await foldTo(src, rep, bounds?.last.seq ?? rep.seq, {
     ...(onProgress !== undefined ? { onProgress } : {}),
+    checkpoints: false,
     onFolded: (f) => {
       if (!f.applied || f.change === undefined) return;
       const isNode = f.change.kind === 'Node';

@@ -52,6 +52,14 @@ export interface Folded {
 
 const objectKey = (kind: string, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
 
+// What a tombstone keeps: enough to refuse a stale copy and to name the object, not its body
+// (a long log deletes many pods; their bodies would only cost memory).
+function tombstoneOf(o: SnapshotObject['object']): SnapshotObject['object'] {
+  const { name, namespace, uid, resourceVersion } = o.metadata;
+  const metadata = { name, ...(namespace !== undefined ? { namespace } : {}), ...(uid !== undefined ? { uid } : {}), ...(resourceVersion !== undefined ? { resourceVersion } : {}) };
+  return { kind: o.kind, metadata } as SnapshotObject['object'];
+}
+
 export class Replayer {
   readonly settings: LogSettings;
   readonly state = new ClusterState();
@@ -203,7 +211,7 @@ export class Replayer {
     if (stored !== undefined && !supersedes(version, { resourceVersion: stored.object.metadata.resourceVersion ?? '', deleted: stored.deleted })) {
       return { ...base, applied: false, services: [] };
     }
-    this.#objects.set(key, { deleted, object: c.object });
+    this.#objects.set(key, deleted ? { deleted, object: tombstoneOf(c.object) } : { deleted, object: c.object });
     if (c.namespace !== '') this.#namespaces.add(c.namespace);
     if (c.kind === 'EndpointSlice') {
       const sliceKey = `${c.namespace}/${c.name}`;

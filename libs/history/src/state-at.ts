@@ -2,6 +2,7 @@
 // holds (checkpoints.ts), or from the source's own snapshot.
 
 import type { Node } from '@slicemesh/model';
+import type { ReplayOptions } from './checkpoints.ts';
 import { replayTo } from './checkpoints.ts';
 import type { NodeInfo, ServiceState } from './service-state.ts';
 import { nodeInfo, serviceKeys, serviceState, topologyCacheOf } from './service-state.ts';
@@ -33,7 +34,7 @@ export function stateOf(rep: Replayer, at: LogPoint): StateAt {
 }
 
 /** The state after every event up to and including `at.seq` (resolve `at` with resolvePoint). */
-export async function stateAt(src: LogSource, at: LogPoint, onProgress?: Progress): Promise<StateAt> {
-  const rep = await replayTo(src, at.seq, onProgress);
+export async function stateAt(src: LogSource, at: LogPoint, onProgress?: Progress, opts: ReplayOptions = {}): Promise<StateAt> {
+  const rep = await replayTo(src, at.seq, onProgress, opts);
   return stateOf(rep, at);
 }

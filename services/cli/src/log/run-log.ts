@@ -75,9 +75,11 @@ async function execute(cl: LogCommandLine, io: CliIO, env: Env): Promise<void> {
       io.stderr.write(`slicemesh: warning: ${src.description} has no end line; it was cut short and ends early\n`);
     }
     const bar = progressBar(io.stderr, wantsBars, cl.command === 'export' ? 'export' : 'replay');
-    const replay = async (p: LogPoint) => {
+    // One point: no checkpoints to keep (they hold on to old objects); diff's second replay
+    // starts from the first one's.
+    const replay = async (p: LogPoint, checkpoints = false) => {
       try {
-        return await stateAt(src, p, bar.update);
+        return await stateAt(src, p, bar.update, { checkpoints });
       } finally {
         bar.stop();
       }
@@ -109,8 +111,8 @@ async function execute(cl: LogCommandLine, io: CliIO, env: Env): Promise<void> {
       case 'diff': {
         const a = await resolvePoint(src, cl.args[0] as string);
         const b = await resolvePoint(src, cl.args[1] as string);
-        const sa = await replay(a);
-        const sb = await replay(b);
+        const sa = await replay(a, true);
+        const sb = await replay(b, true);
         const diffs = diffStates(sa, sb);
         io.stdout.write(asJson ? json({ from: a, to: b, services: diffs }) : diffText(sa, sb, diffs));
         return;
