@@ -116,7 +116,7 @@ export async function runReplayBench(o: { quick: boolean }): Promise<void> {
     const src = await openLogFile(path);
     const t1 = performance.now();
     const at = await resolvePoint(src, 'latest');
-    const state = await stateAt(src, at);
+    const state = await stateAt(src, at, undefined, { checkpoints: false });
     const t2 = performance.now();
     const total = (t2 - t0) / 1000;
     const slices = state.services.reduce((n, s) => n + s.slices.length, 0);
