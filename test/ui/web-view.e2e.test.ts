@@ -176,9 +176,11 @@ if (missing !== undefined) {
       // The endpoint picked, as every node sees it: whyNode of each node, for that address.
       await page().waitForSelector('#endpoint-why table');
       const state = await expectedAt('latest');
-      const byNode = await page().$$eval('#endpoint-why tbody tr', (trs) =>
-        trs.map((tr) => ({ node: tr.getAttribute('data-node'), sends: tr.querySelector('td:nth-child(3)')?.textContent === 'sends', reasons: [...tr.querySelectorAll('ul.reasons li')].map((li) => li.textContent) })),
+      // Rows group the nodes that answer alike; spread back out, they are one answer per node.
+      const grouped: { nodes: string[]; sends: boolean; reasons: (string | null)[] }[] = await page().$$eval('#endpoint-why tbody tr', (trs) =>
+        trs.map((tr) => ({ nodes: (tr.getAttribute('data-nodes') ?? '').split(' '), sends: tr.querySelector('td:nth-child(3)')?.textContent === 'sends', reasons: [...tr.querySelectorAll('ul.reasons li')].map((li) => li.textContent) })),
       );
+      const byNode = grouped.flatMap((r) => r.nodes.map((node) => ({ node, sends: r.sends, reasons: r.reasons }))).sort((a, b) => (a.node < b.node ? -1 : 1));
       expect(byNode).toEqual(
         state.nodes.map((n) => {
           const e = whyNode(state, n.name, WEB).endpoints.find((x) => x.address === '10.1.0.5:8080');

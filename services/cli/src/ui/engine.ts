@@ -123,6 +123,7 @@ export function uiEngineOf(src: LogSource): UiEngine {
     }
     return asInput(() => s);
   };
+  const timelines = new Map<string, Promise<PageBucket[]>>();
   const source = src.kind === 'file' ? src.description : `live: ${src.description}`;
   return {
     source,
@@ -131,7 +132,19 @@ export function uiEngineOf(src: LogSource): UiEngine {
       if (b === null) throw new UiInputError(`the log (${src.description}) holds no events yet`);
       return { source, first: point(b.first), latest: point(b.last) };
     },
-    timeline: async (buckets) => (await asInput(() => timeline(src, buckets))).map((b) => ({ from: point(b.from), to: point(b.to), events: b.events })),
+    timeline: async (buckets) => {
+      // Counting reads the whole log: count again only when it has grown (a live log).
+      const last = (await src.bounds())?.last.seq ?? 0;
+      const key = `${last}/${buckets}`;
+      let t = timelines.get(key);
+      if (t === undefined) {
+        t = asInput(() => timeline(src, buckets)).then((bs) => bs.map((b) => ({ from: point(b.from), to: point(b.to), events: b.events })));
+        t.catch(() => timelines.delete(key));
+        timelines.set(key, t);
+        if (timelines.size > 4) timelines.delete(timelines.keys().next().value as string);
+      }
+      return t;
+    },
     state: async (at) => pageState(await stateOfSpec(at)),
     why: async (at, node, service) => {
       const s = await stateOfSpec(at);

@@ -106,6 +106,7 @@ function wireTimeline() {
     clearTimeout(sliderTimer);
     void moveTo(slider.value);
   });
+  $('service-filter').addEventListener('input', () => view.state && drawServices());
   $('to-first').addEventListener('click', () => void moveTo('first'));
   $('to-latest').addEventListener('click', () => void toLatest());
 }
@@ -118,8 +119,12 @@ function selectedService() {
 
 function drawServices() {
   const list = $('service-list');
+  const filter = $('service-filter').value.trim();
+  // The selected Service stays listed whatever the filter says.
+  const shown = view.state.services.filter((s) => filter === '' || keyOf(s).includes(filter) || keyOf(s) === view.service);
+  $('service-count').textContent = filter === '' ? `(${view.state.services.length})` : `(${shown.length} of ${view.state.services.length})`;
   list.replaceChildren(
-    ...view.state.services.map((s) => {
+    ...shown.map((s) => {
       const endpoints = s.slices.reduce((n, sl) => n + sl.endpoints.length, 0);
       return el(
         'li',
@@ -257,6 +262,18 @@ function drawWhy() {
   );
 }
 
+// Nodes that answer alike (same zone, same verdict, same reasons) share a row, so a cluster of
+// hundreds of nodes reads as a few lines per zone.
+function groupNodes(nodes) {
+  const groups = new Map();
+  for (const n of nodes) {
+    const key = JSON.stringify([n.zone ?? '', n.sends, n.reasons]);
+    if (!groups.has(key)) groups.set(key, { zone: n.zone, sends: n.sends, reasons: n.reasons, nodes: [] });
+    groups.get(key).nodes.push(n.node);
+  }
+  return [...groups.values()].sort((a, b) => (a.zone ?? '').localeCompare(b.zone ?? '') || Number(b.sends) - Number(a.sends));
+}
+
 function drawEndpointWhy() {
   const title = $('endpoint-title');
   const box = $('endpoint-why');
@@ -272,18 +289,18 @@ function drawEndpointWhy() {
     el(
       'table',
       {},
-      el('thead', {}, el('tr', {}, ...['node', 'zone', 'sends', 'because'].map((h) => el('th', {}, h)))),
+      el('thead', {}, el('tr', {}, ...['nodes', 'zone', 'sends', 'because'].map((h) => el('th', {}, h)))),
       el(
         'tbody',
         {},
-        ...w.nodes.map((n) =>
+        ...groupNodes(w.nodes).map((g) =>
           el(
             'tr',
-            { 'data-node': n.node, class: n.node === view.node ? 'selected' : '' },
-            el('td', { class: 'mono' }, n.node),
-            el('td', {}, n.zone ?? '—'),
-            el('td', {}, yesNo(n.sends, 'sends', 'does not')),
-            el('td', {}, el('ul', { class: 'reasons' }, ...n.reasons.map((r) => el('li', {}, r)))),
+            { 'data-nodes': g.nodes.join(' '), class: g.nodes.includes(view.node) ? 'selected' : '' },
+            el('td', {}, ...g.nodes.map((n) => el('span', { class: 'tag mono' }, n))),
+            el('td', {}, g.zone ?? '—'),
+            el('td', {}, yesNo(g.sends, 'sends', 'does not')),
+            el('td', {}, el('ul', { class: 'reasons' }, ...g.reasons.map((r) => el('li', {}, r)))),
           ),
         ),
       ),
