@@ -39,10 +39,13 @@ export interface BuildResult {
   readonly bytes: number;
 }
 
-/** Writes dist/ afresh; resolves with its time and size. */
-export async function buildDist(root = ROOT): Promise<BuildResult> {
+/**
+ * Writes dist/ afresh; resolves with its time and size. `out` (default <root>/dist) lets a test
+ * build a copy of its own without removing the dist/ other tests run; it must be a directory
+ * named dist inside the repository, so the bundles find node_modules and their layout (builtRootOf).
+ */
+export async function buildDist(root = ROOT, out = join(root, 'dist')): Promise<BuildResult> {
   const t0 = performance.now();
-  const out = join(root, 'dist');
   await rm(out, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: root,

@@ -1,15 +1,16 @@
-// The web view in a real browser: `slicemesh ui -f FILE`, run from the bundle in dist/ as users
-// get it, on a log exported by the engine itself (libs/history's recorded scenario: three zones,
-// Service shop/web with topology-mode Auto, a pod becoming Ready, node worker-a-1 moving from
-// zone-a to zone-c at seq 13, shop/api from seq 16). Debian's chromium, driven by
-// playwright-core, opens the page; what it shows is checked against the engine's own answers
-// (stateAt, timeline, whyNode) at each point, and its screenshots are decoded and checked.
+// The web view in a real browser: `slicemesh ui -f FILE`, run from its bundle as users get it,
+// on a log exported by the engine itself (libs/history's recorded scenario: three zones, Service
+// shop/web with topology-mode Auto, a pod becoming Ready, node worker-a-1 moving from zone-a to
+// zone-c at seq 13, shop/api from seq 16). Debian's chromium, driven by playwright-core, opens
+// the page; what it shows is checked against the engine's own answers (stateAt, timeline,
+// whyNode) at each point, and its screenshots are decoded and checked.
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogSource, StateAt } from '@slicemesh/history';
 import { exportLog, logSettings, memoryLog, openLogFile, resolvePoint, stateAt, streamSink, timeline, whyNode } from '@slicemesh/history';
@@ -18,7 +19,7 @@ import { buildDist } from '../../scripts/build.ts';
 import type { Browser } from './chromium.ts';
 import { chromiumMissing, countInk, launchBrowser, pngSize } from './chromium.ts';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Where the screenshots are kept for a person to look at. */
 const SHOTS = process.env['UI_SCREENSHOTS'] ?? join(tmpdir(), 'slicemesh-ui-screenshots');
 const WIDTH = 1280;
@@ -26,9 +27,15 @@ const HEIGHT = 800;
 /** The chart's background (style.css #chart): a blank chart is all this colour. */
 const CHART_BACKGROUND = [0xfb, 0xfc, 0xfd] as const;
 
-/** Starts `node dist/slicemesh.js ui …` and resolves with the address it prints. */
+/**
+ * The bundles this test builds and runs: a dist/ of its own inside the repository (so they find
+ * node_modules), leaving the shared dist/ to the tests that run beside this one.
+ */
+const BUILT = join(ROOT, '.slicemesh', `ui-e2e-${process.pid}`);
+
+/** Starts `node <BUILT>/dist/slicemesh.js ui …` and resolves with the address it prints. */
 function startUi(args: readonly string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--enable-source-maps', join(ROOT, 'dist/slicemesh.js'), 'ui', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', join(BUILT, 'dist', 'slicemesh.js'), 'ui', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -63,7 +70,7 @@ if (missing !== undefined) {
       await exportLog(recorded, target.sink, { now: '2026-11-26T12:00:00Z' });
       await target.close();
       src = await openLogFile(file);
-      await buildDist();
+      await buildDist(ROOT, join(BUILT, 'dist'));
       ui = await startUi(['--port', '0', '-f', file]);
       browser = await launchBrowser(WIDTH, HEIGHT);
       await mkdir(SHOTS, { recursive: true });
@@ -74,6 +81,7 @@ if (missing !== undefined) {
       ui?.child.kill('SIGTERM');
       await src?.close();
       await rm(dir, { recursive: true, force: true });
+      await rm(BUILT, { recursive: true, force: true });
     });
 
     const page = () => (browser as Browser).page;
