@@ -106,6 +106,12 @@ async function asInput<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** `state` when it holds `service`; else a 404 naming the point (whyNode's own error would be a 400). */
+function withService(state: StateAt, service: { readonly namespace: string; readonly name: string }): StateAt {
+  if (state.services.some((x) => x.namespace === service.namespace && x.name === service.name)) return state;
+  throw new UiNotFoundError(`service ${service.namespace}/${service.name} is not in the log at sequence ${state.at.seq}`);
+}
+
 /** States kept per point: moving back and forth on the timeline, and the "why" of a shown state, replay nothing. */
 const STATES_KEPT = 16;
 
@@ -147,13 +153,11 @@ export function uiEngineOf(src: LogSource): UiEngine {
     },
     state: async (at) => pageState(await stateOfSpec(at)),
     why: async (at, node, service) => {
-      const s = await stateOfSpec(at);
-      if (!s.services.some((x) => x.namespace === service.namespace && x.name === service.name)) throw new UiNotFoundError(`service ${service.namespace}/${service.name} is not in the log at sequence ${s.at.seq}`);
+      const s = withService(await stateOfSpec(at), service);
       return pageWhy(whyNode(s, node, service), service);
     },
     endpoint: async (at, service, ip) => {
-      const s = await stateOfSpec(at);
-      if (!s.services.some((x) => x.namespace === service.namespace && x.name === service.name)) throw new UiNotFoundError(`service ${service.namespace}/${service.name} is not in the log at sequence ${s.at.seq}`);
+      const s = withService(await stateOfSpec(at), service);
       const nodes = endpointAcrossNodes(s, service, ip);
       if (nodes === undefined) throw new UiNotFoundError(`${ip} is not an endpoint of ${service.namespace}/${service.name} that a node programs at sequence ${s.at.seq}`);
       return { at: point(s.at), service: { namespace: service.namespace, name: service.name }, ip, nodes };

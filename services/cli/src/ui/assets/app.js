@@ -1,7 +1,7 @@
 /* global document, window, history, location, URLSearchParams, clearTimeout, setTimeout */
 // The web view's page: reads /api/* and draws services → slices, zones → nodes, the timeline
-// and the "why" panel. Plain DOM, no framework. The selection lives in the URL's hash
-// (#at=SEQ&service=NS/NAME&node=N) so a view can be reloaded or shared. After every render,
+// and the "why" panels. Plain DOM, no framework. The selection lives in the URL's hash
+// (#at=SEQ&service=NS/NAME&node=N&endpoint=IP) so a view can be reloaded or shared. After every render,
 // <body data-seq> holds the point shown and data-busy is removed: the browser test waits on them.
 
 const $ = (id) => document.getElementById(id);
