@@ -8,7 +8,7 @@ import { exportLog, streamSink } from './export-log.ts';
 import { historyOf } from './history-of.ts';
 import { openLogFile } from './log-file.ts';
 import { memoryLog } from './memory-log.ts';
-import { resolvePoint } from './points.ts';
+import { resolvePoint, timeline } from './points.ts';
 import type { LogSource } from './source.ts';
 import { logSettings } from './source.ts';
 import { stateAt } from './state-at.ts';
@@ -50,6 +50,11 @@ describe('the .slog file', () => {
     for (const p of ['10', '12', '15']) expect(await stateText(file, p)).toBe(await stateText(whole(), p));
     // The snapshot itself is a point of the file.
     expect(await stateText(file, '9')).toBe(await stateText(whole(), '9'));
+  });
+
+  it('gives the same timeline from its index as the log from its events', async () => {
+    const file = await openLogFile(await write(whole(), 'timeline.slog'));
+    expect(await timeline(file, 4)).toEqual(await timeline(memoryLog({ settings: logSettings({ cluster: 'c' }), events: scenarioEvents('c') }), 4));
   });
 
   it('keeps the settings in force in the header', async () => {

@@ -272,6 +272,10 @@ function fileSource(path: string, gzip: boolean, parts: FileParts, bounds: { fir
     },
     deadLetters: async () => parts.dead,
     reconciles: async () => parts.reconciles,
+    points: async () => {
+      const { seqs, times } = await indexed();
+      return seqs.map((seq, i) => ({ seq, time: times[i] as string }));
+    },
     close: async () => {},
   };
 }

@@ -42,6 +42,7 @@ export function memoryLog(input: MemoryLogInput): LogSource {
     },
     deadLetters: async () => input.deadLetters ?? [],
     reconciles: async () => input.reconciles ?? [],
+    points: async () => ev.map(point),
     close: async () => {},
   };
 }

@@ -84,7 +84,8 @@ export async function timeline(src: LogSource, buckets: number): Promise<readonl
   const counts = new Array<number>(buckets).fill(0);
   const firsts = new Array<LogPoint | undefined>(buckets);
   const lasts = new Array<LogPoint | undefined>(buckets);
-  for await (const ev of src.events(b.first.seq, b.last.seq)) {
+  const all: AsyncIterable<LogPoint> | Iterable<LogPoint> = src.points !== undefined ? await src.points() : src.events(b.first.seq, b.last.seq);
+  for await (const ev of all) {
     const i = Math.min(buckets - 1, Math.max(0, Math.floor((ms(ev.time) - t0) / width)));
     counts[i] = (counts[i] ?? 0) + 1;
     const p = { seq: ev.seq, time: ev.time };

@@ -112,5 +112,7 @@ export interface LogSource {
   deadLetters(): Promise<readonly DeadLetterEntry[]>;
   /** The slicer's recorded reconciles in KUBE order; [] when unknown (then batches go by log time). */
   reconciles(): Promise<readonly ScheduledReconcile[]>;
+  /** Optional: every event's point without reading bodies (files have them indexed); timeline uses it. */
+  points?(): Promise<readonly LogPoint[]>;
   close(): Promise<void>;
 }
