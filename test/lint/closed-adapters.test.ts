@@ -24,6 +24,9 @@ const cases: readonly Case[] = [
   { name: 'a service test may inspect the database', path: 'services/slicer/src/x.int.test.ts', code: "export const q = (db: { selectFrom(t: string): unknown }) => db.selectFrom('outbox');\n", rules: [] },
   { name: 'the pure core imports no driver', path: 'libs/core/src/x.ts', code: "import { sql } from 'kysely';\nexport const s = sql;\n", rules: ['no-restricted-imports'] },
   { name: 'the pure core has no clock', path: 'libs/core/src/x.ts', code: 'export const now = Date.now();\n', rules: ['no-restricted-properties'] },
+  { name: 'the history engine reaches NATS only through a LogSource', path: 'libs/history/src/x.ts', code: "import { readStreamRange } from '@slicemesh/nats';\nexport const r = readStreamRange;\n", rules: ['no-restricted-imports'] },
+  { name: 'the history engine imports no database', path: 'libs/history/src/x.ts', code: "import { createDb } from '@slicemesh/db';\nexport const c = createDb;\n", rules: ['no-restricted-imports'] },
+  { name: 'the history engine reads files', path: 'libs/history/src/x.ts', code: "import { createReadStream } from 'node:fs';\nexport const r = createReadStream;\n", rules: [] },
 ];
 
 describe('closed adapters and a pure core, enforced by lint', () => {
