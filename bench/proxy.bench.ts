@@ -101,13 +101,13 @@ interface World {
   readonly ports: DpServicePort[][];
 }
 
-function buildWorld(count: number): World {
+export function buildWorld(count: number): World {
   const services = Array.from({ length: count }, (_, i) => service(i));
   const views = services.map((svc, i) => serviceViews(svc, slice(i)));
   return { services, views, ports: services.map((svc, i) => portsOf(svc, views[i]!)) };
 }
 
-const stateOf = (ports: readonly DpServicePort[][]): DpState => dpStateOf(ports.flat(), SETTINGS);
+export const stateOf = (ports: readonly DpServicePort[][]): DpState => dpStateOf(ports.flat(), SETTINGS);
 
 /** The zone-a endpoint of service i turns unready: its new views, ports, and the view ops. */
 function change(world: World, i: number): { ports: DpServicePort[][]; views: ZoneViews; bytesZoneA: number; opsAll: number; slice: EndpointSlice } {
@@ -137,8 +137,14 @@ function kernelUnavailable(): string | null {
   return missing.length > 0 ? `missing ${missing.join(', ')}` : null;
 }
 
+/** The ratios of agent to kernel floor measured in one run (the `--json` keys). */
+export interface ProxyRatios {
+  iptables_full_ratio?: number;
+  nft_partial_ratio?: number;
+}
+
 /** Full and partial syncs through `backend` in one namespace; the same scripts applied directly in another. */
-async function kernelRuns(kind: 'iptables' | 'nftables', world: World, dir: string, rows: Row[]): Promise<void> {
+async function kernelRuns(kind: 'iptables' | 'nftables', world: World, dir: string, rows: Row[], ratios: ProxyRatios): Promise<void> {
   const id = `smb${kind[0]}${process.pid}`;
   const [agentNs, directNs] = [`${id}a`, `${id}d`];
   const removeAll = (): void => {
@@ -151,7 +157,7 @@ async function kernelRuns(kind: 'iptables' | 'nftables', world: World, dir: stri
   }
   const progress = (what: string) => process.stderr.write(`proxy bench: ${kind} ${what}\n`);
   try {
-    progress(`full sync of ${world.services.length} services${kind === 'iptables' ? ' (iptables-restore --noflush takes minutes at 10k)' : ''}`);
+    progress(`full sync of ${world.services.length} services`);
     const exec = netnsExec(spawnExec({ timeoutMs: 600_000 }), agentNs);
     const backend: Backend =
       kind === 'iptables'
@@ -165,24 +171,36 @@ async function kernelRuns(kind: 'iptables' | 'nftables', world: World, dir: stri
     const file = join(dir, `${kind}-full`);
     writeFileSync(file, kind === 'iptables' ? renderIptablesFull(state) : renderNftablesFull(state));
     if (kind === 'iptables') {
-      rows.push(['iptables: full sync into an empty table, agent backend', fmtMs(agentFull), 'render, iptables-save, iptables-restore --noflush, jump checks']);
+      rows.push(['iptables: full sync into an empty table, agent backend', fmtMs(agentFull), 'iptables-save, render, iptables-restore --noflush (-S first), jumps inserted']);
       const restorer = new IptablesRestorer({ exec });
       t = performance.now();
       await restorer.ensureJumps(renderIptablesJumps());
-      rows.push(['iptables: checking the built-in jumps (all present)', fmtMs(performance.now() - t), `${renderIptablesJumps().length} \`iptables -C\` calls; a partial sync repeats them every SYNC_PERIOD`]);
+      rows.push(['iptables: checking the built-in jumps (all present)', fmtMs(performance.now() - t), '6 `iptables -S CHAIN` listings (built-in chains); a partial sync repeats them every SYNC_PERIOD']);
       // The floor: the same rules without --noflush (which flushes whole tables: fine in a
       // throwaway namespace, not on a shared node), then --noflush at smaller sizes, which
       // grows much faster than linearly with this iptables-nft.
       const direct = sh(`ip netns exec ${directNs} iptables-restore < ${file}`);
       rows.push(['iptables: same ruleset, `iptables-restore < file` (flushing)', direct.ok ? fmtMs(direct.ms) : 'FAILED', direct.ok ? "the kernel's floor" : direct.err]);
+      if (direct.ok) {
+        ratios.iptables_full_ratio = agentFull / direct.ms;
+        rows.push(['iptables_full_ratio (agent full sync / floor)', ratios.iptables_full_ratio.toFixed(2), 'target <= 2']);
+      }
+      // Why the agent sends `-S` first: --noflush alone grows with the square of the chains
+      // (iptables-nft keeps the chains a restore names in a sorted list).
       for (const n of [world.services.length / 10, world.services.length / 5]) {
         const small = join(dir, `iptables-${n}`);
-        writeFileSync(small, renderIptablesFull(stateOf(world.ports.slice(0, n))));
-        const ns = `${id}s${n}`;
-        spawnSync('ip', ['netns', 'add', ns]);
-        const r = sh(`ip netns exec ${ns} iptables-restore --noflush < ${small}`);
-        spawnSync('ip', ['netns', 'delete', ns]);
-        rows.push([`  \`iptables-restore --noflush < file\`, ${n} services, empty table`, r.ok ? fmtMs(r.ms) : 'FAILED', r.ok ? 'direct, for the growth with size' : r.err]);
+        // Without the built-in jumps: after -S, iptables-nft cannot insert into a built-in
+        // chain a fresh namespace does not have yet.
+        const text = renderIptables(stateOf(world.ports.slice(0, n))).script;
+        writeFileSync(small, text);
+        writeFileSync(`${small}-S`, text.replaceAll(/^(\*(?:filter|nat))$/gm, '$1\n-S'));
+        for (const [variant, path] of [['', small], [' with -S first', `${small}-S`]] as const) {
+          const ns = `${id}s${n}`;
+          spawnSync('ip', ['netns', 'add', ns]);
+          const r = sh(`ip netns exec ${ns} iptables-restore --noflush < ${path} > /dev/null`);
+          spawnSync('ip', ['netns', 'delete', ns]);
+          rows.push([`  \`iptables-restore --noflush < file\`${variant}, ${n} services, empty table`, r.ok ? fmtMs(r.ms) : 'FAILED', r.ok ? 'direct, for the growth with size' : r.err]);
+        }
       }
     } else {
       const direct = sh(`ip netns exec ${directNs} nft -f ${file}`);
@@ -225,6 +243,10 @@ async function kernelRuns(kind: 'iptables' | 'nftables', world: World, dir: stri
     }
     rows.push([`${kind}: partial sync of one endpoint change, agent backend`, fmtMs(median(agentTimes)), `median of ${PARTIAL_RUNS}; ${median(lines)} script lines`]);
     rows.push([`${kind}: same partial script applied directly`, directTimes.length ? fmtMs(median(directTimes)) : 'FAILED', `median of ${directTimes.length}`]);
+    if (kind === 'nftables' && directTimes.length > 0) {
+      ratios.nft_partial_ratio = median(agentTimes) / median(directTimes);
+      rows.push(['nft_partial_ratio (agent partial sync / same change applied directly)', ratios.nft_partial_ratio.toFixed(2), 'target <= 1.5']);
+    }
   } finally {
     removeAll();
     process.off('exit', removeAll);
@@ -284,9 +306,10 @@ async function agentMemory(world: World, rows: Row[]): Promise<void> {
   ]);
 }
 
-export async function runProxyBench(opts: { quick: boolean }): Promise<void> {
+export async function runProxyBench(opts: { quick: boolean }): Promise<ProxyRatios> {
   const count = opts.quick ? 1000 : 10_000;
   const rows: Row[] = [];
+  const ratios: ProxyRatios = {};
   const build = time(() => buildWorld(count));
   const world = build.value;
   rows.push([`${count / 1000}k services x ${ENDPOINTS} endpoints: hints + zone views + agent model`, fmtMs(build.ms), 'inputs for everything below']);
@@ -307,7 +330,9 @@ export async function runProxyBench(opts: { quick: boolean }): Promise<void> {
   const part = medianOf(5, () => renderIptables(next, { previous: ipt.value, changedServicePorts: changed }));
   rows.push(['render iptables, partial (one service)', fmtMs(part.ms), `median of 5; ${part.value.script.split('\n').length} lines (dispatch chains rendered and digested in full)`]);
   const upd = medianOf(5, () => renderNftablesUpdate(state, next));
-  rows.push(['render nftables, update (one endpoint)', fmtMs(upd.ms), `median of 5; ${upd.value.script.split('\n').length - 1} lines (both states' desired tables computed in full)`]);
+  rows.push(['render nftables, update (one endpoint), both tables compared', fmtMs(upd.ms), `median of 5; ${upd.value.script.split('\n').length - 1} lines`]);
+  const updPartial = medianOf(5, () => renderNftablesUpdate(state, next, { changedServicePorts: changed }));
+  rows.push(['render nftables, update (one endpoint), changed service only', fmtMs(updPartial.ms), `median of 5; ${updPartial.value.script.split('\n').length - 1} lines (what the agent renders)`]);
   const plain = change(world, i + 1); // a service without PreferClose: every zone's view changes
   rows.push(['bytes received for one endpoint change, zone-a agent, PreferClose service', fmtBytes(c.bytesZoneA), `${c.opsAll} view op(s) across all zones`]);
   rows.push(['  same, service without topology (unfiltered views)', fmtBytes(plain.bytesZoneA), `${plain.opsAll} view op(s) across all zones`]);
@@ -319,12 +344,13 @@ export async function runProxyBench(opts: { quick: boolean }): Promise<void> {
   } else {
     const dir = mkdtempSync(join(tmpdir(), 'slicemesh-bench-'));
     try {
-      await kernelRuns('iptables', world, dir, rows);
-      await kernelRuns('nftables', world, dir, rows);
+      await kernelRuns('iptables', world, dir, rows, ratios);
+      await kernelRuns('nftables', world, dir, rows, ratios);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }
   await agentMemory(world, rows);
   printTable(`proxy (${count / 1000}k ClusterIP services x ${ENDPOINTS} endpoints, one agent in zone-a of 3)`, rows);
+  return ratios;
 }

@@ -1,6 +1,7 @@
 // `npm run bench [-- --section NAME] [-- --quick] [-- --json]`: prints the figures of every section.
 // With --json, stdout's last line is one JSON object of the backbone section's figures (see
-// bench/summary.ts for its keys); each figure that is null gets a line on stderr saying why.
+// bench/summary.ts for its keys), each figure that is null with a line on stderr saying why,
+// plus the data-plane figures of the proxy section (`iptables_full_ratio`, `nft_partial_ratio`).
 
 import { parseArgs } from 'node:util';
 import type { BackboneReport } from './backbone.bench.ts';
@@ -11,6 +12,8 @@ const { values } = parseArgs({
   options: { section: { type: 'string', multiple: true }, quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
 });
 let backbone: BackboneReport | undefined;
+/** Figures of the data-plane sections, merged into the --json line. */
+const dataPlane: Record<string, number> = {};
 // Each section is loaded only when it runs: one section's imports cannot stop another.
 const sections: Record<string, (o: { quick: boolean }) => Promise<void>> = {
   slicing: async (o) => (await import('./slicing.bench.ts')).runSlicingBench(o),
@@ -18,7 +21,9 @@ const sections: Record<string, (o: { quick: boolean }) => Promise<void>> = {
   backbone: async (o) => {
     backbone = await (await import('./backbone.bench.ts')).runBackboneBench(o);
   },
-  proxy: async (o) => (await import('./proxy.bench.ts')).runProxyBench(o),
+  proxy: async (o) => {
+    Object.assign(dataPlane, await (await import('./proxy.bench.ts')).runProxyBench(o));
+  },
   startup: async (o) => (await import('./startup.bench.ts')).runStartupBench(o),
   publisher: async (o) => (await import('./publisher.bench.ts')).runPublisherBench(o),
   replay: async (o) => (await import('./replay.bench.ts')).runReplayBench(o),
@@ -34,9 +39,11 @@ for (const name of wanted) {
 }
 const mem = peakMemory();
 process.stdout.write(`\npeak memory: rss ${mem.rssMiB.toFixed(0)} MiB, heap ${mem.heapMiB.toFixed(0)} MiB (node ${process.version})\n`);
-if (values.json) {
+if (values.json && backbone === undefined && Object.keys(dataPlane).length > 0) {
+  process.stdout.write(`${JSON.stringify(dataPlane)}\n`);
+} else if (values.json) {
   const summary = jsonSummary(backbone?.figures ?? {}, backbone?.reasons ?? {});
   if (backbone === undefined) process.stderr.write('bench: --json reports the backbone section, which did not run (add --section backbone)\n');
   for (const line of summary.missing) process.stderr.write(`bench: ${line}\n`);
-  process.stdout.write(`${summary.line}\n`);
+  process.stdout.write(`${JSON.stringify({ ...(JSON.parse(summary.line) as object), ...dataPlane })}\n`);
 }

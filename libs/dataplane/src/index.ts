@@ -8,6 +8,7 @@ export * from './iptables/chain-names.ts';
 export { renderIptablesJumps } from './iptables/top-level.ts';
 export type { IptablesJump } from './iptables/top-level.ts';
 export * from './iptables/render.ts';
+export { ruleWords, sameAsSaved, savedForm } from './iptables/saved-form.ts';
 export * from './nftables/names.ts';
 export { nftDesired } from './nftables/desired.ts';
 export type { NftDesired } from './nftables/desired.ts';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeIptables, RecordingExec } from '../testing/index.ts';
 import { ApplyError } from './apply-error.ts';
 import { netnsExec } from './exec.ts';
-import { IptablesRestorer, splitRuleArgs } from './iptables-restorer.ts';
+import { IptablesRestorer, parseIptablesSave, splitRuleArgs, withTableListing } from './iptables-restorer.ts';
 
 const state = deepFreeze(dpState([svc('ns1/web:http', { endpoints: [ep('10.180.0.1'), ep('10.180.0.2')] })]));
 
@@ -62,14 +62,25 @@ describe('IptablesRestorer.restore', () => {
 });
 
 describe('IptablesRestorer.ensureJumps', () => {
-  it('D.4.1 checks every jump with -C and inserts the missing ones so the built-in chains list them in order', async () => {
+  it('D.4.1 lists each built-in chain once, confirms an absent jump with -C and inserts the missing ones in order', async () => {
     const { fake, rec, restorer } = setup();
     await restorer.restore(renderIptables(state).script);
     rec.clear();
     const jumps = renderIptablesJumps();
     const inserted = await restorer.ensureJumps(jumps);
     expect(inserted).toEqual(jumps);
+    expect(rec.callsTo('iptables').filter((c) => c.args.includes('-S')).map((c) => c.args.slice(1).join(' '))).toEqual([
+      '-t filter -S INPUT',
+      '-t filter -S FORWARD',
+      '-t filter -S OUTPUT',
+      '-t nat -S PREROUTING',
+      '-t nat -S OUTPUT',
+      '-t nat -S POSTROUTING',
+    ]);
     expect(rec.callsTo('iptables').filter((c) => c.args.includes('-C'))).toHaveLength(jumps.length);
+    // All inserts in one restore.
+    expect(rec.callsTo('iptables').filter((c) => c.args.includes('-I'))).toEqual([]);
+    expect(rec.callsTo('iptables-restore')).toHaveLength(1);
     expect(fake.rules('nat', 'PREROUTING')).toEqual(['-m comment --comment kubernetes service portals -j SLICEMESH-SERVICES']);
     const forward = jumps.filter((j) => j.table === 'filter' && j.chain === 'FORWARD').map((j) => j.target);
     expect(fake.rules('filter', 'FORWARD').map((r) => r.split(' -j ')[1])).toEqual(forward);
@@ -81,24 +92,94 @@ describe('IptablesRestorer.ensureJumps', () => {
     await restorer.ensureJumps(renderIptablesJumps());
     rec.clear();
     expect(await restorer.ensureJumps(renderIptablesJumps())).toEqual([]);
-    expect(rec.calls.every((c) => c.args.includes('-C'))).toBe(true);
+    // Six listings, no -C: each -C would read the target chain's rules as well.
+    expect(rec.calls.map((c) => c.args.includes('-S'))).toEqual(Array(6).fill(true));
   });
 
-  it('re-inserts only a jump someone deleted', async () => {
+  it('checks a jump missing from the listing with -C before inserting it', async () => {
     const { fake, rec, restorer } = setup();
     await restorer.restore(renderIptables(state).script);
     await restorer.ensureJumps(renderIptablesJumps());
-    const gone = renderIptablesJumps().find((j) => j.table === 'nat' && j.chain === 'OUTPUT');
-    if (!gone) throw new Error('nat OUTPUT jump expected');
-    expect((await rec.exec({ command: 'iptables', args: ['-t', 'nat', '-D', 'OUTPUT', ...splitRuleArgs(gone.args)] })).code).toBe(0);
-    expect(fake.rules('nat', 'OUTPUT')).toEqual([]);
-    expect(await restorer.ensureJumps(renderIptablesJumps())).toEqual([gone]);
-    expect(fake.rules('nat', 'OUTPUT')).toHaveLength(1);
+    rec.clear();
+    // Another word order is another rule to the listing; -C has the last word (the kernel's
+    // -C matches on meaning, the fake's on words, so here it is inserted).
+    const jump = { table: 'nat', chain: 'OUTPUT', target: 'SLICEMESH-SERVICES', args: '-j SLICEMESH-SERVICES -m comment --comment "kubernetes service portals"' } as const;
+    expect(await restorer.ensureJumps([jump])).toEqual([jump]);
+    expect(rec.commandLines().map((l) => l.split(' ').slice(0, 6).join(' '))).toEqual(['iptables -w -t nat -S OUTPUT', 'iptables -w -t nat -C OUTPUT', 'iptables-restore --noflush -w']);
+    expect(fake.rules('nat', 'OUTPUT')).toHaveLength(2);
   });
 
-  it('throws ApplyError when a target chain does not exist yet (restore first)', async () => {
-    const { restorer } = setup();
-    await expect(restorer.ensureJumps(renderIptablesJumps())).rejects.toBeInstanceOf(ApplyError);
+  it('with an observation from before the restore, needs no listing and no -C for chains that did not exist then', async () => {
+    const { fake, rec, restorer } = setup();
+    const observed = await restorer.observe();
+    await restorer.restore(renderIptables(state).script);
+    rec.clear();
+    expect(await restorer.ensureJumps(renderIptablesJumps(), observed)).toEqual(renderIptablesJumps());
+    expect(rec.commandLines()).toEqual(['iptables-restore --noflush -w']);
+    expect(fake.rules('filter', 'INPUT')).toHaveLength(3);
+    // Observed again: every jump listed word for word, nothing run at all.
+    const again = await restorer.observe();
+    rec.clear();
+    expect(await restorer.ensureJumps(renderIptablesJumps(), again)).toEqual([]);
+    expect(rec.calls).toEqual([]);
+  });
+
+  it('with an observation, a jump absent although its target chain existed is checked with -C', async () => {
+    const { rec, restorer } = setup();
+    await restorer.restore(renderIptables(state).script);
+    const observed = await restorer.observe();
+    rec.clear();
+    expect(await restorer.ensureJumps(renderIptablesJumps(), observed)).toEqual(renderIptablesJumps());
+    expect(rec.callsTo('iptables').filter((c) => c.args.includes('-C'))).toHaveLength(renderIptablesJumps().length);
+  });
+});
+
+describe('parseIptablesSave', () => {
+  it('keeps user chains per table, the words of built-in chains\' rules and the text of user chains\' rules', () => {
+    const text = [
+      '# Generated by iptables-save',
+      '*nat',
+      ':PREROUTING ACCEPT [0:0]',
+      ':KUBE-SVC-A - [0:0]',
+      '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+      '-A KUBE-SVC-A -j KUBE-SEP-B',
+      'COMMIT',
+      '*filter',
+      ':INPUT DROP [3:180]',
+      'COMMIT',
+      '',
+    ].join('\n');
+    const seen = parseIptablesSave(text);
+    expect([...seen.tables.keys()]).toEqual(['nat', 'filter']);
+    expect(seen.tables.get('nat')?.userChains).toEqual(['KUBE-SVC-A']);
+    expect([...(seen.tables.get('nat')?.builtinRules ?? [])]).toEqual([['PREROUTING', [['-m', 'comment', '--comment', 'kubernetes service portals', '-j', 'KUBE-SERVICES']]]]);
+    expect([...(seen.tables.get('nat')?.userRules ?? [])]).toEqual([['KUBE-SVC-A', ['-j KUBE-SEP-B']]]);
+    expect(seen.tables.get('filter')?.userChains).toEqual([]);
+  });
+});
+
+describe('withTableListing', () => {
+  const decl = (n: number, table: string) => [`*${table}`, ...Array.from({ length: n }, (_, i) => `:C${i} - [0:0]`), 'COMMIT'];
+  const cases: { name: string; script: string[]; threshold: number; want: string[] }[] = [
+    { name: 'a block naming fewer chains than the threshold is sent as it is', script: decl(3, 'nat'), threshold: 4, want: decl(3, 'nat') },
+    { name: 'a block naming as many chains as the threshold starts with -S', script: decl(4, 'nat'), threshold: 4, want: ['*nat', '-S', ...decl(4, 'nat').slice(1)] },
+    {
+      name: 'jump targets count as named chains',
+      script: ['*nat', ':A - [0:0]', '-A A -j B', '-A A -j C', '-A A -j D', 'COMMIT'],
+      threshold: 4,
+      want: ['*nat', '-S', ':A - [0:0]', '-A A -j B', '-A A -j C', '-A A -j D', 'COMMIT'],
+    },
+    { name: 'each table block is judged on its own', script: [...decl(1, 'filter'), ...decl(5, 'nat'), ''], threshold: 4, want: [...decl(1, 'filter'), '*nat', '-S', ...decl(5, 'nat').slice(1), ''] },
+  ];
+  for (const tc of cases) it(tc.name, () => expect(withTableListing(tc.script.join('\n'), tc.threshold).script.split('\n')).toEqual(tc.want));
+
+  it('a large restore sends -S first, and a failing line is quoted from the text sent', async () => {
+    const fake = new FakeIptables();
+    const rec = new RecordingExec([fake]);
+    const restorer = new IptablesRestorer({ exec: rec.exec, listTableAbove: 2 });
+    const err = await restorer.restore(['*nat', ':KUBE-A - [0:0]', ':KUBE-B - [0:0]', '-A KUBE-A -j KUBE-MISSING', 'COMMIT'].join('\n')).catch((e: unknown) => e);
+    expect(rec.calls[0]?.input?.split('\n').slice(0, 2)).toEqual(['*nat', '-S']);
+    expect((err as ApplyError).excerptText()).toContain('>     5  -A KUBE-A -j KUBE-MISSING');
   });
 });
 

@@ -1,7 +1,17 @@
 // Applies rendered iptables scripts: one `iptables-restore --noflush` per sync (atomic per
 // table, touching only the chains the script declares), the jumps from the built-in chains
-// ensured one by one (restore format cannot say "insert unless present"), and a listing of
-// the chains that exist, so a full sync can delete stale ones it no longer remembers.
+// ensured from a listing of those chains (restore format cannot say "insert unless present"),
+// and a listing of the chains that exist, so a full sync can delete stale ones it no longer
+// remembers.
+//
+// Why a large restore starts each table with `-S`: with --noflush, iptables-nft (1.8.7–1.8.9
+// at least) records every chain a command names in a sorted linked list, to fetch only those
+// chains from the kernel. Inserting into that list costs a string compare per entry already
+// there, so a restore naming 60k chains (10k services) spends minutes in strcmp: 123.6 s where
+// the same rules without --noflush take 3.4 s. A command that names no chain switches the
+// list off for the rest of the table ("cache every chain"); `-S` is the only one that changes
+// nothing (it lists the table to stdout, which we drop). It makes the tool read the table's
+// rules once, which a small restore into a big table would not need, hence the threshold.
 
 import type { IptablesJump } from '@slicemesh/dataplane';
 import { applyError, restoreErrorLine } from './apply-error.ts';
@@ -13,6 +23,43 @@ export interface IptablesRestorerOptions {
   readonly family?: 'IPv4' | 'IPv6';
   /** Wait for the xtables lock (`-w`) instead of failing while another writer holds it. Defaults to true. */
   readonly wait?: boolean;
+  /**
+   * A table block naming at least this many chains gets `-S` as its first line (see the top
+   * of this file). Defaults to 1000; a 10k-service full sync names about 60k.
+   */
+  readonly listTableAbove?: number;
+}
+
+/** Built-in chains of the tables we write, for `ensureJumps`' listings. */
+type BuiltinChain = IptablesJump['chain'];
+
+/**
+ * `script` with `-S` after each `*table` line whose block names at least `threshold` chains
+ * (declared, appended to or jumped to), and how many lines it inserted.
+ */
+export function withTableListing(script: string, threshold: number): { script: string; inserted: number } {
+  const lines = script.split('\n');
+  const out: string[] = [];
+  let inserted = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    out.push(line);
+    if (!line.startsWith('*')) continue;
+    const names = new Set<string>();
+    for (let j = i + 1; j < lines.length && names.size < threshold; j++) {
+      const l = lines[j] ?? '';
+      if (l === 'COMMIT') break;
+      const m = /^(?::|-[AIDX] )(\S+)/.exec(l);
+      if (m?.[1] !== undefined) names.add(m[1]);
+      const jump = / -j (\S+)/.exec(l);
+      if (jump?.[1] !== undefined) names.add(jump[1]);
+    }
+    if (names.size >= threshold) {
+      out.push('-S');
+      inserted++;
+    }
+  }
+  return { script: out.join('\n'), inserted };
 }
 
 /** Splits rule arguments on blanks; double quotes group words (as in `--comment "a b"`). */
@@ -27,21 +74,29 @@ export class IptablesRestorer {
   readonly #exec: Exec;
   readonly #prefix: 'iptables' | 'ip6tables';
   readonly #wait: readonly string[];
+  readonly #listTableAbove: number;
 
   constructor(opts: IptablesRestorerOptions) {
     this.#exec = opts.exec;
     this.#prefix = opts.family === 'IPv6' ? 'ip6tables' : 'iptables';
     this.#wait = (opts.wait ?? true) ? ['-w'] : [];
+    this.#listTableAbove = opts.listTableAbove ?? 1000;
   }
 
   /**
    * Applies `script` with `iptables-restore --noflush`: every table block commits or none of
-   * its changes do. Throws ApplyError quoting the failing line ±3 when the tool names one.
+   * its changes do. Throws ApplyError quoting the failing line ±3 (of the text sent, which
+   * has the `-S` lines a large script gets) when the tool names one.
    */
   async restore(script: string): Promise<void> {
+    await this.#restore(script, this.#listTableAbove);
+  }
+
+  async #restore(script: string, listTableAbove: number): Promise<void> {
     const tool = `${this.#prefix}-restore`;
-    const r = await this.#exec({ command: tool, args: ['--noflush', ...this.#wait], input: script });
-    if (r.code !== 0) throw applyError(tool, r, script, restoreErrorLine);
+    const sent = withTableListing(script, listTableAbove).script;
+    const r = await this.#exec({ command: tool, args: ['--noflush', ...this.#wait], input: sent });
+    if (r.code !== 0) throw applyError(tool, r, sent, restoreErrorLine);
   }
 
   /**
@@ -93,22 +148,126 @@ export class IptablesRestorer {
   }
 
   /**
-   * Makes sure every jump exists, checking each with `-C` and inserting the missing ones at the
-   * top of their built-in chain (in reverse, so a fresh chain ends up in the given order).
-   * The target chains must already exist (apply the restore script first). Returns the jumps
-   * it inserted ([] when all were present); throws ApplyError if an insert fails.
+   * One `iptables-save` of every table: the user chains per table and the rules of the
+   * built-in chains, for a full sync (stale chains, and which jumps are missing) at the cost
+   * of one dump. (`iptables-save -t filter` costs as much as the whole dump with iptables-nft.)
    */
-  async ensureJumps(jumps: readonly IptablesJump[]): Promise<IptablesJump[]> {
+  async observe(): Promise<IptablesObserved> {
+    const tool = `${this.#prefix}-save`;
+    const r = await this.#exec({ command: tool, args: [] });
+    if (r.code !== 0) throw applyError(tool, r, '', () => null);
+    return parseIptablesSave(r.stdout);
+  }
+
+  /**
+   * Makes sure every jump exists and inserts the missing ones at the top of their built-in
+   * chain, all in one restore (in reverse, so a fresh chain ends up in the given order). A jump
+   * is present when its words appear in the listing of its built-in chain: `observed` (taken
+   * before the restore that created the target chains), or else one `-S CHAIN` per built-in
+   * chain. One not listed word for word is checked with `-C`, which knows iptables' own
+   * spelling, unless its target chain did not exist when observed (then no jump to it can).
+   * (`-C` alone reads the target chain's rules too: 12 of them would read a 10k-rule dispatch
+   * chain 12 times.) The target chains must exist by now. Returns the jumps it inserted ([]
+   * when all were present); throws ApplyError if the insert fails.
+   */
+  async ensureJumps(jumps: readonly IptablesJump[], observed?: IptablesObserved): Promise<IptablesJump[]> {
+    const listed = new Map<string, readonly (readonly string[])[]>();
+    for (const j of jumps) {
+      const key = `${j.table} ${j.chain}`;
+      if (listed.has(key)) continue;
+      if (observed !== undefined) {
+        listed.set(key, observed.tables.get(j.table)?.builtinRules.get(j.chain) ?? []);
+        continue;
+      }
+      const r = await this.#exec({ command: this.#prefix, args: [...this.#wait, '-t', j.table, '-S', j.chain] });
+      listed.set(key, r.code === 0 ? rulesOf(r.stdout, j.chain) : []);
+    }
     const missing: IptablesJump[] = [];
     for (const j of jumps) {
-      const r = await this.#exec({ command: this.#prefix, args: [...this.#wait, '-t', j.table, '-C', j.chain, ...splitRuleArgs(j.args)] });
+      const want = splitRuleArgs(j.args);
+      const rules = listed.get(`${j.table} ${j.chain}`) ?? [];
+      if (rules.some((words) => sameWords(words, want))) continue;
+      if (observed !== undefined && !(observed.tables.get(j.table)?.userChains.includes(j.target) ?? false)) {
+        missing.push(j);
+        continue;
+      }
+      const r = await this.#exec({ command: this.#prefix, args: [...this.#wait, '-t', j.table, '-C', j.chain, ...want] });
       if (r.code !== 0) missing.push(j);
     }
-    for (const j of [...missing].reverse()) {
-      const args = [...this.#wait, '-t', j.table, '-I', j.chain, '1', ...splitRuleArgs(j.args)];
-      const r = await this.#exec({ command: this.#prefix, args });
-      if (r.code !== 0) throw applyError(this.#prefix, r, '', () => null);
+    if (missing.length === 0) return [];
+    const lines: string[] = [];
+    for (const table of new Set(missing.map((j) => j.table))) {
+      lines.push(`*${table}`);
+      for (const j of [...missing].reverse()) if (j.table === table) lines.push(`-I ${j.chain} 1 ${j.args}`);
+      lines.push('COMMIT');
     }
+    // Never with -S: after it, iptables-nft fails to insert into a built-in chain that the
+    // kernel does not have yet (a fresh namespace's nat POSTROUTING, say).
+    await this.#restore(`${lines.join('\n')}\n`, Infinity);
     return missing;
   }
+}
+
+/** What `iptables-save` showed of one table. */
+export interface IptablesObservedTable {
+  /** User-defined chains, in listing order. */
+  readonly userChains: readonly string[];
+  /** Rules of the built-in chains, each as its words after `-A CHAIN`. */
+  readonly builtinRules: ReadonlyMap<string, readonly (readonly string[])[]>;
+  /** Rules of the user chains, each as its text after `-A CHAIN` (what a full sync compares). */
+  readonly userRules: ReadonlyMap<string, readonly string[]>;
+}
+
+export interface IptablesObserved {
+  readonly tables: ReadonlyMap<string, IptablesObservedTable>;
+}
+
+/** Parses `iptables-save` output (user chains have policy `-`). */
+export function parseIptablesSave(text: string): IptablesObserved {
+  interface Table {
+    userChains: string[];
+    builtinRules: Map<string, string[][]>;
+    userRules: Map<string, string[]>;
+    builtins: Set<string>;
+  }
+  const tables = new Map<string, Table>();
+  let current: Table | undefined;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('*')) {
+      current = { userChains: [], builtinRules: new Map(), userRules: new Map(), builtins: new Set() };
+      tables.set(line.slice(1).trim(), current);
+    } else if (current !== undefined && line.startsWith(':')) {
+      const m = /^:(\S+) (\S+)/.exec(line);
+      if (m?.[1] === undefined) continue;
+      if (m[2] === '-') {
+        current.userChains.push(m[1]);
+        current.userRules.set(m[1], []);
+      } else current.builtins.add(m[1]);
+    } else if (current !== undefined && line.startsWith('-A ')) {
+      const end = line.indexOf(' ', 3);
+      const chain = end < 0 ? line.slice(3) : line.slice(3, end);
+      const args = end < 0 ? '' : line.slice(end + 1);
+      const user = current.userRules.get(chain);
+      if (user !== undefined) {
+        user.push(args);
+        continue;
+      }
+      let rules = current.builtinRules.get(chain);
+      if (rules === undefined) current.builtinRules.set(chain, (rules = []));
+      rules.push(splitRuleArgs(args));
+    }
+  }
+  return { tables: new Map([...tables].map(([name, t]) => [name, { userChains: t.userChains, builtinRules: t.builtinRules, userRules: t.userRules }])) };
+}
+
+/** The rules of `chain` in `iptables -S` output, each as its words after `-A CHAIN`. */
+function rulesOf(listing: string, chain: BuiltinChain): string[][] {
+  const out: string[][] = [];
+  const head = `-A ${chain} `;
+  for (const line of listing.split('\n')) if (line.startsWith(head)) out.push(splitRuleArgs(line.slice(head.length)));
+  return out;
+}
+
+function sameWords(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((w, i) => w === b[i]);
 }

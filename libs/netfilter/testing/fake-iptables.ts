@@ -1,6 +1,6 @@
 // A fake iptables for one family: `iptables-restore --noflush` (through the dataplane's
 // restore simulator, which refuses what the kernel refuses), `iptables-save -t T`, and
-// `iptables -t T -C/-I/-A/-D` for the jumps from the built-in chains. Error output and exit codes
+// `iptables -t T -S/-C/-I/-A/-D` for the jumps from the built-in chains. Error output and exit codes
 // follow iptables 1.8 (nf_tables): `line N failed` from restore (`Error occurred at line: N`
 // for a match module the kernel cannot load), 1 for a missing rule and 2 for a missing chain
 // from `-C`.
@@ -114,6 +114,10 @@ export class FakeIptables implements ExecHandler {
     const missingChain = rules === undefined ? chain : target !== undefined && !IPTABLES_TARGETS.has(target) && !chains?.has(target) ? target : null;
     if (missingChain !== null) {
       return { code: 2, stdout: '', stderr: `${this.#prefix} v1.8.9 (nf_tables): Chain '${missingChain}' does not exist\n` };
+    }
+    if (op === '-S') {
+      const head = BUILTIN.has(chain) ? `-P ${chain} ACCEPT` : `-N ${chain}`;
+      return ok([head, ...(rules ?? []).map((r) => `-A ${chain} ${r.words.map(quoteWord).join(' ')}`), ''].join('\n'));
     }
     if (op === '-C') {
       const found = (rules ?? []).some((r) => r.words.length === rest.length && r.words.every((w, i) => w === rest[i]));

@@ -111,6 +111,34 @@ describe('D.6.9 nftables update transactions', () => {
     });
   }
 
+  /** `ns/name` of every service whose ports differ between the states (what the agent's trackers report). */
+  const changedBetween = (x: DpState, y: DpState): Set<string> => {
+    const byName = (s: DpState) => new Map(s.servicePorts.map((sp) => [sp.servicePortName.split(':')[0] ?? '', JSON.stringify(sp)]));
+    const [bx, by] = [byName(x), byName(y)];
+    return new Set([...new Set([...bx.keys(), ...by.keys()])].filter((k) => bx.get(k) !== by.get(k)));
+  };
+  for (const tc of cases) {
+    it(`given the changed services, renders the same transaction: ${tc.name}`, () => {
+      const changed = changedBetween(before, tc.next);
+      expect(changed.size).toBeGreaterThan(0);
+      expect(renderNftablesUpdate(before, tc.next, { changedServicePorts: changed })).toEqual(renderNftablesUpdate(before, tc.next));
+    });
+  }
+
+  it('given the changed services, looks at nothing else', () => {
+    // c differs too but is not reported: a partial update leaves it as it was.
+    const next = after([{ ...a, clusterEndpoints: [ep('10.180.0.1')] }, b, { ...c, clusterIP: '172.30.0.99' }, d]);
+    const u = renderNftablesUpdate(before, next, { changedServicePorts: new Set(['ns1/a']) });
+    expect(u.script).toContain(`flush chain ${T} ${A.service}`);
+    for (const ip of ['172.30.0.43', '172.30.0.99']) expect(u.script).not.toContain(ip);
+    expect(renderNftablesUpdate(before, next).script).toContain('172.30.0.99');
+  });
+
+  it('given the changed services, a change of the fixed part still renders the whole table', () => {
+    const next = after([a, b, c, d], { nodeIPs: ['192.168.0.2'] });
+    expect(renderNftablesUpdate(before, next, { changedServicePorts: new Set(['ns1/a']) })).toEqual(renderNftablesUpdate(before, next));
+  });
+
   it('identical states need no transaction', () => {
     const u = renderNftablesUpdate(before, deepFreeze(dpState([d, c, b, a])));
     expect(u.script).toBe('');

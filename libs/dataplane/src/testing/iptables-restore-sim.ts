@@ -80,6 +80,8 @@ export function applyIptablesRestore(tables: IptablesTables, script: string): Ip
       if (!(BUILTIN[tableName] ?? []).includes(chain)) t.set(chain, []);
       return;
     }
+    // `-S` lists the table and changes nothing (the restorer sends it to large scripts).
+    if (line === '-S') return;
     const words = tokenize(line);
     const [op, chain = ''] = words;
     const rules = t.get(chain);

@@ -1,21 +1,22 @@
 // iptables: one `iptables-restore --noflush` per sync of the chains we own (D.4.12). A full
-// sync first lists the chains that exist, so stale service chains left by an earlier run or a
-// failed sync are deleted too; a partial sync rewrites only the changed services' chains.
-// The jumps from the built-in chains are checked after every full sync and at least once per
-// `jumpCheckIntervalMs` otherwise. Every chain is named by `chains` (D.4.15): our own prefix
+// sync first reads the node's rules (one iptables-save), so stale service chains left by an
+// earlier run or a failed sync are deleted too; a partial sync rewrites only the changed
+// services' chains. The jumps from the built-in chains are checked after every full sync
+// (against that same reading) and at least once per `jumpCheckIntervalMs` otherwise; missing
+// ones go in with one more restore. Every chain is named by `chains` (D.4.15): our own prefix
 // beside kube-proxy, or kube-proxy's names to replace it; a full sync deletes only stale
 // service chains of that naming, so the other proxy's chains survive it. In kube-proxy mode a
 // full sync also removes what an earlier run in our own mode left (`leftovers`): those
 // chains can only be ours, and their jumps would otherwise still catch traffic.
 
-import type { IptablesChainNames, IptablesPrevious, IptablesRenderResult } from '@slicemesh/dataplane';
+import type { IptablesChainNames, IptablesKernelChains, IptablesPrevious, IptablesRenderResult } from '@slicemesh/dataplane';
 import { OWN_CHAINS, renderIptables, renderIptablesJumps } from '@slicemesh/dataplane';
-import type { IptablesRestorer } from '@slicemesh/netfilter';
+import type { IptablesObserved, IptablesRestorer } from '@slicemesh/netfilter';
 import type { Clock } from '@slicemesh/runtime';
 import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
 
 export interface IptablesBackendOptions {
-  readonly restorer: Pick<IptablesRestorer, 'restore' | 'userChains' | 'ensureJumps' | 'deleteChains'>;
+  readonly restorer: Pick<IptablesRestorer, 'restore' | 'observe' | 'userChains' | 'ensureJumps' | 'deleteChains'>;
   readonly clock: Clock;
   /** Re-check the built-in jumps at least this often. */
   readonly jumpCheckIntervalMs: number;
@@ -23,6 +24,11 @@ export interface IptablesBackendOptions {
   readonly chains?: IptablesChainNames;
   /** Another naming whose chains only an earlier run of ours made: a full sync deletes them and the jumps into them. */
   readonly leftovers?: IptablesChainNames;
+}
+
+function kernelChainsOf(observed: IptablesObserved): IptablesKernelChains {
+  const empty = new Map<string, readonly string[]>();
+  return { filter: observed.tables.get('filter')?.userRules ?? empty, nat: observed.tables.get('nat')?.userRules ?? empty };
 }
 
 export class IptablesBackend implements Backend {
@@ -39,20 +45,26 @@ export class IptablesBackend implements Backend {
     const { restorer, clock } = this.#opts;
     const partial = req.changedServices !== null && this.#previous !== null;
     let previous: IptablesPrevious;
+    let observed: IptablesObserved | undefined;
     if (partial && this.#previous !== null) {
       previous = this.#previous;
     } else {
-      // Observe before rendering (habit 7): existing chains are the stale candidates.
-      previous = { chains: { filter: [], nat: await restorer.userChains('nat') } };
+      // Observe before rendering (habit 7): existing chains are the stale candidates, and the
+      // built-in chains' rules say which jumps are missing, all from one iptables-save.
+      observed = await restorer.observe();
+      previous = { chains: { filter: [], nat: observed.tables.get('nat')?.userChains ?? [] } };
     }
     const chains = this.#opts.chains ?? OWN_CHAINS;
-    const result = renderIptables(req.state, partial && req.changedServices !== null ? { previous, changedServicePorts: req.changedServices, chains } : { previous, chains });
+    // A full sync writes only the chains the node does not already hold word for word (an
+    // agent restarted on a programmed node keeps what is still right).
+    const kernel = observed === undefined ? undefined : kernelChainsOf(observed);
+    const result = renderIptables(req.state, partial && req.changedServices !== null ? { previous, changedServicePorts: req.changedServices, chains } : { previous, chains, ...(kernel ? { kernel } : {}) });
     this.#previous = null; // until the kernel has it
     await restorer.restore(result.script);
     const now = clock.now();
     let jumpsInserted = 0;
     if (result.fullSync || now - this.#jumpsCheckedAt >= this.#opts.jumpCheckIntervalMs) {
-      jumpsInserted = (await restorer.ensureJumps(renderIptablesJumps(chains))).length;
+      jumpsInserted = (await restorer.ensureJumps(renderIptablesJumps(chains), observed)).length;
       this.#jumpsCheckedAt = now;
     }
     let leftoverChainsDeleted = 0;

@@ -1,8 +1,9 @@
 // nftables: our own table. A full sync replaces the table in one transaction; otherwise one
-// transaction carries only the difference from the last applied state (D.6.8, D.6.9).
+// transaction carries only the difference from the last applied state (D.6.8, D.6.9),
+// rendered from the changed services alone, and the object counts move by their difference.
 
 import type { DpState } from '@slicemesh/dataplane';
-import { nftDesired, renderNftablesFull, renderNftablesUpdate } from '@slicemesh/dataplane';
+import { isServicePortChanged, nftDesired, renderNftablesFull, renderNftablesUpdate } from '@slicemesh/dataplane';
 import type { NftApplier } from '@slicemesh/netfilter';
 import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
 
@@ -24,6 +25,8 @@ export class NftablesBackend implements Backend {
   readonly kind = 'nftables' as const;
   readonly #nft: Pick<NftApplier, 'apply'>;
   #applied: DpState | null = null;
+  /** nftObjectCounts(#applied), kept up to date per changed service rather than recounted. */
+  #counts: Record<string, number> = {};
 
   constructor(opts: NftablesBackendOptions) {
     this.#nft = opts.nft;
@@ -33,20 +36,31 @@ export class NftablesBackend implements Backend {
     const prev = req.changedServices === null ? null : this.#applied;
     let script: string;
     let mode: BackendSyncResult['mode'];
-    let counts: Record<string, number> = {};
+    let changes: Record<string, number> = {};
+    let counts: Record<string, number>;
     if (prev === null) {
       script = renderNftablesFull(req.state);
       mode = 'full';
+      counts = nftObjectCounts(req.state);
     } else {
-      const update = renderNftablesUpdate(prev, req.state);
+      // Only the changed services are rendered and compared (the rest is as applied).
+      const changed = req.changedServices ?? new Set<string>();
+      const update = renderNftablesUpdate(prev, req.state, { changedServicePorts: changed });
       script = update.script;
       mode = update.fullSync ? 'full' : 'partial';
-      counts = { ...update.counts };
+      changes = Object.fromEntries(Object.entries(update.counts).map(([k, v]) => [`changed_${k}`, v]));
+      if (update.fullSync) {
+        counts = nftObjectCounts(req.state);
+      } else {
+        const only = (s: DpState): DpState => ({ ...s, servicePorts: s.servicePorts.filter((sp) => isServicePortChanged(sp, changed)) });
+        const [gone, come] = [nftObjectCounts(only(prev)), nftObjectCounts(only(req.state))];
+        counts = Object.fromEntries(Object.entries(this.#counts).map(([k, v]) => [k, v - (gone[k] ?? 0) + (come[k] ?? 0)]));
+      }
     }
     this.#applied = null; // until the kernel has it
     await this.#nft.apply(script);
     this.#applied = req.state;
-    const changes = Object.fromEntries(Object.entries(counts).map(([k, v]) => [`changed_${k}`, v]));
-    return { mode, counts: nftObjectCounts(req.state), detail: { scriptLines: script === '' ? 0 : script.split('\n').length - 1, ...changes } };
+    this.#counts = counts;
+    return { mode, counts, detail: { scriptLines: script === '' ? 0 : script.split('\n').length - 1, ...changes } };
   }
 }
