@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { logSettings, memoryLog, resolvePoint, stateAt, timeline, whyNode } from '@slicemesh/history';
 import { scenarioEvents } from '../../../../libs/history/testing/scenario.ts';
 import { UsageError } from '../cli-error.ts';
+import { runCli } from '../test-io.ts';
 import { parseUiCommandLine } from './command.ts';
 import { ipOfEndpoint, uiEngineOf } from './engine.ts';
 import type { PageEndpointWhy, PageState, PageWhy } from './page-data.ts';
@@ -124,24 +125,22 @@ describe('ipOfEndpoint', () => {
 });
 
 describe('slicemesh ui command line', () => {
-  it('defaults: port 8080 on 127.0.0.1, the live log from the environment', () => {
-    const cl = parseUiCommandLine([], { NATS_URL: 'nats://n:4222', DATABASE_URL: 'postgres://p/db', SUBJECT_PREFIX: 'r1.', KUBE_STREAM: 'KUBE_r1' });
-    expect(cl).toEqual({
-      help: false,
-      port: 8080,
-      host: '127.0.0.1',
-      source: { live: { natsUrl: 'nats://n:4222', databaseUrl: 'postgres://p/db', cluster: 'local', names: { kube: 'KUBE_r1', slices: 'SLICES', dlq: 'DLQ', prefix: 'r1.' } } },
-    });
+  it('defaults: port 8080 on 127.0.0.1, the live log as slicemesh log opens it', () => {
+    expect(parseUiCommandLine([])).toEqual({ help: false, port: 8080, host: '127.0.0.1', source: {} });
   });
 
   it('a file, a port and a host', () => {
     expect(parseUiCommandLine(['-f', 'incident.slog', '--port', '0', '--host', '0.0.0.0'])).toEqual({ help: false, port: 0, host: '0.0.0.0', source: { file: 'incident.slog' } });
   });
 
+  it("the live log's flags are slicemesh log's", () => {
+    const cl = parseUiCommandLine(['--nats-url', 'nats://n:4222', '--kube-stream', 'KUBE_r1', '--subject-prefix', 'r1.', '--cluster', 'c1', '--db-schema', 's1']);
+    expect(cl.source).toEqual({ 'nats-url': 'nats://n:4222', 'kube-stream': 'KUBE_r1', 'subject-prefix': 'r1.', cluster: 'c1', 'db-schema': 's1' });
+  });
+
   const bad = [
     { name: 'a port that is not a number', argv: ['--port', 'x'], message: /--port must be a port number/ },
     { name: 'a port too large', argv: ['--port', '70000'], message: /--port must be a port number/ },
-    { name: 'a live flag with a file', argv: ['-f', 'a.slog', '--nats-url', 'nats://x'], message: /--nats-url is for the live log/ },
     { name: 'an unknown flag', argv: ['--speed', '3'], message: /^ui: Unknown option '--speed'/ },
     { name: 'an argument', argv: ['shop/web'], message: /^ui: Unexpected argument/ },
   ];
@@ -151,4 +150,17 @@ describe('slicemesh ui command line', () => {
       expect(() => parseUiCommandLine(c.argv)).toThrow(c.message);
     });
   }
+
+  it('runs in-process: a log that cannot be opened is one line and exit 2', async () => {
+    const r = await runCli(['ui', '-f', '/nonexistent/incident.slog', '--port', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^slicemesh: cannot read \/nonexistent\/incident\.slog: .*\n$/);
+  });
+
+  it('--help prints the usage', async () => {
+    const r = await runCli(['ui', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('slicemesh ui [--port N] [--host H] [-f FILE | live flags]');
+  });
 });
