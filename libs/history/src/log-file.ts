@@ -5,13 +5,11 @@
 // time; an index up to CACHE_CHARS of event text keeps the lines in memory, a larger file is
 // streamed again for each replay.
 
-import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { createGunzip } from 'node:zlib';
-import type { Readable } from 'node:stream';
 import { HistoryInputError } from './errors.ts';
 import type { LogHeader, LogLine } from './log-format.ts';
 import { LOG_FORMAT, LOG_VERSION, eventIndexOf } from './log-format.ts';
+import { eventSeqAt, eventTimeAt, lineChunks } from './file-lines.ts';
 import type { DeadLetterEntry, LogEvent, LogPoint, LogSettings, LogSnapshot, LogSource, ScheduledReconcile, SnapshotObject } from './source.ts';
 import { logSettings } from './source.ts';
 import type { EndpointSlice } from '@slicemesh/model';
@@ -26,28 +24,6 @@ async function isGzip(path: string): Promise<boolean> {
     return bytesRead === 2 && buf[0] === 0x1f && buf[1] === 0x8b;
   } finally {
     await fh.close();
-  }
-}
-
-// The file's lines, a chunk's worth at a time (one await per megabyte, not per line).
-async function* lineBatches(path: string, gzip: boolean): AsyncGenerator<string[]> {
-  const file = createReadStream(path, { highWaterMark: 1 << 20 });
-  const input: Readable = gzip ? file.pipe(createGunzip()) : file;
-  if (gzip) file.on('error', (err) => input.destroy(err));
-  input.setEncoding('utf8');
-  let rest = '';
-  try {
-    for await (const chunk of input as AsyncIterable<string>) {
-      const text = rest + chunk;
-      const lines = text.split('\n');
-      rest = lines.pop() ?? '';
-      yield lines;
-    }
-    if (rest !== '') yield [rest];
-  } finally {
-    // A reader that stops early (a replay to a past point) must not leave the file open.
-    file.destroy();
-    input.destroy();
   }
 }
 
@@ -130,28 +106,31 @@ async function scanFile(path: string, gzip: boolean, head: boolean): Promise<{ p
   let chars = 0;
   let n = 0;
   try {
-    for await (const batch of lineBatches(path, gzip)) {
-      for (const line of batch) {
+    for await (const { buf, starts, ends } of lineChunks(path, gzip)) {
+      for (let k = 0; k < starts.length; k++) {
+        const start = starts[k] as number;
+        const end = ends[k] as number;
         n++;
         if (parts === undefined) {
-          parts = { header: parseHeader(line, path), objects: [], slices: [], dead: [], reconciles: [], complete: false, endEvents: -1 };
+          parts = { header: parseHeader(buf.toString('utf8', start, end), path), objects: [], slices: [], dead: [], reconciles: [], complete: false, endEvents: -1 };
           continue;
         }
-        if (line === '') continue;
-        const idx = eventIndexOf(line);
-        if (idx !== null) {
-          if (head) return { parts, index: { seqs, times, lines: null }, first: idx };
-          if (seqs.length > 0 && idx.seq <= (seqs[seqs.length - 1] as number)) throw new HistoryInputError(`${path}:${n}: event ${idx.seq} is out of order`);
-          seqs.push(idx.seq);
-          times.push(idx.time);
+        if (end === start) continue;
+        const seq = eventSeqAt(buf, start, end);
+        if (seq >= 0) {
+          const time = eventTimeAt(buf, start, end);
+          if (head) return { parts, index: { seqs, times, lines: null }, first: { seq, time } };
+          if (seqs.length > 0 && seq <= (seqs[seqs.length - 1] as number)) throw new HistoryInputError(`${path}:${n}: event ${seq} is out of order`);
+          seqs.push(seq);
+          times.push(time);
           if (lines !== null) {
-            chars += line.length;
+            chars += end - start;
             if (chars > CACHE_CHARS) lines = null;
-            else lines.push(line);
+            else lines.push(buf.toString('utf8', start, end));
           }
           continue;
         }
-        takeLine(parts, parseLine(line, `${path}:${n}`));
+        takeLine(parts, parseLine(buf.toString('utf8', start, end), `${path}:${n}`));
       }
     }
   } catch (err) {
@@ -261,12 +240,12 @@ function fileSource(path: string, gzip: boolean, parts: FileParts, bounds: { fir
         for (let i = lowerBound(seqs, from); i < seqs.length && (seqs[i] as number) <= to; i++) yield eventOf(lines[i] as string);
         return;
       }
-      for await (const batch of lineBatches(path, gzip)) {
-        for (const line of batch) {
-          const idx = eventIndexOf(line);
-          if (idx === null || idx.seq < from) continue;
-          if (idx.seq > to) return;
-          yield eventOf(line);
+      for await (const { buf, starts, ends } of lineChunks(path, gzip)) {
+        for (let k = 0; k < starts.length; k++) {
+          const seq = eventSeqAt(buf, starts[k] as number, ends[k] as number);
+          if (seq < 0 || seq < from) continue;
+          if (seq > to) return;
+          yield eventOf(buf.toString('utf8', starts[k] as number, ends[k] as number));
         }
       }
     },
