@@ -35,31 +35,36 @@ type BuiltinChain = IptablesJump['chain'];
 
 /**
  * `script` with `-S` after each `*table` line whose block names at least `threshold` chains
- * (declared, appended to or jumped to), and how many lines it inserted.
+ * (declared, appended to or jumped to), and how many lines it inserted. Scans with indexOf
+ * rather than splitting: a 10k-service script is 13 MiB.
  */
 export function withTableListing(script: string, threshold: number): { script: string; inserted: number } {
-  const lines = script.split('\n');
-  const out: string[] = [];
+  const parts: string[] = [];
   let inserted = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? '';
-    out.push(line);
-    if (!line.startsWith('*')) continue;
+  let copied = 0;
+  for (let at = script.startsWith('*') ? 0 : script.indexOf('\n*'); at >= 0; at = script.indexOf('\n*', at + 1)) {
+    const lineStart = script[at] === '\n' ? at + 1 : at;
+    const headEnd = script.indexOf('\n', lineStart);
+    if (headEnd < 0) break;
     const names = new Set<string>();
-    for (let j = i + 1; j < lines.length && names.size < threshold; j++) {
-      const l = lines[j] ?? '';
-      if (l === 'COMMIT') break;
-      const m = /^(?::|-[AIDX] )(\S+)/.exec(l);
+    for (let from = headEnd + 1; from < script.length && names.size < threshold; ) {
+      const to = script.indexOf('\n', from);
+      const line = script.slice(from, to < 0 ? script.length : to);
+      if (line === 'COMMIT') break;
+      const m = /^(?::|-[AIDX] )(\S+)/.exec(line);
       if (m?.[1] !== undefined) names.add(m[1]);
-      const jump = / -j (\S+)/.exec(l);
+      const jump = / -j (\S+)/.exec(line);
       if (jump?.[1] !== undefined) names.add(jump[1]);
+      if (to < 0) break;
+      from = to + 1;
     }
-    if (names.size >= threshold) {
-      out.push('-S');
-      inserted++;
-    }
+    if (names.size < threshold) continue;
+    parts.push(script.slice(copied, headEnd + 1), '-S\n');
+    copied = headEnd + 1;
+    inserted++;
   }
-  return { script: out.join('\n'), inserted };
+  parts.push(script.slice(copied));
+  return { script: parts.join(''), inserted };
 }
 
 /** Splits rule arguments on blanks; double quotes group words (as in `--comment "a b"`). */

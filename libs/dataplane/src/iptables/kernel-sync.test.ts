@@ -1,6 +1,7 @@
-// A full sync given what the node holds (`kernel`, as iptables-save prints it) writes only the
-// chains that differ, deletes the stale ones, and leaves the node as a full rewrite would —
-// checked on the restore simulator, the node's rules saved through `savedForm`.
+// A full render narrowed to what the node lacks (`narrowToKernel`, the node's rules as
+// iptables-save prints them) writes only the chains that differ, deletes the stale ones, and
+// leaves the node as a full rewrite would — checked on the restore simulator, the node's
+// rules saved through `savedForm`.
 
 import { deepFreeze } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
@@ -9,9 +10,9 @@ import { dpEndpoint as ep, dpServicePort as svc, dpState } from '../testing/buil
 import type { IptablesTables } from '../testing/iptables-restore-sim.ts';
 import { applyIptablesRestore, dumpIptablesTable, emptyIptables } from '../testing/iptables-restore-sim.ts';
 import { OWN_CHAINS, serviceChainNames } from './chain-names.ts';
-import type { IptablesKernelChains } from './render.ts';
 import { renderIptables } from './render.ts';
-import { savedForm } from './saved-form.ts';
+import type { IptablesKernelChains } from './saved-form.ts';
+import { narrowToKernel, savedForm } from './saved-form.ts';
 
 const a = svc('ns1/a:http', { clusterIP: '172.30.0.41', endpoints: [ep('10.180.0.1'), ep('10.180.0.2')] });
 const b = svc('ns1/b:http', { clusterIP: '172.30.0.42', nodePort: 3001, endpoints: [ep('10.180.1.1')] });
@@ -30,13 +31,14 @@ const declared = (script: string): string[] => script.split('\n').filter((l) => 
 
 describe('D.4.12 a full sync against the node', () => {
   const node = applyIptablesRestore(emptyIptables(), renderIptables(before).script);
-  const previous = { chains: { filter: [...(node.get('filter')?.keys() ?? [])], nat: [...(node.get('nat')?.keys() ?? [])] } };
+  const onNode = [...(node.get('nat')?.keys() ?? [])];
   const cases: { name: string; after: DpState; writes: string[] }[] = [
     { name: 'the same services: nothing is written', after: before, writes: [] },
     {
       name: 'an endpoint gone: that service\'s chains and its stale endpoint chain, nothing else',
       after: with_([{ ...a, clusterEndpoints: [ep('10.180.0.1')] }, b, c]),
-      writes: [serviceChainNames(a).svc, ...renderIptables(with_([a])).chains.nat.filter((ch) => ch.startsWith('SLICEMESH-SEP-'))],
+      // The SVC chain and the gone endpoint's chain; the kept endpoint's chain is unchanged.
+      writes: [serviceChainNames(a).svc, ...renderIptables(with_([a])).chains.nat.filter((ch) => ch.startsWith('SLICEMESH-SEP-')).filter((ch) => !renderIptables(with_([{ ...a, clusterEndpoints: [ep('10.180.0.1')] }])).chains.nat.includes(ch))],
     },
     {
       name: 'a service gone: the dispatch chains and its stale chains',
@@ -46,8 +48,9 @@ describe('D.4.12 a full sync against the node', () => {
   ];
   for (const tc of cases) {
     it(tc.name, () => {
-      const r = renderIptables(tc.after, { previous, kernel: saved(node) });
-      expect(r.fullSync).toBe(true);
+      const full = renderIptables(tc.after);
+      const stale = onNode.filter((ch) => OWN_CHAINS.isServiceChain(ch) && !full.chains.nat.includes(ch));
+      const r = narrowToKernel(full.script, saved(node), 'IPv4', stale);
       expect(declared(r.script).sort()).toEqual([...tc.writes].sort());
       const fresh = applyIptablesRestore(emptyIptables(), renderIptables(tc.after).script);
       const synced = applyIptablesRestore(node, r.script);

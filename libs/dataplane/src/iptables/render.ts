@@ -20,7 +20,6 @@ import { portPolicy } from '../policy.ts';
 import type { IptablesChainNames } from './chain-names.ts';
 import { OWN_CHAINS } from './chain-names.ts';
 import type { ChainSink, DispatchSink, IptablesContext } from './service-rules.ts';
-import { sameAsSaved } from './saved-form.ts';
 import { renderDispatch, renderServiceChains } from './service-rules.ts';
 import { filterChains, forwardRules, jumpInsertLines, masqueradeRules, natChains, nodePortJumpRules } from './top-level.ts';
 
@@ -58,19 +57,6 @@ export interface RenderIptablesOptions {
   readonly largeClusterMode?: boolean;
   /** Chain names (D.4.15). Default `OWN_CHAINS` (SLICEMESH-…); `KUBE_PROXY_CHAINS` renders kube-proxy's. */
   readonly chains?: IptablesChainNames;
-  /**
-   * What the node holds (a full sync only): chain → its rules as `iptables-save` printed them
-   * (text after `-A CHAIN`). A chain whose rendered rules equal these (see `sameAsSaved`) is
-   * not written; a service port is skipped only when all of its chains are. Stale chains still
-   * come from `previous.chains`.
-   */
-  readonly kernel?: IptablesKernelChains;
-}
-
-/** Rules per chain and table as `iptables-save` printed them (text after `-A CHAIN`). */
-export interface IptablesKernelChains {
-  readonly filter: ReadonlyMap<string, readonly string[]>;
-  readonly nat: ReadonlyMap<string, readonly string[]>;
 }
 
 export interface IptablesRenderResult {
@@ -111,11 +97,6 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
   const settings = settingsDigest(state, names);
   const partial =
     opts.changedServicePorts !== undefined && prev?.services !== undefined && prev.settingsDigest === settings;
-  const kernel = opts.kernel;
-  const holds = (table: ReadonlyMap<string, readonly string[]>, chain: string, lines: readonly string[]): boolean => {
-    const saved = table.get(chain);
-    return saved !== undefined && sameAsSaved(lines, saved, state.family);
-  };
   const ports = sortedServicePorts(state);
   const policies = ports.map(portPolicy);
   const totalEndpoints = policies.reduce((n, p) => n + p.reachable.length, 0);
@@ -142,15 +123,6 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
       services.set(key, kept);
       return;
     }
-    if (kernel !== undefined) {
-      const mine: ChainSink = { declared: [], rules: [] };
-      const chains = renderServiceChains(sp, pol, own, ctx, mine);
-      services.set(key, { chains, natRules: mine.rules.length });
-      if (chains.every((c) => holds(kernel.nat, c, mine.rules.filter((l) => l.startsWith(`-A ${c} `))))) return;
-      sink.declared.push(...mine.declared);
-      sink.rules.push(...mine.rules);
-      return;
-    }
     const before = sink.rules.length;
     const chains = renderServiceChains(sp, pol, own, ctx, sink);
     services.set(key, { chains, natRules: sink.rules.length - before });
@@ -169,11 +141,10 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
     [names.services, dispatch.natServices],
   ]);
   const digests: Record<string, string> = {};
-  const write = (table: 'filter' | 'nat', chain: string, lines: readonly string[], alwaysWrite: boolean): boolean => {
+  const write = (table: string, chain: string, lines: readonly string[], alwaysWrite: boolean): boolean => {
     const id = `${table}/${chain}`;
     const d = digest(lines);
     digests[id] = d;
-    if (kernel !== undefined) return !holds(kernel[table], chain, lines);
     return alwaysWrite || !partial || prev?.dispatchDigests?.[id] !== d;
   };
 
@@ -196,11 +167,10 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
   for (const c of filterWritten) for (const l of filterBodies.get(c) ?? []) out.push(l);
   out.push('COMMIT', '*nat');
 
-  const masquerade = masqueradeRules(state, names);
   const natWritten: string[] = [];
   for (const chain of natTop) {
     const body = natDispatch.get(chain);
-    if (body !== undefined ? write('nat', chain, body, false) : kernel === undefined || !holds(kernel.nat, chain, masquerade.filter((l) => l.startsWith(`-A ${chain} `)))) natWritten.push(chain);
+    if (body === undefined || write('nat', chain, body, false)) natWritten.push(chain);
   }
   for (const c of natWritten) out.push(`:${c} - [0:0]`);
   for (const c of sink.declared) out.push(`:${c} - [0:0]`);
@@ -210,7 +180,8 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
     const body = natDispatch.get(c);
     if (body) for (const l of body) out.push(l);
   }
-  for (const l of masquerade) if (natWritten.includes(l.split(' ')[1] ?? '')) out.push(l);
+  const masquerade = masqueradeRules(state, names);
+  for (const l of masquerade) out.push(l);
   for (const l of sink.rules) out.push(l);
   for (const c of stale) out.push(`-X ${c}`);
   out.push('COMMIT', '');

@@ -129,3 +129,78 @@ export function sameAsSaved(rendered: readonly string[], saved: readonly string[
   }
   return true;
 }
+
+/** Rules per chain and table as `iptables-save` printed them (text after `-A CHAIN`). */
+export interface IptablesKernelChains {
+  readonly filter: ReadonlyMap<string, readonly string[]>;
+  readonly nat: ReadonlyMap<string, readonly string[]>;
+}
+
+export interface NarrowedScript {
+  readonly script: string;
+  /** Chains the script still declares (rewrites), per table. */
+  readonly written: { readonly filter: readonly string[]; readonly nat: readonly string[] };
+  /** Chains left alone because the node holds them word for word. */
+  readonly kept: number;
+  /** Stale chains the script deletes. */
+  readonly deleted: readonly string[];
+}
+
+/**
+ * Narrows a full `renderIptables` script to what the node lacks: a declared chain whose rules
+ * equal the node's (`sameAsSaved`) is dropped with its rules, every other chain is written as
+ * rendered, and `stale` chains (ours, on the node, no longer rendered) are flushed and
+ * deleted at the end of the nat block. Chains whose rules differ only partly are rewritten
+ * whole; a chain left alone keeps its name, so what jumps to it still finds it. Pure.
+ */
+export function narrowToKernel(script: string, kernel: IptablesKernelChains, family: 'IPv4' | 'IPv6', stale: readonly string[]): NarrowedScript {
+  const out: string[] = [];
+  const written = { filter: [] as string[], nat: [] as string[] };
+  let kept = 0;
+  let table: 'filter' | 'nat' | null = null;
+  let declared: string[] = [];
+  let rules = new Map<string, string[]>();
+  const other: string[] = [];
+  const flush = (): void => {
+    if (table === null) return;
+    const t: 'filter' | 'nat' = table;
+    const write = declared.filter((c) => {
+      const saved = kernel[t].get(c);
+      const same = saved !== undefined && sameAsSaved(rules.get(c) ?? [], saved, family);
+      if (same) kept++;
+      return !same;
+    });
+    const gone = t === 'nat' ? stale : [];
+    for (const c of [...write, ...gone]) out.push(`:${c} - [0:0]`);
+    out.push(...other);
+    for (const c of write) out.push(...(rules.get(c) ?? []));
+    for (const c of gone) out.push(`-X ${c}`);
+    written[t].push(...write);
+  };
+  for (const line of script.split('\n')) {
+    if (line.startsWith('*')) {
+      table = line === '*nat' ? 'nat' : line === '*filter' ? 'filter' : null;
+      declared = [];
+      rules = new Map();
+      other.length = 0;
+      out.push(line);
+    } else if (line === 'COMMIT') {
+      flush();
+      table = null;
+      out.push(line);
+    } else if (table === null) {
+      out.push(line);
+    } else if (line.startsWith(':')) {
+      const name = line.slice(1, line.indexOf(' '));
+      declared.push(name);
+      rules.set(name, []);
+    } else {
+      const chain = line.startsWith('-A ') ? line.slice(3, line.indexOf(' ', 3)) : '';
+      const list = rules.get(chain);
+      // Rules of chains the script does not declare (the built-in jumps) stay as they are.
+      if (list !== undefined) list.push(line);
+      else if (!line.startsWith('-X ')) other.push(line);
+    }
+  }
+  return { script: out.join('\n'), written, kept, deleted: stale };
+}

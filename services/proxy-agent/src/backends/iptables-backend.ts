@@ -9,8 +9,8 @@
 // full sync also removes what an earlier run in our own mode left (`leftovers`): those
 // chains can only be ours, and their jumps would otherwise still catch traffic.
 
-import type { IptablesChainNames, IptablesKernelChains, IptablesPrevious, IptablesRenderResult } from '@slicemesh/dataplane';
-import { OWN_CHAINS, renderIptables, renderIptablesJumps } from '@slicemesh/dataplane';
+import type { IptablesChainNames, IptablesKernelChains, IptablesRenderResult } from '@slicemesh/dataplane';
+import { OWN_CHAINS, narrowToKernel, renderIptables, renderIptablesJumps } from '@slicemesh/dataplane';
 import type { IptablesObserved, IptablesRestorer } from '@slicemesh/netfilter';
 import type { Clock } from '@slicemesh/runtime';
 import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
@@ -43,24 +43,36 @@ export class IptablesBackend implements Backend {
 
   async sync(req: BackendSyncRequest): Promise<BackendSyncResult> {
     const { restorer, clock } = this.#opts;
-    const partial = req.changedServices !== null && this.#previous !== null;
-    let previous: IptablesPrevious;
-    let observed: IptablesObserved | undefined;
-    if (partial && this.#previous !== null) {
-      previous = this.#previous;
-    } else {
-      // Observe before rendering (habit 7): existing chains are the stale candidates, and the
-      // built-in chains' rules say which jumps are missing, all from one iptables-save.
-      observed = await restorer.observe();
-      previous = { chains: { filter: [], nat: observed.tables.get('nat')?.userChains ?? [] } };
-    }
     const chains = this.#opts.chains ?? OWN_CHAINS;
-    // A full sync writes only the chains the node does not already hold word for word (an
-    // agent restarted on a programmed node keeps what is still right).
-    const kernel = observed === undefined ? undefined : kernelChainsOf(observed);
-    const result = renderIptables(req.state, partial && req.changedServices !== null ? { previous, changedServicePorts: req.changedServices, chains } : { previous, chains, ...(kernel ? { kernel } : {}) });
+    const partial = req.changedServices !== null && this.#previous !== null;
+    let result: IptablesRenderResult;
+    let script: string;
+    let observed: IptablesObserved | undefined;
+    let written: number;
+    let deleted: number;
+    let kept = 0;
+    if (partial && this.#previous !== null && req.changedServices !== null) {
+      result = renderIptables(req.state, { previous: this.#previous, changedServicePorts: req.changedServices, chains });
+      script = result.script;
+      written = result.rewrittenChains.filter.length + result.rewrittenChains.nat.length;
+      deleted = result.deletedChains.length;
+    } else {
+      // Observe the node (habit 7) while rendering: iptables-save reads the kernel in its own
+      // process meanwhile. Then only the chains the node does not hold word for word are
+      // written (a restarted agent keeps what is right), and ours that went stale are deleted.
+      const observing = restorer.observe();
+      result = renderIptables(req.state, { previous: { chains: { filter: [], nat: [] } }, chains });
+      observed = await observing;
+      const current = new Set(result.chains.nat);
+      const stale = (observed.tables.get('nat')?.userChains ?? []).filter((c) => chains.isServiceChain(c) && !current.has(c));
+      const narrowed = narrowToKernel(result.script, kernelChainsOf(observed), req.state.family, stale);
+      script = narrowed.script;
+      written = narrowed.written.filter.length + narrowed.written.nat.length;
+      deleted = narrowed.deleted.length;
+      kept = narrowed.kept;
+    }
     this.#previous = null; // until the kernel has it
-    await restorer.restore(result.script);
+    await restorer.restore(script);
     const now = clock.now();
     let jumpsInserted = 0;
     if (result.fullSync || now - this.#jumpsCheckedAt >= this.#opts.jumpCheckIntervalMs) {
@@ -80,9 +92,10 @@ export class IptablesBackend implements Backend {
       mode: result.fullSync ? 'full' : 'partial',
       counts: { filter: result.ruleCounts.filter, nat: result.ruleCounts.nat },
       detail: {
-        rewrittenChains: result.rewrittenChains.filter.length + result.rewrittenChains.nat.length,
-        deletedChains: result.deletedChains.length,
-        scriptLines: result.script.split('\n').length,
+        rewrittenChains: written,
+        deletedChains: deleted,
+        ...(result.fullSync ? { keptChains: kept } : {}),
+        scriptLines: script.split('\n').length,
         jumpsInserted,
         ...(leftovers !== undefined ? { leftoverChainsDeleted } : {}),
       },
