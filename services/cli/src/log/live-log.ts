@@ -27,6 +27,11 @@ export interface LiveLogOptions {
 export interface LiveLog extends LogSource {
   readonly js: JetStreamClient;
   readonly names: StreamNames;
+  /**
+   * The KUBE stream's first stored sequence when it is above 1: older messages were removed
+   * (a max age or a purge), so a replay misses the objects they created. null otherwise.
+   */
+  readonly trimmedBefore: number | null;
 }
 
 const pointOf = (m: StoredMessage): LogPoint => ({ seq: m.seq, time: m.time });
@@ -63,6 +68,7 @@ export async function openLiveLog(opts: LiveLogOptions): Promise<LiveLog> {
   const jsm = await jetstreamManager(nc);
   const cluster = encodeToken(opts.cluster);
   const kubeFilter = `${names.prefix}kube.${cluster}.>`;
+  const kubeBounds = await streamSeqBounds(jsm, names.kube).catch(() => null);
   const dlqFilter = `${names.prefix}dlq.${cluster}.>`;
   let settings: LogSettings | undefined;
   const source: LiveLog = {
@@ -70,6 +76,7 @@ export async function openLiveLog(opts: LiveLogOptions): Promise<LiveLog> {
     description: `${names.kube} on ${opts.natsUrl}`,
     js,
     names,
+    trimmedBefore: kubeBounds !== null && kubeBounds.first > 1 ? kubeBounds.first : null,
     settings: async () => {
       if (settings === undefined) {
         const recorded = db === undefined ? {} : recordedSettings(await latestReconcileSettings(db.db, opts.cluster));

@@ -74,6 +74,8 @@ async function execute(cl: LogCommandLine, io: CliIO, env: Env): Promise<void> {
     if (src.kind === 'file' && 'info' in src && (src as { info: { complete: boolean } }).info.complete === false) {
       io.stderr.write(`slicemesh: warning: ${src.description} has no end line; it was cut short and ends early\n`);
     }
+    const trimmed = src.kind === 'live' ? (src as LiveLog).trimmedBefore : null;
+    if (trimmed !== null) io.stderr.write(`slicemesh: warning: ${src.description} no longer holds its messages before seq ${trimmed}; objects created before then are missing from the replay\n`);
     const bar = progressBar(io.stderr, wantsBars, cl.command === 'export' ? 'export' : 'replay');
     // One point: no checkpoints to keep (they hold on to old objects); diff's second replay
     // starts from the first one's.
