@@ -1,7 +1,9 @@
 // `log history ns/svc`: every change of one Service's slices, hints decisions and zone views,
 // oldest first, with the KUBE range and the cluster events behind it. The log is folded once
-// from its start; after each event that concerns the Service (it made the Service dirty, or it
-// is a node change, which can move hints) the Service's state is recomputed and compared.
+// from its start; after each batch of reconciles (replayer.ts) that followed an event concerning
+// the Service (one that made it dirty, or a node change, which can move hints) the Service's
+// state is recomputed and compared. A change's range runs from the first such event since the
+// previous change to the batch's last event.
 
 import type { HintsDecision } from '@slicemesh/topology';
 import type { TopologyCache } from '@slicemesh/topology';
