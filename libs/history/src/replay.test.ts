@@ -168,7 +168,7 @@ describe('whyNode and nodeProgram', () => {
 
   it('explains the safeguard that withheld hints, and the fallback to all', async () => {
     const r = whyNode(await at('6'), 'worker-b-1', web);
-    expect(r.notes.join(' ')).toMatch(/not given — .*cannot cover 3 zones/);
+    expect(r.notes.join(' ')).toMatch(/not given — .*cannot cover 3 zones .*\(Event TopologyAwareHintsDisabled: Insufficient number of endpoints \(2 endpoints, 3 zones\)/);
     expect(r.ports[0]?.selection).toMatch(/no ready endpoint has zone hints/);
   });
 

@@ -104,7 +104,12 @@ export function whyNode(state: StateAt, node: string, service: { readonly namesp
   const notes: string[] = [];
   if (!state.nodes.some((n) => n.name === node)) notes.push(`node ${node} is not in the log at this point; it is treated as a node without labels`);
   if (svc.service === null) notes.push(`service ${key} does not exist at this point, so no node programs it`);
-  for (const d of svc.decisions) notes.push(`hints (${d.addressType}): ${d.enabled ? 'given' : 'not given'} — ${d.reason}`);
+  for (const d of svc.decisions) {
+    // Upstream's Warning Event on the Service, when the decision records one (the safeguard's
+    // refusal); the Normal "enabled" one only says a fresh cache saw the Service first.
+    const event = d.event?.type === 'Warning' ? ` (Event ${d.event.reason}: ${d.event.message})` : '';
+    notes.push(`hints (${d.addressType}): ${d.enabled ? 'given' : 'not given'} — ${d.reason}${event}`);
+  }
   const spec = svc.service?.spec;
   if (spec?.internalTrafficPolicy === 'Local') notes.push('internalTrafficPolicy: Local — cluster traffic goes only to endpoints on the sending node');
   if (spec?.externalTrafficPolicy === 'Local') notes.push('externalTrafficPolicy: Local — external traffic goes only to endpoints on the receiving node');
