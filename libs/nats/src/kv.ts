@@ -57,9 +57,14 @@ export interface KvWatchOptions {
  * Watches the current values (deleted keys as DEL entries), then every change, as parsed JSON.
  *
  * The initial set ends at the first entry with nothing left pending on the server (the Go
- * client's rule); an empty match is detected from the stream's per-subject state before
- * watching. A key written between that check and the watch start arrives as an update, which
- * is harmless for level-based consumers.
+ * client's rule), or once every key counted in the stream's per-subject state before watching
+ * has arrived, whichever comes first; an empty match ends it before the first entry. The count
+ * is needed: nats-server 2.9 can report one message pending after the last initial entry of a
+ * key whose value was just replaced by a delete marker (seen as a test that waited ~30 s, until
+ * the ordered consumer was reset), so the pending count alone may never reach 0. Keys are
+ * counted once each, as an ordered consumer that resets delivers some of them again. A key
+ * written between the count and the watch start arrives as an update, which is harmless for
+ * level-based consumers.
  */
 export async function* kvWatchJson(kv: KV, opts: KvWatchOptions = {}): AsyncGenerator<KvChange, void, undefined> {
   const filter = opts.key ?? '>';
@@ -78,6 +83,7 @@ export async function* kvWatchJson(kv: KV, opts: KvWatchOptions = {}): AsyncGene
   signal?.addEventListener('abort', stop, { once: true });
   try {
     if (matching === 0) markDone();
+    const seen = new Set<string>();
     for await (const e of watch) {
       if (signal?.aborted) break;
       const op = e.operation;
@@ -89,7 +95,8 @@ export async function* kvWatchJson(kv: KV, opts: KvWatchOptions = {}): AsyncGene
           change = { ...change, parseError: err instanceof Error ? err.message : String(err) };
         }
       }
-      const last = e.delta === 0;
+      if (!initialDone) seen.add(e.key);
+      const last = e.delta === 0 || seen.size >= matching;
       yield change;
       if (last) markDone();
     }
