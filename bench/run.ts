@@ -1,7 +1,9 @@
 // `npm run bench [-- --section NAME] [-- --quick] [-- --json]`: prints the figures of every section.
 // With --json, stdout's last line is one JSON object of the backbone section's figures (see
 // bench/summary.ts for its keys), each figure that is null with a line on stderr saying why,
-// plus the data-plane figures of the proxy section (`iptables_full_ratio`, `nft_partial_ratio`).
+// plus the data-plane figures of the proxy section (`iptables_full_ratio`, `nft_partial_ratio`)
+// and the fanout section (`agents`, `steady_`/`burst_` `p50_ms`, `p99_ms`, `max_ms`,
+// `bytes_per_agent_scoped`, `bytes_per_agent_unscoped`).
 
 import { parseArgs } from 'node:util';
 import type { BackboneReport } from './backbone.bench.ts';
@@ -23,6 +25,9 @@ const sections: Record<string, (o: { quick: boolean }) => Promise<void>> = {
   },
   proxy: async (o) => {
     Object.assign(dataPlane, await (await import('./proxy.bench.ts')).runProxyBench(o));
+  },
+  fanout: async (o) => {
+    Object.assign(dataPlane, await (await import('./fanout.bench.ts')).runFanoutBench(o));
   },
   startup: async (o) => (await import('./startup.bench.ts')).runStartupBench(o),
   publisher: async (o) => (await import('./publisher.bench.ts')).runPublisherBench(o),
