@@ -53,6 +53,9 @@ async function runAgent(spec: AgentSpec, url: string, bucket: string, ready: () 
   }
 }
 
+// The bench process went away (finished or crashed): nothing left to report to.
+process.on('disconnect', () => process.exit(0));
+
 process.on('message', (msg: unknown) => {
   const m = msg as Partial<Start> & { report?: boolean };
   if (m.agents !== undefined && m.url !== undefined && m.bucket !== undefined) {
