@@ -11,7 +11,8 @@
 // the same rules without --noflush take 3.4 s. A command that names no chain switches the
 // list off for the rest of the table ("cache every chain"); `-S` is the only one that changes
 // nothing (it lists the table to stdout, which we drop). It makes the tool read the table's
-// rules once, which a small restore into a big table would not need, hence the threshold.
+// rules once, which a small restore into a big table would not need, hence the threshold on
+// declared chains.
 
 import type { IptablesJump } from '@slicemesh/dataplane';
 import { applyError, restoreErrorLine } from './apply-error.ts';
@@ -24,8 +25,8 @@ export interface IptablesRestorerOptions {
   /** Wait for the xtables lock (`-w`) instead of failing while another writer holds it. Defaults to true. */
   readonly wait?: boolean;
   /**
-   * A table block naming at least this many chains gets `-S` as its first line (see the top
-   * of this file). Defaults to 1000; a 10k-service full sync names about 60k.
+   * A table block declaring at least this many chains gets `-S` as its first line (see the
+   * top of this file). Defaults to 1000; a 10k-service full sync declares about 60k.
    */
   readonly listTableAbove?: number;
 }
@@ -34,9 +35,11 @@ export interface IptablesRestorerOptions {
 type BuiltinChain = IptablesJump['chain'];
 
 /**
- * `script` with `-S` after each `*table` line whose block names at least `threshold` chains
- * (declared, appended to or jumped to), and how many lines it inserted. Scans with indexOf
- * rather than splitting: a 10k-service script is 13 MiB.
+ * `script` with `-S` after each `*table` line whose block declares at least `threshold` chains,
+ * and how many lines it inserted. Only declarations count: after `-S` the tool reads every
+ * rule of the table, which a partial sync rewriting the 10k-rule dispatch chain (one chain
+ * declared, 10k jump targets) pays for: 2.64 s with `-S` against 1.56 s without, measured at
+ * 10k services. Scans with indexOf rather than splitting: a 10k-service script is 13 MiB.
  */
 export function withTableListing(script: string, threshold: number): { script: string; inserted: number } {
   const parts: string[] = [];
@@ -51,10 +54,7 @@ export function withTableListing(script: string, threshold: number): { script: s
       const to = script.indexOf('\n', from);
       const line = script.slice(from, to < 0 ? script.length : to);
       if (line === 'COMMIT') break;
-      const m = /^(?::|-[AIDX] )(\S+)/.exec(line);
-      if (m?.[1] !== undefined) names.add(m[1]);
-      const jump = / -j (\S+)/.exec(line);
-      if (jump?.[1] !== undefined) names.add(jump[1]);
+      if (line.startsWith(':')) names.add(line.slice(1, line.indexOf(' ') < 0 ? line.length : line.indexOf(' ')));
       if (to < 0) break;
       from = to + 1;
     }
