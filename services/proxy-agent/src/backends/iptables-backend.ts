@@ -61,6 +61,7 @@ export class IptablesBackend implements Backend {
       // process meanwhile. Then only the chains the node does not hold word for word are
       // written (a restarted agent keeps what is right), and ours that went stale are deleted.
       const observing = restorer.observe();
+      observing.catch(() => undefined); // awaited below; a render error must not leave it unhandled
       result = renderIptables(req.state, { previous: { chains: { filter: [], nat: [] } }, chains });
       observed = await observing;
       const current = new Set(result.chains.nat);
