@@ -32,6 +32,8 @@ import { ingestHandlers } from './ingest.ts';
 import { kvPort, readBucket } from './kv-port.ts';
 import { applyNodeChange } from './node-topology.ts';
 import { HintsProjection } from './projection.ts';
+import type { HintsEvents } from './hints-events.ts';
+import { hintsEvents } from './hints-events.ts';
 import type { ServiceKey } from './published-index.ts';
 import { hintedKeyIndex, serviceKeyOf, svcKeyIndex, viewKeyIndex } from './published-index.ts';
 import type { ServiceReconcilerDeps } from './service-reconciler.ts';
@@ -68,7 +70,7 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
   const m = hintsMetrics(metrics);
   const clock = deps.clock ?? realClock;
   const names: BackboneNames = {
-    kube: config.kubeStream, slices: config.slicesStream, dlq: config.dlqStream, prefix: config.subjectPrefix, svc: config.svcBucket, views: config.viewsBucket, hinted: config.hintedBucket,
+    kube: config.kubeStream, slices: config.slicesStream, dlq: config.dlqStream, events: config.eventsStream, prefix: config.subjectPrefix, svc: config.svcBucket, views: config.viewsBucket, hinted: config.hintedBucket,
   };
   const stop = new AbortController();
   const queue = new WorkQueue<ServiceKey>({ clock, baseDelayMs: 500, maxDelayMs: 60_000 });
@@ -78,6 +80,7 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
   /** Consumers whose last attempt failed, with why. */
   const failing = new Map<ConsumerRole, string>();
   let nc: NatsConnection | undefined;
+  let events: HintsEvents | undefined;
   let dbh: DbHandle | undefined;
   let workers: Promise<void> | undefined;
   let startupStatus: ReadyStatus = { ready: false, reason: 'starting' };
@@ -101,6 +104,7 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     const js = jetstream(nc);
     const jsm: JetStreamManager = await jetstreamManager(nc);
     const streams = await ensureStreams(jsm, names);
+    events = hintsEvents(js, { cluster, prefix: names.prefix, clock, metrics, log });
     const viewsKv = await ensureKv(nc, names.views);
     const svcKv = await ensureKv(nc, names.svc);
     const hintedKv = await ensureKv(nc, names.hinted);
@@ -263,6 +267,8 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     try {
       const r = await reconcileService(rdeps, key);
       m.reconciled(r, (performance.now() - t0) / 1000);
+      // The reconcile's state is written: its decisions' events may go (best effort, not awaited).
+      events?.emit(key, rdeps.state.service(key), r.decisions);
       for (const d of r.decisions) {
         if (d.event === null) continue;
         const fields = { addressType: d.addressType, eventType: d.event.type, reason: d.event.reason, message: d.event.message, why: d.reason };
@@ -308,6 +314,7 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     await Promise.all(loops);
     queue.shutDown();
     await workers;
+    await events?.flush();
     if (nc !== undefined) await nc.drain().catch(() => nc?.close());
     await dbh?.close();
   }

@@ -56,7 +56,7 @@ describe('recordEvent', () => {
     it(tc.name, async () => {
       const clock = new FakeClock(0);
       const api = scripted([...tc.answers]);
-      const c: Correlation = { action: tc.action, event: ev, combined: false };
+      const c: Exclude<Correlation, { action: 'drop' }> = { action: tc.action, event: ev, combined: false };
       const waits: number[] = [];
       const p = recordEvent({ api, clock, retryDelayMs: () => 10, onRetry: (e) => waits.push(e.waitMs) }, c);
       for (let i = 0; i < 40; i++) await clock.advanceAsync(100);
