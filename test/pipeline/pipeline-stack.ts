@@ -115,7 +115,7 @@ export class Pipeline {
     const db: TestDb = await withTestDb();
     this.#closers.push(() => db.close());
     await ensureStreams(js.jsm, js.names);
-    const streams = { kubeStream: js.names.kube, slicesStream: js.names.slices, dlqStream: js.names.dlq, subjectPrefix: js.names.prefix };
+    const streams = { kubeStream: js.names.kube, slicesStream: js.names.slices, dlqStream: js.names.dlq, eventsStream: js.names.events ?? 'EVENTS', subjectPrefix: js.names.prefix };
 
     // A day-long readiness delay: the simulated kubelet must never flip readiness by itself;
     // the test owns every pod's Ready condition.

@@ -33,7 +33,7 @@ beforeEach(async () => {
   await ensureStreams(f.jsm, f.names);
   config = hintsConfigWith({
     natsUrl: f.url, databaseUrl: tdb.url, dbSchema: tdb.schema, cluster: CLUSTER,
-    kubeStream: f.names.kube, slicesStream: f.names.slices, dlqStream: f.names.dlq, subjectPrefix: f.names.prefix,
+    kubeStream: f.names.kube, slicesStream: f.names.slices, dlqStream: f.names.dlq, eventsStream: f.names.events ?? 'EVENTS', subjectPrefix: f.names.prefix,
     svcBucket: f.names.svc, viewsBucket: f.names.views, hintedBucket: f.names.hinted, durablePrefix: `hints${f.id}`,
     // HINTS_TEST_LOG=debug shows the service's log while debugging a test.
     batchPeriod: 10, drainPollInterval: 20, logLevel: (process.env['HINTS_TEST_LOG'] ?? 'silent') as 'silent', workers: 2,

@@ -66,7 +66,7 @@ const ACK_WAIT_MS = 300_000;
 /** Starts the event writer; see the file comment. */
 export function startEventWriter(config: EventWriterConfig, deps: EventWriterDeps = {}): EventWriterHandle {
   const cluster = config.cluster;
-  const log = (deps.logger ?? createLogger({ service: 'publisher', level: config.logLevel })).child({ component: 'events', cluster, mode: config.mode });
+  const log = (deps.logger ?? createLogger({ service: 'publisher', level: config.logLevel })).child({ writer: 'events', cluster, mode: config.mode });
   const m = eventWriterMetrics(deps.metrics ?? createMetrics('publisher'));
   const clock = deps.clock ?? realClock;
   const names = { kube: config.kubeStream, slices: config.slicesStream, dlq: config.dlqStream, events: config.eventsStream, prefix: config.subjectPrefix };
