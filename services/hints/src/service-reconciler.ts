@@ -154,11 +154,12 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
   const specKey = svcKey({ cluster: deps.cluster, namespace, name });
   const wantedSpec = new Map<string, DesiredValue>(service === undefined || notProxied !== null ? [] : [[specKey, memo ? memo.views.spec(service) : desiredValue(service)]]);
 
-  const wantedHinted = desiredHinted(deps.cluster, namespace, name, finished, memo ? (s) => memo.views.slice(s) : undefined);
+  const wantedHinted = desiredHinted(deps.cluster, namespace, name, finished, memo ? (s) => memo.views.hinted(deps.cluster, namespace, name, s) : undefined);
 
-  const viewWrites = planKeyWrites(deps.viewIndex.forService(key), wantedViews);
-  const specWrites = planKeyWrites(deps.svcIndex.forService(key), wantedSpec);
-  const recordedHinted = deps.hintedIndex.forService(key);
+  // Read before any await: the indexes change only after the writes below.
+  const viewWrites = planKeyWrites(deps.viewIndex.peekService(key), wantedViews);
+  const specWrites = planKeyWrites(deps.svcIndex.peekService(key), wantedSpec);
+  const recordedHinted = deps.hintedIndex.peekService(key);
   let hintedWrites = planKeyWrites(recordedHinted, wantedHinted);
   // A Service's deletion alone changes nothing in the API's slices (the garbage collector
   // removes them, A.1.3): only slices never written yet are put, and the deleted ones removed.

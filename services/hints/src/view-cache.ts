@@ -8,14 +8,14 @@ import { viewKey } from '@slicemesh/nats';
 import type { ZoneViewEntry, ZoneViewsState } from '@slicemesh/proxy-state';
 import { updateZoneViews } from '@slicemesh/proxy-state';
 import type { ServiceKey } from './published-index.ts';
-import type { DesiredValue, DesiredViewsInput } from './view-plan.ts';
-import { desiredValue } from './view-plan.ts';
+import type { DesiredValue, DesiredViewsInput, KeyPut } from './view-plan.ts';
+import { desiredValue, hintedEntry } from './view-plan.ts';
 
 export class ServiceViewsCache {
   readonly #states = new Map<ServiceKey, ZoneViewsState>();
   readonly #values = new WeakMap<ZoneViewEntry, { readonly key: string; readonly value: DesiredValue }>();
   readonly #specs = new WeakMap<Service, DesiredValue>();
-  readonly #slices = new WeakMap<EndpointSlice, DesiredValue>();
+  readonly #slices = new WeakMap<EndpointSlice, KeyPut>();
 
   /** The same map as desiredViews(input), from what this cache holds for `service`. */
   desiredViews(service: ServiceKey, input: DesiredViewsInput): Map<string, DesiredValue> {
@@ -43,10 +43,13 @@ export class ServiceViewsCache {
     return v;
   }
 
-  /** desiredValue(slice), made once per slice object (unchanged slices keep their object, hint-reuse.ts). */
-  slice(slice: EndpointSlice): DesiredValue {
+  /**
+   * hintedEntry(…, slice), made once per slice object (unchanged slices keep their object,
+   * hint-reuse.ts). A slice object belongs to one Service, so its key cannot go stale.
+   */
+  hinted(cluster: string, namespace: string, service: string, slice: EndpointSlice): KeyPut {
     let v = this.#slices.get(slice);
-    if (v === undefined) this.#slices.set(slice, (v = desiredValue(slice)));
+    if (v === undefined) this.#slices.set(slice, (v = hintedEntry(cluster, namespace, service, slice)));
     return v;
   }
 

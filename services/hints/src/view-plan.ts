@@ -94,11 +94,19 @@ export function desiredHinted(
   namespace: string,
   service: string,
   slices: readonly EndpointSlice[],
-  value: (slice: EndpointSlice) => DesiredValue = desiredValue,
+  entry: (slice: EndpointSlice) => KeyPut = (slice) => hintedEntry(cluster, namespace, service, slice),
 ): Map<string, DesiredValue> {
   const out = new Map<string, DesiredValue>();
-  for (const slice of slices) out.set(hintedKey({ cluster, namespace, service, slice: slice.metadata.name }), value(slice));
+  for (const slice of slices) {
+    const e = entry(slice);
+    out.set(e.key, e);
+  }
   return out;
+}
+
+/** One slice's `hinted` key and value. */
+export function hintedEntry(cluster: string, namespace: string, service: string, slice: EndpointSlice): KeyPut {
+  return { key: hintedKey({ cluster, namespace, service, slice: slice.metadata.name }), ...desiredValue(slice) };
 }
 
 /**
