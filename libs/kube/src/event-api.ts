@@ -4,10 +4,9 @@
 // same retry rules apply (Retry-After on 429 and 503, statusCode 0 without an answer).
 
 import type { KubeConfig } from '@kubernetes/client-node';
-import { kubeRequest } from './request.ts';
-import type { KubeResponse } from './request.ts';
-import type { KubeJson, KubeVerb } from './slice-api.ts';
-import { KubeWriteError, kubeWriteErrorOf } from './slice-api.ts';
+import { apiCaller } from './api-caller.ts';
+import type { KubeJson } from './slice-api.ts';
+import { kubeWriteErrorOf } from './slice-api.ts';
 
 /** The calls the event recorder makes. Implementations: coreEventApi, and fakes in tests. */
 export interface CoreEventApi {
@@ -29,8 +28,6 @@ export function eventCollectionPath(namespace: string): string {
   return `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * The Event calls against the API server `kc` points at.
  *
@@ -42,19 +39,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * ```
  */
 export function coreEventApi(kc: KubeConfig, opts: CoreEventApiOptions = {}): CoreEventApi {
-  const timeoutMs = opts.timeoutMs ?? 30_000;
-  const userAgent = opts.userAgent ?? 'slicemesh-publisher';
-  const send = async (verb: KubeVerb, method: string, path: string, body: unknown, contentType?: string): Promise<KubeResponse> => {
-    try {
-      return await kubeRequest(kc, { method, path, body, timeoutMs, userAgent, ...(contentType === undefined ? {} : { contentType }) });
-    } catch (err) {
-      throw new KubeWriteError(verb, path, 0, '', err instanceof Error ? err.message : String(err), undefined, { cause: err });
-    }
-  };
-  const object = (verb: KubeVerb, path: string, res: KubeResponse): KubeJson => {
-    if (!isRecord(res.json)) throw new KubeWriteError(verb, path, res.status, '', 'the response is not a JSON object');
-    return res.json;
-  };
+  const { send, object } = apiCaller(kc, opts);
   return {
     async create(namespace, event) {
       const path = eventCollectionPath(namespace);

@@ -11,7 +11,7 @@
 // the same authenticated transport as listRaw.
 
 import type { KubeConfig } from '@kubernetes/client-node';
-import { kubeRequest } from './request.ts';
+import { apiCaller } from './api-caller.ts';
 import type { KubeResponse } from './request.ts';
 
 /** An object as the API server sent it. */
@@ -128,19 +128,7 @@ function metaOf(obj: KubeJson): { namespace: string; name: string } {
  * ```
  */
 export function endpointSliceApi(kc: KubeConfig, opts: EndpointSliceApiOptions = {}): EndpointSliceApi {
-  const timeoutMs = opts.timeoutMs ?? 30_000;
-  const userAgent = opts.userAgent ?? 'slicemesh-publisher';
-  const send = async (verb: KubeVerb, method: string, path: string, body?: unknown): Promise<KubeResponse> => {
-    try {
-      return await kubeRequest(kc, { method, path, body, timeoutMs, userAgent });
-    } catch (err) {
-      throw new KubeWriteError(verb, path, 0, '', err instanceof Error ? err.message : String(err), undefined, { cause: err });
-    }
-  };
-  const object = (verb: KubeVerb, path: string, res: KubeResponse): KubeJson => {
-    if (!isRecord(res.json)) throw new KubeWriteError(verb, path, res.status, '', 'the response is not a JSON object');
-    return res.json;
-  };
+  const { send, object } = apiCaller(kc, opts);
   return {
     async get(namespace, name) {
       const path = slicePath(namespace, name);

@@ -289,18 +289,23 @@ export interface RateLimitOptions {
   readonly onWait?: (ms: number) => void;
 }
 
-/**
- * `api` with every request (reads too, as client-go's client-side limiter does) first taking a
- * token from a bucket of `burst` tokens refilled at `qps` per second.
- */
-export function rateLimitedApi(api: EndpointSliceApi, opts: RateLimitOptions): EndpointSliceApi {
+/** A wait for one token of a bucket of `burst` tokens refilled at `qps` per second. */
+export function rateGate(opts: RateLimitOptions): () => Promise<void> {
   const bucket = new TokenBucket({ everyMs: 1000 / opts.qps, burst: opts.burst, clock: opts.clock });
-  const gate = async (): Promise<void> => {
+  return async () => {
     const ms = bucket.reserve();
     if (ms <= 0) return;
     opts.onWait?.(ms);
     await sleepOn(opts.clock, ms, opts.signal);
   };
+}
+
+/**
+ * `api` with every request (reads too, as client-go's client-side limiter does) first taking a
+ * token from a bucket of `burst` tokens refilled at `qps` per second.
+ */
+export function rateLimitedApi(api: EndpointSliceApi, opts: RateLimitOptions): EndpointSliceApi {
+  const gate = rateGate(opts);
   return {
     async get(ns, name) {
       await gate();
