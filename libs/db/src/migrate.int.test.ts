@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createDb } from './connect.ts';
 import type { DbHandle } from './connect.ts';
-import { MIGRATION_TABLE, MIGRATIONS, migrateToLatest } from './migrate.ts';
+import { MIGRATION_TABLE, MIGRATIONS, SCHEMAS_LOCK, dropSchema, migrateToLatest } from './migrate.ts';
 import { testDatabaseUrl, uniqueSchemaName } from '../testing/test-db.ts';
 
 const EXPECTED_TABLES = [
@@ -74,4 +74,35 @@ describe('migrateToLatest', () => {
       await expect(migrateToLatest(h.db, tc.schema)).rejects.toThrow(/invalid schema name/);
     });
   }
+});
+
+describe('dropSchema', () => {
+  it('waits while a migration holds the schemas lock, then drops the schema', async () => {
+    const schema = uniqueSchemaName('drop');
+    const h = await open(schema);
+    await migrateToLatest(h.db, schema);
+    const holder = await open(uniqueSchemaName('holder'));
+    let release: () => void = () => {};
+    const released = new Promise<void>((r) => (release = r));
+    let locked: () => void = () => {};
+    const isLocked = new Promise<void>((r) => (locked = r));
+    // A migration in progress, as migrateToLatest holds it.
+    const migrating = holder.db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock_shared(hashtext(${SCHEMAS_LOCK}))`.execute(trx);
+      locked();
+      await released;
+    });
+    await isLocked;
+    let dropped = false;
+    const drop = dropSchema(h.db, schema).then(() => (dropped = true));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(dropped).toBe(false);
+    expect(await tablesIn(h, schema)).not.toEqual([]);
+    release();
+    await migrating;
+    await drop;
+    expect(await tablesIn(h, schema)).toEqual([]);
+    const left = await sql<{ n: number }>`select count(*)::int as n from pg_namespace where nspname = ${schema}`.execute(h.db);
+    expect(left.rows[0]?.n).toBe(0);
+  });
 });

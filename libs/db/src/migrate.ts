@@ -26,6 +26,17 @@ const migrationProvider: MigrationProvider = {
 };
 
 export const MIGRATION_TABLE = 'slicemesh_migration';
+/** Advisory lock name: migrations hold it shared, dropSchema exclusive. */
+export const SCHEMAS_LOCK = 'slicemesh.schemas';
+
+/** Drops `schema` and everything in it (absent: nothing happens), never while a migration runs. */
+export async function dropSchema(db: Kysely<Database>, schema: string): Promise<void> {
+  assertSchemaName(schema);
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${SCHEMAS_LOCK}))`.execute(trx);
+    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
+  });
+}
 export const MIGRATION_LOCK_TABLE = 'slicemesh_migration_lock';
 
 export class MigrationFailedError extends Error {
@@ -40,6 +51,10 @@ export class MigrationFailedError extends Error {
 export async function migrateToLatest(db: Kysely<Database>, schema: string): Promise<readonly string[]> {
   assertSchemaName(schema);
   return db.transaction().execute(async (trx) => {
+    // Shared with every other migration, exclusive with dropSchema: kysely's migrator looks for
+    // its table among the tables of every schema, and a schema dropped meanwhile fails that
+    // lookup ("schema … does not exist", seen when parallel test runs dropped theirs).
+    await sql`select pg_advisory_xact_lock_shared(hashtext(${SCHEMAS_LOCK}))`.execute(trx);
     await sql`select pg_advisory_xact_lock(hashtext(${`slicemesh.migrate.${schema}`}))`.execute(trx);
     await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
     // Migrations create unqualified tables; pin them to the target schema whatever the pool's path.

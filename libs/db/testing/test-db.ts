@@ -3,10 +3,9 @@
 // (started on first use, reaped by testcontainers when the process exits).
 
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { createDb } from '../src/connect.ts';
-import { migrateToLatest } from '../src/migrate.ts';
+import { dropSchema, migrateToLatest } from '../src/migrate.ts';
 import type { Database } from '../src/schema.ts';
 
 export interface TestDb {
@@ -70,7 +69,7 @@ export async function withTestDb(opts: TestDbOptions = {}): Promise<TestDb> {
   let closed: Promise<void> | undefined;
   const close = async (): Promise<void> => {
     try {
-      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(handle.db);
+      await dropSchema(handle.db, schema);
     } finally {
       await handle.close();
     }

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EndpointSlice } from '@slicemesh/model';
 import type { Db } from '@slicemesh/db';
-import { commitSliceWrites, createDb, loadClusterSlices, migrateToLatest, reconciledServiceKeys } from '@slicemesh/db';
+import { commitSliceWrites, createDb, dropSchema, loadClusterSlices, migrateToLatest, reconciledServiceKeys } from '@slicemesh/db';
 import type { BackboneNames, JetStreamClient } from '@slicemesh/nats';
 import { comparableSlice, replayServiceLog, slicerConfig } from '@slicemesh/slicer';
 
@@ -91,7 +91,7 @@ export async function replayIntoScratch(opts: ReplayOptions): Promise<ReplayResu
     const problems = [...tableProblems, ...services.flatMap((s) => s.problems.map((p) => `${s.service}: ${p}`))];
     return { ok: problems.length === 0, scratchSchema, services, problems };
   } finally {
-    if (opts.keepSchema !== true) await scratch.pool.query(`drop schema if exists "${scratchSchema}" cascade`).catch(() => {});
+    if (opts.keepSchema !== true) await dropSchema(scratch.db, scratchSchema).catch(() => {});
     await scratch.close();
   }
 }

@@ -1,6 +1,6 @@
 // Removing what a fresh run created, so repeated `npm start` runs leave the servers clean.
 
-import { createDb } from '@slicemesh/db';
+import { createDb, dropSchema } from '@slicemesh/db';
 import { connectNats, isApiError, jetstreamManager } from '@slicemesh/nats';
 import type { RunNames } from './run-names.ts';
 import { streamsOf } from './run-names.ts';
@@ -26,8 +26,7 @@ export async function deleteRunState(natsUrl: string, databaseUrl: string, run: 
   }
   const h = await createDb({ url: databaseUrl, max: 1 });
   try {
-    // The schema name is validated by freshRunNames ([a-z0-9_]): safe to interpolate.
-    await h.pool.query(`drop schema if exists "${run.schema}" cascade`);
+    await dropSchema(h.db, run.schema);
   } finally {
     await h.close();
   }
