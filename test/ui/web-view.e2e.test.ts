@@ -165,6 +165,8 @@ if (missing !== undefined) {
       await page().click('[data-node="worker-b-1"]');
       await page().waitForSelector('#why table');
       await page().click('#slices tr.endpoint[data-address="10.1.0.5"]');
+      // The click re-renders the why table with the endpoint marked: read it once that is done.
+      await page().waitForSelector('#why tbody tr.selected');
       const expected = whyNode(await expectedAt('latest'), 'worker-b-1', WEB);
       expect(await page().textContent('#why-title')).toBe('Why: worker-b-1 (zone-b) → shop/web');
       const rows = await page().$$eval('#why tbody tr', (trs) =>

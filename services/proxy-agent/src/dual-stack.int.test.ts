@@ -245,7 +245,8 @@ describe(`IPv6 and dual-stack nodes with real packets${unavailable ? ` (skipped:
       expectBoth(await l.connect(V4.clusterIP, 80, 20), 20);
       expectBoth(await l.connect(V6.clusterIP, 80, 20), 20);
       // The second family's rules did not displace the first's (separate iptables/ip6tables, or nft tables ip/ip6).
-      expectBoth(await l.connect(V4.clusterIP, 80, 10), 10);
+      // 20 connections, as above: with 10, a random balancer sends all to one pod once in 512 runs (seen in CI).
+      expectBoth(await l.connect(V4.clusterIP, 80, 20), 20);
     });
   }
 });
