@@ -1,7 +1,7 @@
 // Deterministic synthetic clusters for the benchmarks.
 
-import type { Node, Pod, Service } from '@slicemesh/model';
-import { LABEL_ZONE } from '@slicemesh/model';
+import type { Endpoint, EndpointSlice, Node, Pod, Service } from '@slicemesh/model';
+import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_ZONE, MANAGED_BY_CONTROLLER } from '@slicemesh/model';
 
 export const ZONES = ['zone-a', 'zone-b', 'zone-c'] as const;
 
@@ -40,5 +40,31 @@ export function makeBenchPod(app: string, i: number, nodes: number, gen = 0, rea
       podIPs: [{ ip: `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` }],
       conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: '2026-01-01T00:00:01Z' }],
     },
+  };
+}
+
+/**
+ * The slice `svc-<i>-abcde` of Service `svc-<i>`: one endpoint per entry, on its node and in the
+ * node's zone (none when the node has no zone label), with an address unique across services
+ * of the same endpoint count (10.128.0.0/9).
+ */
+export function makeBenchSlice(i: number, endpoints: readonly { readonly node: Node; readonly ready: boolean }[], namespace = 'bench'): EndpointSlice {
+  return {
+    kind: 'EndpointSlice',
+    apiVersion: 'discovery.k8s.io/v1',
+    metadata: { name: `svc-${i}-abcde`, namespace, generation: 1, labels: { [LABEL_SERVICE_NAME]: `svc-${i}`, [LABEL_MANAGED_BY]: MANAGED_BY_CONTROLLER } },
+    addressType: 'IPv4',
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    endpoints: endpoints.map(({ node, ready }, e): Endpoint => {
+      const n = i * endpoints.length + e;
+      const zone = node.metadata.labels?.[LABEL_ZONE];
+      return {
+        addresses: [`10.${128 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`],
+        conditions: { ready, serving: ready, terminating: false },
+        nodeName: node.metadata.name,
+        ...(zone !== undefined ? { zone } : {}),
+        targetRef: { kind: 'Pod', namespace, name: `svc-${i}-${e}` },
+      };
+    }),
   };
 }

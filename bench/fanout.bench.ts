@@ -19,8 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { hintCluster } from '@slicemesh/core';
-import type { Endpoint, EndpointSlice, Node, Service } from '@slicemesh/model';
-import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_ZONE, MANAGED_BY_CONTROLLER } from '@slicemesh/model';
+import type { EndpointSlice, Node, Service } from '@slicemesh/model';
+import { LABEL_ZONE } from '@slicemesh/model';
 import type { KV, KvChange, NatsConnection } from '@slicemesh/nats';
 import { connectNats, ensureKv, kvDelete, kvPutJson, kvWatchJson, openKv, svcKey, viewKey } from '@slicemesh/nats';
 import type { KvChangeSource, ProxyAgentHandle } from '@slicemesh/proxy-agent';
@@ -28,6 +28,7 @@ import { parseProxyAgentConfig, startProxyAgent } from '@slicemesh/proxy-agent';
 import { createLogger } from '@slicemesh/runtime';
 import type { ZoneViews } from '@slicemesh/proxy-state';
 import { UNZONED_VIEW, diffZoneViews, zoneViews } from '@slicemesh/proxy-state';
+import { makeBenchSlice } from './cluster-gen.ts';
 import { fmtBytes, fmtMs, printTable } from './harness.ts';
 import { percentile } from './summary.ts';
 
@@ -60,26 +61,7 @@ function service(i: number): Service {
 }
 
 function slice(i: number, all: readonly Node[], ready: readonly boolean[]): EndpointSlice {
-  const endpoints: Endpoint[] = ready.map((r, e) => {
-    const n = i * ENDPOINTS + e;
-    const node = all[(i * 7 + e * 13) % all.length] ?? all[0]!;
-    const zone = node.metadata.labels?.[LABEL_ZONE];
-    return {
-      addresses: [`10.${128 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`],
-      conditions: { ready: r, serving: r, terminating: false },
-      nodeName: node.metadata.name,
-      ...(zone !== undefined ? { zone } : {}),
-      targetRef: { kind: 'Pod', namespace: NS, name: `svc-${i}-${e}` },
-    };
-  });
-  return {
-    kind: 'EndpointSlice',
-    apiVersion: 'discovery.k8s.io/v1',
-    metadata: { name: `svc-${i}-abcde`, namespace: NS, generation: 1, labels: { [LABEL_SERVICE_NAME]: `svc-${i}`, [LABEL_MANAGED_BY]: MANAGED_BY_CONTROLLER } },
-    addressType: 'IPv4',
-    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-    endpoints,
-  };
+  return makeBenchSlice(i, ready.map((r, e) => ({ node: all[(i * 7 + e * 13) % all.length] ?? all[0]!, ready: r })), NS);
 }
 
 /** What the hints service computes for one service: its hinted slice cut into zone views. */

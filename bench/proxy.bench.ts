@@ -15,8 +15,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { DpServicePort, DpState, IptablesRenderResult } from '@slicemesh/dataplane';
 import { renderIptables, renderIptablesFull, renderIptablesJumps, renderNftablesFull, renderNftablesUpdate } from '@slicemesh/dataplane';
-import type { Endpoint, EndpointSlice, Node, Service } from '@slicemesh/model';
-import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_ZONE, MANAGED_BY_CONTROLLER } from '@slicemesh/model';
+import type { EndpointSlice, Node, Service } from '@slicemesh/model';
+import { LABEL_ZONE } from '@slicemesh/model';
 import type { KvChange } from '@slicemesh/nats';
 import { svcKey, viewKey } from '@slicemesh/nats';
 import { IptablesRestorer, NftApplier, netnsExec, spawnExec } from '@slicemesh/netfilter';
@@ -26,6 +26,7 @@ import type { ZoneViews } from '@slicemesh/proxy-state';
 import { diffZoneViews, viewSlicesForNode, zoneViews } from '@slicemesh/proxy-state';
 import { createLogger, realClock } from '@slicemesh/runtime';
 import { hintCluster } from '@slicemesh/core';
+import { makeBenchSlice } from './cluster-gen.ts';
 import { fmtBytes, fmtMs, median as medianOf, printTable, sampleMemory, time } from './harness.ts';
 
 type Row = [string, string, string?];
@@ -62,27 +63,9 @@ function service(i: number): Service {
   };
 }
 
+// Every bench node has a zone label, so each endpoint carries its node's zone.
 function slice(i: number, ready: (e: number) => boolean = () => true): EndpointSlice {
-  const endpoints: Endpoint[] = Array.from({ length: ENDPOINTS }, (_, e) => {
-    const n = i * ENDPOINTS + e;
-    const node = NODES[(i + e) % NODES.length] ?? NODES[0]!;
-    const r = ready(e);
-    return {
-      addresses: [`10.${128 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`],
-      conditions: { ready: r, serving: r, terminating: false },
-      nodeName: node.metadata.name,
-      zone: node.metadata.labels?.[LABEL_ZONE] ?? 'zone-a',
-      targetRef: { kind: 'Pod', namespace: NS, name: `svc-${i}-${e}` },
-    };
-  });
-  return {
-    kind: 'EndpointSlice',
-    apiVersion: 'discovery.k8s.io/v1',
-    metadata: { name: `svc-${i}-abcde`, namespace: NS, generation: 1, labels: { [LABEL_SERVICE_NAME]: `svc-${i}`, [LABEL_MANAGED_BY]: MANAGED_BY_CONTROLLER } },
-    addressType: 'IPv4',
-    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-    endpoints,
-  };
+  return makeBenchSlice(i, Array.from({ length: ENDPOINTS }, (_, e) => ({ node: NODES[(i + e) % NODES.length] ?? NODES[0]!, ready: ready(e) })), NS);
 }
 
 /** One service's hinted slices and views (what the hints service computes per reconcile). */

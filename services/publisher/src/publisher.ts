@@ -26,7 +26,7 @@ import { buildKubeConfig, endpointSliceApi, serverOf } from '@slicemesh/kube';
 import type { ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
 import {
   connectNats, consumeBatchesInOrder, ensureKv, ensureStreams, fnv1a32, hintedStreamFilter, jetstream, jetstreamManager, kvStreamOf, parseHintedEntry,
-  parseSliceChanged, restartDurableAt, slicesFilter,
+  SLICE_CHANGED, parseSliceChanged, restartDurableAt, slicesFilter,
 } from '@slicemesh/nats';
 import type { Parsed, SliceChangedMessage } from '@slicemesh/nats';
 import type { Clock, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
@@ -94,7 +94,7 @@ function parseSourceMessage(config: SourceSettings, msg: ConsumedMessage): Parse
   const { cluster, namespace, service, name, slice } = entry.value;
   return {
     ok: true,
-    value: { type: 'SliceChanged.v1', cluster, namespace, service, upserts: slice === null ? [] : [slice], deletes: slice === null ? [name] : [], kubeSeq: null, reconcileID: null },
+    value: { type: SLICE_CHANGED, cluster, namespace, service, upserts: slice === null ? [] : [slice], deletes: slice === null ? [name] : [], kubeSeq: null, reconcileID: null },
   };
 }
 
