@@ -9,12 +9,13 @@ import { HINTS_EVENT_COMPONENT, eventRequest, eventRequestPublisher } from '@sli
 import type { Clock, Logger, Metrics } from '@slicemesh/runtime';
 import type { HintsDecision } from '@slicemesh/topology';
 import type { ServiceKey } from './published-index.ts';
+import { splitServiceKey } from './published-index.ts';
 
 /** One request per decision with an event, on the Service `key` (`<ns>/<name>`); pure. */
 export function hintsEventRequests(cluster: string, key: ServiceKey, service: Service | undefined, decisions: readonly HintsDecision[], nowMs: number): EventRequestMessage[] {
-  const i = key.indexOf('/');
+  const { namespace, name } = splitServiceKey(key);
   const uid = service?.metadata.uid;
-  const ref = { kind: 'Service', apiVersion: 'v1', namespace: key.slice(0, i), name: key.slice(i + 1), ...(uid ? { uid } : {}) };
+  const ref = { kind: 'Service', apiVersion: 'v1', namespace, name, ...(uid ? { uid } : {}) };
   return decisions.flatMap((d) => (d.event === null ? [] : [eventRequest(cluster, HINTS_EVENT_COMPONENT, ref, d.event, nowMs)]));
 }
 

@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import type { DbHandle } from '@slicemesh/db';
 import { LABEL_SERVICE_NAME } from '@slicemesh/model';
 import { HintsProjectionStore, createDb, migrateToLatest } from '@slicemesh/db';
-import type { BackboneNames, ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
+import type { BackboneNames, ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
 import {
   connectNats, consumeBatchesInOrder, dlqSubject, ensureKv, ensureStreams, jetstream, jetstreamManager, publishDeadLetter, restartDurableAt, svcClusterFilter,
 } from '@slicemesh/nats';
@@ -34,7 +34,7 @@ import { applyNodeChange } from './node-topology.ts';
 import { HintsProjection } from './projection.ts';
 import type { HintsEvents } from './hints-events.ts';
 import { hintsEvents } from './hints-events.ts';
-import type { ServiceKey } from './published-index.ts';
+import type { KeyIndex, ServiceKey } from './published-index.ts';
 import { hintedKeyIndex, serviceKeyOf, svcKeyIndex, viewKeyIndex } from './published-index.ts';
 import type { ServiceReconcilerDeps } from './service-reconciler.ts';
 import { reconcileMemo, reconcileService } from './service-reconciler.ts';
@@ -61,6 +61,11 @@ export interface HintsHandle {
 
 /** First wait after a consumer failed; doubles per consecutive failure up to 30 s. */
 const CONSUMER_RETRY_MS = 500;
+
+/** Records every value the bucket holds under `filter` in `index`: the bucket is the record of the buckets Postgres does not track. */
+async function seedFromBucket(index: KeyIndex, kv: KV, filter: string): Promise<void> {
+  for (const [key, e] of await readBucket(kv, filter)) index.set(key, { revision: e.revision, digest: digestOf(e.value) });
+}
 
 /** Starts the hints service; see the file comment for the startup order. */
 export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHandle {
@@ -125,10 +130,10 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     for (const r of snapshot.publishedViews) viewIndex.set(r.key, { revision: r.revision, digest: r.revision > 0 ? r.digest : null });
     const audited = viewIndex.auditAgainst(await views.keys(svcClusterFilter(cluster)));
     const svcIndex = svcKeyIndex();
-    for (const [key, e] of await readBucket(svcKv, svcClusterFilter(cluster))) svcIndex.set(key, { revision: e.revision, digest: digestOf(e.value) });
+    await seedFromBucket(svcIndex, svcKv, svcClusterFilter(cluster));
     const hinted = kvPort(hintedKv);
     const hintedIndex = hintedKeyIndex();
-    for (const [key, e] of await readBucket(hintedKv, svcClusterFilter(cluster))) hintedIndex.set(key, { revision: e.revision, digest: digestOf(e.value) });
+    await seedFromBucket(hintedIndex, hintedKv, svcClusterFilter(cluster));
     log.info(
       {
         services: snapshot.services.length, slices: snapshot.slices.length, foreignSlices: snapshot.foreignSlices.length, nodes: snapshot.nodes.length, views: viewIndex.keys().length,
