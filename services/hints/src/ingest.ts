@@ -4,11 +4,20 @@
 // batch (the dead letter holds it now); any other failure throws, so the batch is consumed again
 // from the offset held in memory (which equals the stored one: memory changes only after the
 // commit).
+//
+// Several watcher replicas publish KUBE (docs/architecture.md, "Watcher replicas"): the stream
+// drops identical versions inside its duplicate window, but a replica that lags past it, or a
+// delete one replica synthesised from its re-list, can land after a newer version. Every KUBE
+// object is therefore folded by resourceVersion (`VersionFloors`, node-topology.ts): a version
+// that does not supersede the newest one taken for that object — live or deleted — is 'stale',
+// changes nothing and is not handed on. The projection's own checks against the object held
+// cannot see a delete (nothing is held after one); the floors keep the tombstone.
 
-import type { EndpointSlice, Node, Service } from '@slicemesh/model';
+import type { EndpointSlice, Node, ObjectVersion, Service } from '@slicemesh/model';
 import type { ConsumedMessage, DeadLetter, HandlerOutcome, SubjectOptions } from '@slicemesh/nats';
 import type { KubeEnvelope, SliceChangedV1 } from './messages.ts';
 import { MalformedMessageError, parseEndpointSliceEvent, parseNodeEvent, parseServiceEvent, parseSliceChanged } from './messages.ts';
+import { VersionFloors } from './node-topology.ts';
 import type { HintsProjection, IngestStage } from './projection.ts';
 import type { IngestStore } from './ports.ts';
 import type { ServiceKey } from './published-index.ts';
@@ -18,7 +27,8 @@ export type ConsumerRole = 'slices' | 'nodes' | 'services' | 'endpointslices';
 
 /** What a handled message led to; the service counts and logs it. */
 export type IngestOutcome =
-  | { readonly result: 'applied' | 'duplicate'; readonly role: ConsumerRole; readonly seq: number }
+  /** stale: older than (or the same as) the version of that object already taken, e.g. from a lagging watcher replica. */
+  | { readonly result: 'applied' | 'duplicate' | 'stale'; readonly role: ConsumerRole; readonly seq: number }
   | { readonly result: 'dead-lettered'; readonly role: ConsumerRole; readonly seq: number; readonly reason: string; readonly field?: string };
 
 export interface IngestDeps extends SubjectOptions {
@@ -53,6 +63,14 @@ interface Kind<T> {
   readonly parse: (data: unknown, subject: string) => T;
   readonly stage: (stage: IngestStage, parsed: T) => void;
   readonly after: (parsed: T) => void;
+  /** The object a KUBE message is about and its version (ordered by VersionFloors); none for SLICES. */
+  readonly version?: (parsed: T) => { readonly key: string; readonly version: ObjectVersion };
+}
+
+/** A KUBE envelope's object key and version. */
+function envelopeVersion(env: KubeEnvelope<{ readonly metadata: { readonly namespace?: string; readonly name: string; readonly resourceVersion?: string } }>): { key: string; version: ObjectVersion } {
+  const m = env.object.metadata;
+  return { key: `${m.namespace ?? ''}/${m.name}`, version: { resourceVersion: m.resourceVersion ?? '', deleted: env.type === 'Deleted.v1' } };
 }
 
 /**
@@ -64,11 +82,13 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
 
   function handler<T>(role: ConsumerRole, kind: Kind<T>): (msgs: readonly ConsumedMessage[]) => Promise<HandlerOutcome> {
     const consumer = deps.offsets[role];
+    const floors = new VersionFloors();
     return async (msgs) => {
       const stage = deps.projection.stage();
+      const staged = floors.stage();
       const reports: IngestOutcome[] = [];
       const handOn: T[] = [];
-      let applied = false;
+      let commit = false;
       /** The highest sequence applied or dead-lettered: what a commit covers. */
       let last = 0;
       for (const msg of msgs) {
@@ -89,18 +109,27 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
           last = msg.seq;
           continue;
         }
+        const v = kind.version?.(parsed);
+        if (v !== undefined && !staged.take(v.key, v.version)) {
+          // Covered by the commit (the offset moves past it), so a restart does not see it again.
+          reports.push({ result: 'stale', role, seq: msg.seq });
+          commit = true;
+          last = msg.seq;
+          continue;
+        }
         kind.stage(stage, parsed);
         handOn.push(parsed);
-        applied = true;
+        commit = true;
         last = msg.seq;
         reports.push({ result: 'applied', role, seq: msg.seq });
       }
       // A batch of dead letters only writes nothing (they are in the DLQ); otherwise the commit
       // covers them too. Stored false: an earlier attempt committed and lost its
       // acknowledgement; the rows are the same either way, so memory takes them too.
-      if (applied) {
+      if (commit) {
         await deps.store.commitIngest(consumer, last, stage.rows());
         stage.apply(consumer, last);
+        staged.apply();
         for (const key of stage.vacated()) deps.onVacated?.(key);
       }
       for (const parsed of handOn) kind.after(parsed);
@@ -116,12 +145,17 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
       stage: (stage, msg) => stage.applySliceChanged(msg),
       after: deps.onSlices,
     }),
-    nodes: handler<KubeEnvelope<Node>>('nodes', { parse: (d, s) => parseNodeEvent(d, s, opts), stage: (stage, env) => stage.applyNode(env), after: deps.onNode }),
-    services: handler<KubeEnvelope<Service>>('services', { parse: (d, s) => parseServiceEvent(d, s, opts), stage: (stage, env) => stage.applyService(env), after: deps.onService }),
+    nodes: handler<KubeEnvelope<Node>>('nodes', {
+      parse: (d, s) => parseNodeEvent(d, s, opts), stage: (stage, env) => stage.applyNode(env), after: deps.onNode, version: envelopeVersion,
+    }),
+    services: handler<KubeEnvelope<Service>>('services', {
+      parse: (d, s) => parseServiceEvent(d, s, opts), stage: (stage, env) => stage.applyService(env), after: deps.onService, version: envelopeVersion,
+    }),
     endpointslices: handler<KubeEnvelope<EndpointSlice>>('endpointslices', {
       parse: (d, s) => parseEndpointSliceEvent(d, s, opts),
       stage: (stage, env) => stage.applyForeignSlice(env),
       after: deps.onForeignSlice,
+      version: envelopeVersion,
     }),
   };
 }

@@ -8,7 +8,8 @@
 // hints were refused for lack of node information is re-evaluated when the node set changes,
 // instead of at its next own event.
 
-import type { Node } from '@slicemesh/model';
+import type { Node, ObjectVersion } from '@slicemesh/model';
+import { supersedes } from '@slicemesh/model';
 import { isNewerResourceVersion } from '@slicemesh/db';
 import { viewZoneOf } from '@slicemesh/proxy-state';
 import type { CpuDistribution, OverloadedService, TopologyCache } from '@slicemesh/topology';
@@ -22,6 +23,39 @@ export function isStaleVersion(incoming: string | undefined, stored: string | un
   if (incoming === undefined || stored === undefined || incoming === '' || stored === '') return false;
   if (!/^[0-9]+$/.test(incoming) || !/^[0-9]+$/.test(stored)) return false;
   return isNewerResourceVersion(stored, incoming);
+}
+
+/**
+ * The newest version taken per object of one KUBE consumer, deletes included (tombstones): the
+ * order the slicer's ClusterState applies (`supersedes`: a newer resourceVersion, or a delete at
+ * the live version), so a copy that a second watcher replica published late is refused even
+ * when the object is gone and nothing is held to compare it with. Memory only: after a restart
+ * the live objects are compared through what the projection holds, the tombstones start empty.
+ */
+export class VersionFloors {
+  readonly #taken = new Map<string, ObjectVersion>();
+
+  /** The newest version taken for `key`; undefined when none. */
+  get(key: string): ObjectVersion | undefined {
+    return this.#taken.get(key);
+  }
+
+  /** One batch's view: take() checks against the batch so far, apply() keeps it once committed. */
+  stage(): { take(key: string, version: ObjectVersion): boolean; apply(): void } {
+    const batch = new Map<string, ObjectVersion>();
+    return {
+      take: (key, version) => {
+        const floor = batch.get(key) ?? this.#taken.get(key);
+        if (floor !== undefined && !supersedes(version, floor)) return false;
+        batch.set(key, version);
+        return true;
+      },
+      apply: () => {
+        for (const [k, v] of batch) this.#taken.set(k, v);
+        batch.clear();
+      },
+    };
+  }
 }
 
 /** The nodes of one cluster, by name, with the same stale-version guard as the stored copy. */

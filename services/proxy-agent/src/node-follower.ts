@@ -3,9 +3,17 @@
 // own subject — the last message first, then every new one — and turns what it reads into a
 // zone decision (node-zone.ts). A thousand agents thus add one small consumer each to NATS and
 // nothing to the API server, and need no Kubernetes token.
+//
+// Several watcher replicas may publish the subject (docs/architecture.md, "Watcher replicas"),
+// so its messages are folded by resourceVersion as the slicer's ClusterState folds them
+// (`supersedes`): a lagging replica's older version, landing after a newer one, is ignored
+// instead of moving the agent back to the old zone. The same version again (the last message
+// re-read when following resumes) is observed again, which changes nothing.
 
 import type { DecodeContext, RawKubeMessage } from '@slicemesh/contracts';
 import { DELETED, decodeKubeMessage } from '@slicemesh/contracts';
+import type { ObjectVersion } from '@slicemesh/model';
+import { supersedes } from '@slicemesh/model';
 import type { Clock, Logger } from '@slicemesh/runtime';
 import { exponentialBackoff } from '@slicemesh/runtime';
 import type { NodeObservation, ZoneDecision } from './node-zone.ts';
@@ -39,6 +47,10 @@ export interface NodeFollowerOptions {
 export class NodeFollower {
   readonly #o: NodeFollowerOptions;
   #decision: ZoneDecision;
+  /** The newest version of the Node observed (a delete included); undefined before the first. */
+  #version: ObjectVersion | undefined;
+  /** What that newest version said. */
+  #newest: NodeObservation | undefined;
 
   constructor(opts: NodeFollowerOptions) {
     this.#o = opts;
@@ -51,7 +63,9 @@ export class NodeFollower {
 
   /**
    * Applies one message of the Node's subject. A message that does not decode, or is about
-   * another object, is logged and changes nothing; returns whether it was an observation.
+   * another object, is logged and changes nothing; returns whether it was an observation. One
+   * older than the newest observed (a lagging watcher replica's) is an observation of the Node
+   * but changes nothing.
    */
   handle(msg: RawKubeMessage): boolean {
     const decoded = decodeKubeMessage(msg, this.#o.decode);
@@ -64,7 +78,16 @@ export class NodeFollower {
       this.#o.log.warn({ subject: msg.subject, kind: c.kind, name: c.name }, 'ignored a message about another object on this node\'s subject');
       return false;
     }
-    this.observe(c.type === DELETED ? { kind: 'deleted' } : { kind: 'upserted', node: c.object });
+    const version: ObjectVersion = { resourceVersion: c.resourceVersion, deleted: c.type === DELETED };
+    if (this.#version !== undefined && supersedes(this.#version, version)) {
+      this.#o.log.debug({ subject: msg.subject, resourceVersion: c.resourceVersion, newest: this.#version.resourceVersion }, 'ignored an older version of this node (stale)');
+      // Read again after a failure: what is known of the Node is the newest version's.
+      if (this.#decision.node === 'unreachable' && this.#newest !== undefined) this.observe(this.#newest);
+      return true;
+    }
+    this.#version = version;
+    this.#newest = c.type === DELETED ? { kind: 'deleted' } : { kind: 'upserted', node: c.object };
+    this.observe(this.#newest);
     return true;
   }
 

@@ -11,6 +11,8 @@ export type DocumentRoute =
   | { readonly type: 'version' }
   | { readonly type: 'health'; readonly check: 'healthz' | 'livez' | 'readyz' }
   | { readonly type: 'metrics' }
+  /** POST /sim/compact: a fault for chaos tests (ObjectStore.compact), not a Kubernetes path. */
+  | { readonly type: 'simCompact' }
   | { readonly type: 'openapiRoot' }
   | { readonly type: 'openapiGroupVersion'; readonly group: string; readonly version: string };
 
@@ -60,6 +62,7 @@ export function parseRoute(pathname: string): Route {
   if (a === 'version' && segs.length === 1) return { type: 'version' };
   if ((a === 'healthz' || a === 'livez' || a === 'readyz') && segs.length === 1) return { type: 'health', check: a };
   if (a === 'metrics' && segs.length === 1) return { type: 'metrics' };
+  if (a === 'sim' && b === 'compact' && segs.length === 2) return { type: 'simCompact' };
   if (a === 'openapi' && b === 'v3') {
     if (segs.length === 2) return { type: 'openapiRoot' };
     if (c === 'api' && rest.length === 1 && isServed('', rest[0]!)) return { type: 'openapiGroupVersion', group: '', version: rest[0]! };

@@ -72,6 +72,13 @@ async function serveMetrics(ctx: HandlerContext, res: ServerResponse): Promise<v
 }
 
 function serveDocument(ctx: HandlerContext, ready: () => boolean, route: Exclude<Route, ResourceRoute>, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
+  if (route.type === 'simCompact') {
+    // As an etcd compaction at the current revision: every open watch gets ERROR 410 and ends,
+    // so clients re-list (a chaos harness cutting the watch streams of a separate process).
+    if (req.method !== 'POST') throw methodNotAllowed(req.method ?? '');
+    ctx.store.compact();
+    return sendJson(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', message: `history compacted at resourceVersion ${ctx.store.resourceVersion}` });
+  }
   if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed(req.method ?? '');
   switch (route.type) {
     case 'apiVersions': return sendJson(res, 200, apiVersions(req.socket.localAddress ?? '127.0.0.1'));
