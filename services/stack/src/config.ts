@@ -58,7 +58,7 @@ export const stackConfig = defineConfig({
     flag: '--verify',
     default: false,
     parse: 'bool',
-    doc: 'Before stopping: wait until settled, replay the KUBE log into a fresh schema and compare; exit 1 on any difference.',
+    doc: "Before stopping: freeze the cluster, wait until settled, then check (a) the KUBE log replayed into a fresh schema, (b) the live slices and hints against `slicemesh plan` of the API's final state, (c) each agent's rules against `slicemesh proxy-plan` for its node; exit 1 on any difference.",
   },
   summaryInterval: { env: 'STACK_SUMMARY_INTERVAL', flag: '--summary-interval', default: '5s', min: 500, parse: 'duration', doc: 'How often the live summary line is printed.' },
   runDir: { env: 'STACK_RUN_DIR', flag: '--run-dir', default: '.slicemesh/run', parse: 'string', doc: 'Where the agents write <node>.rules and the services their logs (logs/<component>.log).' },

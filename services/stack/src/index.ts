@@ -22,5 +22,7 @@ export { formatStatus } from './status.ts';
 export type { StackStatus } from './status.ts';
 export { replayIntoScratch, compareSliceTables, scratchSchemaName } from './replay.ts';
 export type { ReplayOptions, ReplayResult, ServiceReplay } from './replay.ts';
+export { verifyAll } from './verify-all.ts';
+export type { VerifyOptions, VerifyResult, VerifiableStack } from './verify-all.ts';
 export { stackConfig, parseRunDuration } from './config.ts';
 export type { StackConfig } from './config.ts';

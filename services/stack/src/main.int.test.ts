@@ -1,6 +1,7 @@
 // `npm start` as a user runs it (node dist/stack.js, built by the test setup): a short run
-// against the real servers exits 0 after --duration, prints the live summary, verifies by replay
-// and removes its state; missing servers are named with the command that starts them.
+// against the real servers exits 0 after --duration, prints the live summary, verifies (replay,
+// truth against the API's final state, agents against proxy-plan) and removes its state;
+// missing servers are named with the command that starts them.
 
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -76,7 +77,7 @@ async function schemaExists(schema: string): Promise<boolean> {
 }
 
 describe('npm start (services/stack/src/main.ts)', () => {
-  it('runs the whole stack for --duration, prints the banner, readiness and summaries, verifies by replay, cleans up and exits 0', async () => {
+  it('runs the whole stack for --duration, prints the banner, readiness and summaries, verifies (replay, truth, agents), cleans up and exits 0', async () => {
     const runDir = join(dir, 'in-process');
     const r = await runMain(['--duration', '8', '--speed', '4', '--sim-port', '0', '--agents', 'zone', '--summary-interval', '2s', '--run-dir', runDir, '--verify']);
     expect(r.stderr).toBe('');
@@ -87,6 +88,9 @@ describe('npm start (services/stack/src/main.ts)', () => {
     expect(r.stdout).toMatch(/^ready in \d+\.\d s/m);
     expect(r.stdout).toMatch(/^\[ +\d+s\] objects \d+ \| KUBE seq \d+ \| slices \d+ \| hinted \d+\/\d+ svc \| views \d+ \| API writes \d+ \| agents 3\/3 synced \| DLQ 0 \| backlog \d+$/m);
     expect(r.stdout).toMatch(/^verify: replay identical \(\d+ services\)$/m);
+    // (b) the live slices and hints equal `slicemesh plan` of the API's final state; (c) each agent's rules equal `proxy-plan` for its node.
+    expect(r.stdout).toMatch(/^verify: truth identical \(\d+ services\)$/m);
+    expect(r.stdout).toMatch(/^verify: agents identical \(3 agents\)$/m);
     expect(r.stdout.trimEnd().endsWith('stopped')).toBe(true);
     // Three zones: three agents wrote their rules; every component logged to its file.
     expect((await readdir(runDir)).filter((f) => f.endsWith('.rules')).sort()).toEqual(['control-plane-1.rules', 'worker-b-1.rules', 'worker-c-1.rules']);
@@ -106,6 +110,8 @@ describe('npm start (services/stack/src/main.ts)', () => {
     expect(r.stdout).toContain('services as child processes');
     expect(r.stdout).toMatch(/agents 3\/3 synced/);
     expect(r.stdout).toMatch(/^verify: replay identical/m);
+    expect(r.stdout).toMatch(/^verify: truth identical/m);
+    expect(r.stdout).toMatch(/^verify: agents identical \(3 agents\)$/m);
   });
 
   it('names every unreachable server with the command that starts it, and exits 1', async () => {

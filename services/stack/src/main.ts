@@ -5,11 +5,9 @@
 import { join, resolve } from 'node:path';
 import { ConfigError, helpRequested, onShutdown } from '@slicemesh/runtime';
 import { DEFAULT_SCENARIO_FILE } from '@slicemesh/cluster-sim';
-import { jetstream } from '@slicemesh/nats';
 import { stackConfig } from './config.ts';
 import type { StackConfig } from './config.ts';
 import { preflight, preflightMessage } from './preflight.ts';
-import { replayIntoScratch } from './replay.ts';
 import { PERSISTENT_RUN, freshRunNames, newRunId } from './run-names.ts';
 import { deleteRunState } from './run-state.ts';
 import type { Stack } from './start-stack.ts';
@@ -17,6 +15,7 @@ import { startStack } from './start-stack.ts';
 import { formatStatus } from './status.ts';
 import type { StackWebView } from './web-view.ts';
 import { startWebView } from './web-view.ts';
+import { verifyAll } from './verify-all.ts';
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 const err = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -102,17 +101,19 @@ async function main(argv: readonly string[]): Promise<void> {
     async () => clearInterval(timer),
     async () => {
       if (!c.verify) return;
-      out('verify: freezing the cluster, waiting until settled, then replaying the KUBE log into a scratch schema…');
+      out('verify: freezing the cluster, waiting until settled, then checking replay, truth (the API\'s final state) and agents…');
       try {
         stack.sim?.driver.stop(); // no more changes, so the pipeline can settle
         await stack.settled({ timeoutMs: 120_000 });
-        const r = await replayIntoScratch({
-          db: stack.db, liveSchema: stack.run.schema, databaseUrl: c.databaseUrl, js: jetstream(stack.nc), names: stack.run.names,
-          cluster: c.cluster, partitions: c.partitions,
+        const r = await verifyAll(stack);
+        const details = [r.details.replay, r.details.truth, r.details.agents];
+        r.summary.forEach((line, i) => {
+          out(line);
+          const problems = details[i] ?? [];
+          for (const p of problems.slice(0, 20)) out(`  ${p}`);
+          if (problems.length > 20) out(`  … and ${problems.length - 20} more`);
         });
-        out(`verify: ${r.ok ? 'replay identical' : `${r.problems.length} differences`} (${r.services.length} services)`);
-        for (const p of r.problems.slice(0, 20)) out(`  ${p}`);
-        if (!r.ok) failed = true;
+        if (!(r.replay && r.truth && r.agents)) failed = true;
       } catch (e) {
         failed = true;
         out(`verify: failed: ${e instanceof Error ? e.message : String(e)}`);
