@@ -5,6 +5,7 @@ export * from './migrate.ts';
 export * from './batches.ts';
 export * from './object-store.ts';
 export * from './offsets.ts';
+export * from './leases.ts';
 export * from './slice-store.ts';
 export * from './outbox.ts';
 export * from './outbox-relay.ts';

@@ -4,6 +4,7 @@
 // stale upsert cannot resurrect a deleted object.
 
 import { sql } from 'kysely';
+import type { RawBuilder } from 'kysely';
 import type { Endpoints, Node, Pod, Service } from '@slicemesh/model';
 import { isNewerResourceVersion, supersedes } from '@slicemesh/model';
 import { chunks } from './batches.ts';
@@ -65,7 +66,7 @@ returning cluster, kind, namespace, name`;
 }
 
 /** The upsert of buildUpsertObjects without its returning clause (for composing statements). */
-export function upsertObjectsStatement(rows: readonly KubeObjectRow[]) {
+export function upsertObjectsStatement(rows: readonly KubeObjectRow[], when: RawBuilder<boolean> = sql<boolean>`true`) {
   const payload = JSON.stringify(rows.map((r) => ({
     cluster: r.cluster,
     kind: r.kind,
@@ -80,6 +81,7 @@ export function upsertObjectsStatement(rows: readonly KubeObjectRow[]) {
   return sql`insert into kube_objects (cluster, kind, namespace, name, uid, resource_version, deleted, body, kube_seq)
 select cluster, kind, namespace, name, uid, resource_version, deleted, body, kube_seq
 from jsonb_to_recordset(${payload}::jsonb) as r(cluster text, kind text, namespace text, name text, uid text, resource_version text, deleted boolean, body jsonb, kube_seq bigint)
+where ${when}
 on conflict (cluster, kind, namespace, name) do update set uid = excluded.uid, resource_version = excluded.resource_version, deleted = excluded.deleted, body = excluded.body, kube_seq = excluded.kube_seq
 where ${NEWER_VERSION_GUARD}`;
 }

@@ -12,6 +12,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Db } from './schema.ts';
+import type { LeaseClaim } from './leases.ts';
+import { FencedError, fenceHolds } from './leases.ts';
 
 export interface RelayPosition {
   /** xid8 as decimal text. */
@@ -57,12 +59,11 @@ export async function loadRelayPosition(db: Db, name: string): Promise<RelayPosi
   return r === undefined ? null : { txid: r.txid, id: Number(r.id) };
 }
 
-export async function saveRelayPosition(db: Db, name: string, pos: RelayPosition): Promise<void> {
-  await db
-    .insertInto('relay_positions')
-    .values({ name, txid: pos.txid, id: pos.id })
-    .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ txid: eb.ref('excluded.txid'), id: eb.ref('excluded.id') })))
-    .execute();
+/** Stores the relay's position; with `fence`, only while those leases hold (else FencedError, nothing stored). */
+export async function saveRelayPosition(db: Db, name: string, pos: RelayPosition, fence: readonly LeaseClaim[] = []): Promise<void> {
+  const r = await sql<{ name: string }>`insert into relay_positions (name, txid, id) select ${name}, ${pos.txid}::xid8, ${pos.id} where ${fenceHolds(fence)}
+    on conflict (name) do update set txid = excluded.txid, id = excluded.id returning name`.execute(db);
+  if (r.rows.length === 0) throw new FencedError(fence);
 }
 
 export interface OutboxRelayOptions {
@@ -80,6 +81,8 @@ export interface OutboxRelayOptions {
   readonly onError?: (err: unknown) => void;
   /** Ends a caught-up pause early when the writer says it committed rows (saves up to pollMs). */
   readonly waker?: RelayWaker;
+  /** The relay's lease: its position is stored only while the lease holds (one relay per name). */
+  readonly fence?: readonly LeaseClaim[];
 }
 
 /** Lets a writer wake the relay right after it commits outbox rows. */
@@ -146,13 +149,15 @@ export async function runOutboxRelay(opts: OutboxRelayOptions): Promise<void> {
         }
       } finally {
         if (done !== pos && done !== null) {
-          await saveRelayPosition(db, name, done);
+          await saveRelayPosition(db, name, done, opts.fence);
           pos = done;
         }
       }
     } catch (err) {
       full = false;
       opts.onError?.(err);
+      // Another relay holds the name now: this one stops rather than fight over the position.
+      if (err instanceof FencedError) return;
     }
     if (!full) await (opts.waker ? opts.waker.wait(pollMs, signal) : pause(pollMs, signal));
   }

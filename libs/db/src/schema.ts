@@ -142,6 +142,26 @@ export interface PublishedViewsTable {
   digest: string | null;
 }
 
+export interface PartitionLeasesTable {
+  lease_group: string;
+  partition: number;
+  /** The member holding it; null when free. */
+  holder: string | null;
+  /** Fencing token: grows by one at every acquisition. */
+  token: Int8;
+  expires_at: Timestamp | null;
+  acquired_at: Timestamp | null;
+}
+
+export interface LeaseMembersTable {
+  lease_group: string;
+  member: string;
+  /** Random per process: tells two processes that share a member name apart. */
+  incarnation: string;
+  expires_at: Timestamp;
+  joined_at: ColumnType<Date, never, never>;
+}
+
 export interface Database {
   kube_objects: KubeObjectsTable;
   consumer_offsets: ConsumerOffsetsTable;
@@ -156,6 +176,8 @@ export interface Database {
   hint_nodes: HintNodesTable;
   hint_services: HintServicesTable;
   published_views: PublishedViewsTable;
+  partition_leases: PartitionLeasesTable;
+  lease_members: LeaseMembersTable;
 }
 
 /** Either the pool-backed handle or a transaction: readers accept both. */

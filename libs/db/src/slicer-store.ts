@@ -15,6 +15,8 @@ import { appendOutbox } from './outbox.ts';
 import type { ReconcileRecord } from './reconcile-log.ts';
 import { recordReconciles } from './reconcile-log.ts';
 import type { Db, StoredKind, Trx } from './schema.ts';
+import type { LeaseClaim } from './leases.ts';
+import { FencedError, assertFence, fenceHolds } from './leases.ts';
 
 export interface SlicerSnapshot {
   /** Last applied KUBE sequence per consumer asked for (0 when none). */
@@ -56,28 +58,34 @@ export interface IngestCommit {
   readonly offset: number;
   /** Objects and tombstones to store (older versions than stored are skipped by the guard). */
   readonly rows: readonly KubeObjectRow[];
+  /** The lease of the batch's partition: without it nothing is written (FencedError). */
+  readonly fence?: readonly LeaseClaim[];
 }
 
-/** Stores one ingested batch and advances its consumer's offset, in one transaction. */
+/**
+ * Stores one ingested batch and advances its consumer's offset, in one transaction. Throws
+ * FencedError, having written nothing, when the batch's lease no longer holds.
+ */
 export async function commitIngestBatch(db: Db, batch: IngestCommit): Promise<void> {
   const rows = newestPerKey(batch.rows);
+  const fence = batch.fence ?? [];
   if (rows.length > SINGLE_STATEMENT_ROWS) {
     await db.transaction().execute(async (trx) => {
+      await assertFence(trx, fence);
       await upsertObjects(trx, rows);
       await advanceOffset(trx, batch.consumer, batch.offset);
     });
     return;
   }
-  // One statement is one implicit transaction and one round trip (BEGIN, two writes and COMMIT
-  // would be four): the objects and the offset still commit together or not at all.
-  const offset = sql`insert into consumer_offsets (consumer, last_seq) values (${batch.consumer}, ${batch.offset})
+  // One statement is one implicit transaction and one round trip (BEGIN, the fence, two writes
+  // and COMMIT would be five): the fence, the objects and the offset still go together.
+  const held = sql<boolean>`(select ok from fence)`;
+  const offset = sql`insert into consumer_offsets (consumer, last_seq) select ${batch.consumer}, ${batch.offset} where ${held}
 on conflict (consumer) do update set last_seq = excluded.last_seq where consumer_offsets.last_seq < excluded.last_seq`;
-  if (rows.length === 0) {
-    await offset.execute(db);
-    return;
-  }
-  await sql`with objects as (${upsertObjectsStatement(rows)} returning 1), moved as (${offset} returning 1)
-select (select count(*) from objects) as objects, (select count(*) from moved) as moved`.execute(db);
+  const objects = rows.length === 0 ? sql`select 1 where false` : sql`${upsertObjectsStatement(rows, held)} returning 1`;
+  const r = await sql<{ ok: boolean }>`with fence as (select ${fenceHolds(fence)} as ok), objects as (${objects}), moved as (${offset} returning 1)
+select (select ok from fence) as ok, (select count(*) from objects) as objects, (select count(*) from moved) as moved`.execute(db);
+  if (r.rows[0]?.ok !== true) throw new FencedError(fence);
 }
 
 /** Batches up to this many rows are written by one statement. */
@@ -90,20 +98,25 @@ export interface SliceWrites {
   readonly deletes: readonly { readonly namespace: string; readonly name: string }[];
   readonly outbox: readonly OutboxMessage[];
   readonly records: readonly ReconcileRecord[];
+  /** The leases of the batch's partitions: without them nothing is written (FencedError). */
+  readonly fence?: readonly LeaseClaim[];
 }
 
 /**
  * Writes one batch of reconciles (slices, their outbox messages, replay records) atomically: as
  * ONE statement when it is small and every outbox id is a plain string or a prefix + row id (one
  * round trip instead of five to seven), otherwise in one transaction of several statements.
+ * Throws FencedError, having written nothing, when a lease in `w.fence` no longer holds.
  */
 export async function commitSliceWrites(db: Db, w: SliceWrites): Promise<void> {
   const small = w.upserts.length + w.deletes.length + w.outbox.length + w.records.length <= 2000;
   if (small && w.outbox.every((o) => typeof o.msgId !== 'function')) {
-    await sliceWritesStatement(w).execute(db);
+    const r = await sliceWritesStatement(w).execute(db);
+    if (r.rows[0]?.ok !== true) throw new FencedError(w.fence ?? []);
     return;
   }
   await db.transaction().execute(async (trx) => {
+    await assertFence(trx, w.fence ?? []);
     await deleteSlices(trx, w.cluster, w.deletes);
     await upsertSlices(trx, w.cluster, w.upserts);
     await appendOutbox(trx, w.outbox);
@@ -125,21 +138,24 @@ function sliceWritesStatement(w: SliceWrites) {
     namespace: r.namespace, service: r.service, kube_seq_from: r.kubeSeqFrom, kube_seq_to: r.kubeSeqTo, reconcile_id: r.reconcileId,
     created: r.created, updated: r.updated, deleted: r.deleted, settings: r.settings ?? null,
   })));
-  return sql`with
+  const held = sql<boolean>`(select ok from fence)`;
+  return sql<{ ok: boolean }>`with
+  fence as (select ${fenceHolds(w.fence ?? [])} as ok),
   gone as (
     delete from endpoint_slices e using jsonb_to_recordset(${deletes}::jsonb) as d(namespace text, name text)
-    where e.cluster = ${w.cluster} and e.namespace = d.namespace and e.name = d.name returning 1),
+    where ${held} and e.cluster = ${w.cluster} and e.namespace = d.namespace and e.name = d.name returning 1),
   written as (
     insert into endpoint_slices (cluster, namespace, name, service, address_type, managed_by, generation, body)
     select ${w.cluster}, namespace, name, service, address_type, managed_by, generation, body
     from jsonb_to_recordset(${slices}::jsonb) as s(namespace text, name text, service text, address_type text, managed_by text, generation int, body jsonb)
+    where ${held}
     on conflict (cluster, namespace, name) do update set service = excluded.service, address_type = excluded.address_type,
       managed_by = excluded.managed_by, generation = excluded.generation, body = excluded.body
     returning 1),
   numbered as (
     select nextval(pg_get_serial_sequence('outbox', 'id')) as id, e.value->>'subject' as subject, e.value->>'msg_id' as msg_id,
       e.value->>'prefix' as prefix, e.value->'payload' as payload, e.n
-    from jsonb_array_elements(${outbox}::jsonb) with ordinality as e(value, n)),
+    from jsonb_array_elements(${outbox}::jsonb) with ordinality as e(value, n) where ${held}),
   queued as (
     insert into outbox (id, subject, msg_id, payload)
     select id, subject, coalesce(msg_id, prefix || id::text), payload from numbered order by n returning 1),
@@ -147,8 +163,9 @@ function sliceWritesStatement(w: SliceWrites) {
     insert into reconciles (cluster, namespace, service, kube_seq_from, kube_seq_to, reconcile_id, created, updated, deleted, settings)
     select ${w.cluster}, namespace, service, kube_seq_from, kube_seq_to, reconcile_id, created, updated, deleted, settings
     from jsonb_to_recordset(${records}::jsonb) as r(namespace text, service text, kube_seq_from bigint, kube_seq_to bigint, reconcile_id text, created int, updated int, deleted int, settings jsonb)
+    where ${held}
     returning 1)
-select (select count(*) from gone) as gone, (select count(*) from written) as written, (select count(*) from queued) as queued, (select count(*) from recorded) as recorded`;
+select (select ok from fence) as ok, (select count(*) from gone) as gone, (select count(*) from written) as written, (select count(*) from queued) as queued, (select count(*) from recorded) as recorded`;
 }
 
 async function deleteSlices(trx: Trx, cluster: string, keys: SliceWrites['deletes']): Promise<void> {

@@ -13,3 +13,4 @@ export * from './bounded-frequency-runner.ts';
 export * from './shutdown.ts';
 export * from './service-host.ts';
 export * from './layout.ts';
+export * from './lease-keeper.ts';

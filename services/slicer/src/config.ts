@@ -1,6 +1,7 @@
 // The slicer's settings, each declared once with its flag, env variable, default and doc
 // (`slicer --help` prints them), plus the values derived from them.
 
+import { hostname } from 'node:os';
 import { encodeToken, fnv1a32 } from '@slicemesh/nats';
 import type { StreamNames } from '@slicemesh/nats';
 import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, MANAGED_BY_CONTROLLER, MAX_MAX_ENDPOINTS_PER_SLICE, labelValueProblem } from '@slicemesh/model';
@@ -24,6 +25,16 @@ export function parseOwnedPartitions(text: string): OwnedPartitions {
     for (let p = lo; p <= hi; p++) out.add(p);
   }
   return [...out].sort((a, b) => a - b);
+}
+
+/** `<hostname>-<pid>`: unique per process on a host and per pod in a cluster. */
+export function defaultReplicaId(): string {
+  return `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 200)}-${process.pid}`;
+}
+
+function replicaId(text: string): string {
+  if (!/^[A-Za-z0-9_.-]{1,253}$/.test(text)) throw new Error('must be 1..253 characters of [A-Za-z0-9_.-]');
+  return text;
 }
 
 function schemaName(text: string): string {
@@ -54,7 +65,15 @@ export const slicerConfig = defineConfig({
   dbSchema: { env: 'DB_SCHEMA', flag: '--db-schema', default: 'slicemesh', parse: schemaName, doc: 'Postgres schema holding this deployment\'s tables (created and migrated at start).' },
   cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', parse: 'string', doc: 'Name of the source cluster, as used in subjects.' },
   partitions: { env: 'PARTITIONS', flag: '--partitions', default: 1, min: 1, max: 10_000, parse: 'int', doc: 'Number of KUBE partitions the watcher publishes (a deployment-wide constant).' },
-  ownedPartitions: { env: 'OWNED_PARTITIONS', flag: '--owned-partitions', default: 'all', parse: parseOwnedPartitions, doc: 'Partitions this instance consumes and reconciles: all, or a list such as 0,2,4-7.' },
+  ownedPartitions: {
+    env: 'OWNED_PARTITIONS',
+    flag: '--owned-partitions',
+    default: 'all',
+    parse: parseOwnedPartitions,
+    doc: 'all: take a balanced share of the partitions with the other replicas (leases); a list such as 0,2,4-7: take exactly those, whenever their lease is free.',
+  },
+  replicaId: { env: 'REPLICA_ID', flag: '--replica-id', default: defaultReplicaId(), parse: replicaId, doc: 'This replica\'s name among the slicers of the cluster (leases); unique per process. Defaults to <hostname>-<pid>.' },
+  leaseTtl: { env: 'LEASE_TTL', flag: '--lease-ttl', default: '5s', min: 1000, parse: 'duration', doc: 'Lease time to live: a replica that stops renewing loses its partitions this long after its last renewal (renewed every TTL/5).' },
   kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', parse: 'string', doc: 'Stream holding the Kubernetes event log.' },
   slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', parse: 'string', doc: 'Stream the slice changes are published to.' },
   dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', parse: 'string', doc: 'Stream for dead letters (rejected input).' },
@@ -90,8 +109,10 @@ export function slicerConfigWith(overrides: Partial<SlicerConfig> = {}): SlicerC
 /** Values derived from the settings, checked against each other. */
 export interface SlicerSettings {
   readonly names: StreamNames;
-  /** Sorted partition numbers this instance owns. */
+  /** Sorted partition numbers this instance may own (all, or its OWNED_PARTITIONS list). */
   readonly partitions: readonly number[];
+  /** Exactly these partitions (an OWNED_PARTITIONS list); undefined: a balanced share. */
+  readonly pinned?: readonly number[];
   readonly durablePrefix: string;
 }
 
@@ -107,6 +128,7 @@ export function resolveSlicerSettings(c: SlicerConfig): SlicerSettings {
   return {
     names: { kube: c.kubeStream, slices: c.slicesStream, dlq: c.dlqStream, events: c.eventsStream, prefix: c.subjectPrefix },
     partitions: owned,
+    ...(c.ownedPartitions === 'all' ? {} : { pinned: owned }),
     durablePrefix: c.durablePrefix ?? defaultDurablePrefix(c.cluster),
   };
 }
@@ -125,10 +147,26 @@ export function partitionDurable(prefix: string, partition: number): string {
   return `${prefix}-p${partition}`;
 }
 
-/** The durable consuming the node subjects. */
-export function nodesDurable(prefix: string): string {
-  return `${prefix}-nodes`;
+/**
+ * The durable feeding `partition`'s owner the node subjects. Nodes concern every partition, so
+ * each partition has its own node consumer and offset, and they move with its lease.
+ */
+export function nodesDurable(prefix: string, partition: number): string {
+  return `${prefix}-p${partition}-nodes`;
 }
+
+/** Every durable the owner of `partitions` consumes: each partition's own and its node consumer. */
+export function slicerDurables(prefix: string, partitions: readonly number[]): string[] {
+  return partitions.flatMap((p) => [partitionDurable(prefix, p), nodesDurable(prefix, p)]);
+}
+
+/** The lease group of the cluster's slicers (one lease per KUBE partition). */
+export function slicerLeaseGroup(cluster: string): string {
+  return `slicer/${cluster}`;
+}
+
+/** The lease group of the outbox relay: one relay per schema publishes the outbox. */
+export const RELAY_LEASE_GROUP = 'slicer-relay';
 
 /** The consumer_offsets key of a durable: offsets are per stream and durable. */
 export function offsetName(stream: string, durable: string): string {

@@ -1,6 +1,7 @@
 // @slicemesh/slicer: the EndpointSlice and mirroring controllers over the KUBE event log.
 export * from './config.ts';
 export * from './slicer.ts';
+export * from './engine.ts';
 export * from './ingest.ts';
 export * from './dirty-marks.ts';
 export * from './store.ts';

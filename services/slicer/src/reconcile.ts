@@ -39,7 +39,8 @@ export interface ReconcileDeps {
   readonly settings: ReconcileSettings;
   /** Offset name of the consumer feeding `partition`. */
   readonly partitionConsumer: (partition: number) => string;
-  readonly nodesConsumer: string;
+  /** The newest node message memory reflects (a replay reads the nodes up to it). */
+  readonly nodesSeq: () => number;
   /** A.10 state, kept in memory like upstream's (a restart starts afresh). */
   readonly triggerTimes: TriggerTimeTracker;
   /** Random part of reconcile IDs. Defaults to a UUID prefix. */
@@ -115,7 +116,7 @@ export async function reconcileBatch(keys: readonly string[], deps: ReconcileDep
 function planOne(key: string, mark: DirtyMark, deps: ReconcileDeps, writes: { upserts: Map<string, EndpointSlice>; deletes: Map<string, { namespace: string; name: string }>; outbox: OutboxMessage[]; records: ReconcileRecord[] }): Omit<Planned, 'outcome'> & { outcome: ReconcileOutcome } {
   const { namespace, name } = splitServiceKey(key);
   const to = deps.offsets.get(deps.partitionConsumer(partitionOf(namespace, deps.partitions))) ?? 0;
-  const nodesTo = deps.offsets.get(deps.nodesConsumer) ?? 0;
+  const nodesTo = deps.nodesSeq();
   const planned: ServicePlan = planService(serviceView(deps.state, namespace, name), {
     ...deps.settings,
     triggerTime: (service, pods) => deps.triggerTimes.computeTriggerTime(service, pods),

@@ -2,7 +2,7 @@
 // and never skips a late-committing transaction; each row goes out with its own msgId, so a
 // row re-published after a crash is dropped by the stream's duplicate window.
 
-import type { Db, OutboxRecord, RelayWaker } from '@slicemesh/db';
+import type { Db, LeaseClaim, OutboxRecord, RelayWaker } from '@slicemesh/db';
 import { runOutboxRelay } from '@slicemesh/db';
 import type { JetStreamClient } from '@slicemesh/nats';
 import { publishAcked } from '@slicemesh/nats';
@@ -20,6 +20,8 @@ export interface RelayOptions {
   readonly onError?: (err: unknown) => void;
   /** Woken by the reconcile loop after each commit that wrote outbox rows. */
   readonly waker?: RelayWaker;
+  /** The relay lease: positions are stored only while it holds. */
+  readonly fence?: readonly LeaseClaim[];
 }
 
 /** Runs until `signal` aborts; resolves then. */
@@ -31,6 +33,7 @@ export async function runSlicesRelay(opts: RelayOptions): Promise<void> {
     pollMs: opts.pollMs ?? 100,
     ...(opts.onError ? { onError: opts.onError } : {}),
     ...(opts.waker ? { waker: opts.waker } : {}),
+    ...(opts.fence ? { fence: opts.fence } : {}),
     publish: async (row) => {
       const ack = await publishAcked(opts.js, row.subject, row.payload, { msgID: row.msgId });
       opts.onPublished?.(row, ack.duplicate);

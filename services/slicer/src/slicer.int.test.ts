@@ -290,7 +290,7 @@ describe('slicer against NATS and Postgres', () => {
     expect(slicer.isReady()).toBe(false);
     // The node durable may or may not exist; a new slicer starts fine either way.
     await start(s);
-    expect(nodesDurable(`slicer-${s.js.id}`)).toBe(`slicer-${s.js.id}-nodes`);
+    expect(nodesDurable(`slicer-${s.js.id}`, 0)).toBe(`slicer-${s.js.id}-p0-nodes`);
   });
 });
 

@@ -6,7 +6,7 @@ import { countSlices, loadDecisionFlags } from '@slicemesh/db';
 import type { JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
 import { isApiError, openKv, pendingCount, svcClusterFilter } from '@slicemesh/nats';
 import { consumerSpecs } from '@slicemesh/hints';
-import { RELAY_NAME, nodesDurable, outboxBacklog, partitionDurable, resolveSlicerSettings, slicerConfig } from '@slicemesh/slicer';
+import { RELAY_NAME, outboxBacklog, resolveSlicerSettings, slicerConfig, slicerDurables } from '@slicemesh/slicer';
 import type { StackLayout } from './service-env.ts';
 import { slicerEnv } from './service-env.ts';
 
@@ -20,7 +20,7 @@ export interface WatchedConsumer {
 /** The slicer's and the hints service's durables for `layout` (their default durable prefixes). */
 export function consumersOf(layout: StackLayout): WatchedConsumer[] {
   const settings = resolveSlicerSettings(slicerConfig.parse([], slicerEnv(layout, 0)));
-  const slicer = [...settings.partitions.map((p) => partitionDurable(settings.durablePrefix, p)), nodesDurable(settings.durablePrefix)];
+  const slicer = slicerDurables(settings.durablePrefix, settings.partitions);
   return [
     ...slicer.map((durable) => ({ service: 'slicer' as const, stream: layout.names.kube, durable })),
     ...consumerSpecs(layout.cluster, layout.names, 'hints').map((s) => ({ service: 'hints' as const, stream: s.stream, durable: s.durable })),

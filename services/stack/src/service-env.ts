@@ -50,11 +50,15 @@ export function watcherEnv(l: StackLayout, healthPort: number): Env {
   };
 }
 
-/** services/slicer/src/config.ts */
-export function slicerEnv(l: StackLayout, healthPort: number): Env {
+/**
+ * services/slicer/src/config.ts. Replica `n` is named slicer-<n>: a restarted replica keeps its
+ * name and takes its leases back at once instead of waiting for them to expire.
+ */
+export function slicerEnv(l: StackLayout, healthPort: number, replica = 0): Env {
   return {
     NATS_URL: l.natsUrl, DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, PARTITIONS: String(l.partitions), ...streams(l),
     BATCH_PERIOD: `${l.batchPeriodMs}ms`, ACK_WAIT: `${l.ackWaitMs}ms`, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
+    REPLICA_ID: `slicer-${replica}`,
   };
 }
 

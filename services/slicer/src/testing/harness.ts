@@ -46,7 +46,7 @@ export class Harness {
       prefix: 'stage.',
       settings: { managedBy: MANAGED_BY_CONTROLLER, maxEndpointsPerSlice: o.max ?? 100 },
       partitionConsumer: () => PART,
-      nodesConsumer: NODES,
+      nodesSeq: () => this.offsets.get(NODES) ?? 0,
       triggerTimes: new TriggerTimeTracker(),
       randomId: () => String(++this.reconciles),
     };

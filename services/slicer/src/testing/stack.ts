@@ -10,7 +10,7 @@ import { ensureStreams, pendingCount, publishAcked } from '@slicemesh/nats';
 import { withJetStream } from '../../../../libs/nats/testing/jetstream.ts';
 import type { JetStreamFixture } from '../../../../libs/nats/testing/jetstream.ts';
 import type { SlicerConfig } from '../config.ts';
-import { nodesDurable, partitionDurable, resolveSlicerSettings, slicerConfigWith } from '../config.ts';
+import { resolveSlicerSettings, slicerConfigWith, slicerDurables } from '../config.ts';
 import type { LogMessage } from '../kube-log.ts';
 import { readKubeLog } from '../kube-log.ts';
 import { outboxBacklog } from '../relay.ts';
@@ -70,7 +70,7 @@ export async function withStack(): Promise<Stack> {
     },
     settled: async (config, ...slicers) => {
       const s = resolveSlicerSettings(config);
-      const durables = [...s.partitions.map((p) => partitionDurable(s.durablePrefix, p)), nodesDurable(s.durablePrefix)];
+      const durables = slicerDurables(s.durablePrefix, s.partitions);
       await vi.waitFor(
         async () => {
           for (const d of durables) if ((await pendingCount(js.jsm, config.kubeStream, d)) !== 0) throw new Error(`${d} has pending messages`);

@@ -1,0 +1,391 @@
+// One slicer engine: the controllers for a fixed set of partitions, as long as this replica holds
+// their leases. It keeps those partitions' cluster state in memory (a ClusterState, restored from
+// the Postgres snapshot at start, then fed by the log): durable consumers on KUBE feed ingest
+// (commit, then apply to memory and mark Services dirty), one reconcile loop takes the ready
+// keys in batches, plans them against memory and writes each batch in one transaction. Every
+// write carries the leases of the partitions it touches, so once a lease is lost the engine's
+// late writes are refused (FencedError) and it is replaced by one for the new set.
+//
+// Each partition has two consumers: its own subjects and the node subjects (nodes matter to
+// every partition, and a node consumer shared between replicas would hand each node change to
+// only one of them). Two node consumers in one engine apply the same node change once: the
+// second finds it stale.
+
+import { performance } from 'node:perf_hooks';
+import { ClusterState } from '@slicemesh/core';
+import type { LeaseClaim } from '@slicemesh/db';
+import type { ConsumedMessage, DurableOptions, EventRequestPublisher, HandlerOutcome, JetStreamClient, JetStreamManager } from '@slicemesh/nats';
+import {
+  MIRRORING_EVENT_COMPONENT,
+  consumeBatchesInOrder,
+  eventRequest,
+  kubeNodesFilter,
+  kubePartitionFilter,
+  partitionOf,
+  pendingCount,
+  restartDurableAt,
+} from '@slicemesh/nats';
+import type { Clock, Logger, ReadyStatus } from '@slicemesh/runtime';
+import { WorkQueue } from '@slicemesh/runtime';
+import { TriggerTimeTracker } from '@slicemesh/slicing';
+import type { SlicerConfig, SlicerSettings } from './config.ts';
+import { nodesDurable, offsetName, partitionDurable } from './config.ts';
+import { DirtyMarks } from './dirty-marks.ts';
+import type { IngestDeps } from './ingest.ts';
+import { ingestBatch } from './ingest.ts';
+import type { SlicerMetrics } from './metrics.ts';
+import { natsDeadLetters } from './dead-letters.ts';
+import type { SlicerStore } from './ports.ts';
+import { restoreProjection } from './store.ts';
+import type { ReconcileDeps, ReconcileOutcome } from './reconcile.ts';
+import { reconcileBatch, splitServiceKey } from './reconcile.ts';
+
+/** Most KUBE messages applied in one ingest transaction. */
+const INGEST_BATCH = 500;
+/** Most Services reconciled and written in one transaction. */
+const RECONCILE_BATCH = 256;
+const DRAIN_POLL_MS = 200;
+/** Pause before a consume loop that failed (e.g. NATS down) starts again. */
+const CONSUME_RESTART_MS = 1000;
+
+export interface EngineDeps {
+  readonly config: SlicerConfig;
+  readonly settings: SlicerSettings;
+  /** The partitions this engine owns, with the leases its writes carry. */
+  readonly claims: readonly LeaseClaim[];
+  readonly store: SlicerStore;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly metrics: SlicerMetrics;
+  readonly eventRequests: EventRequestPublisher;
+  /** Called after a batch that queued outbox rows committed. */
+  readonly onWrote: () => void;
+}
+
+export interface Engine {
+  readonly partitions: readonly number[];
+  /** Resolves once the backlog was consumed and every known Service reconciled once. */
+  readonly ready: Promise<void>;
+  isReady(): boolean;
+  readiness(): ReadyStatus;
+  /** Services marked dirty or being reconciled now. */
+  pending(): number;
+  /** Stops consuming and reconciling; the shared connections stay open. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** `ready` rejects with this when close() was called before startup finished. */
+export class ClosedError extends Error {
+  override readonly name = 'ClosedError';
+}
+
+function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const onAbort = (): void => {
+      clock.clearTimer(handle);
+      resolve();
+    };
+    const handle = clock.setTimer(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** The partitions a batch of slice writes touches (by namespace). */
+function partitionsOfWrites(writes: Parameters<SlicerStore['commitSlices']>[0], partitions: number): Set<number> {
+  const out = new Set<number>();
+  for (const s of writes.upserts) out.add(partitionOf(s.metadata.namespace ?? '', partitions));
+  for (const d of writes.deletes) out.add(partitionOf(d.namespace, partitions));
+  for (const r of writes.records) out.add(partitionOf(r.namespace, partitions));
+  return out;
+}
+
+/** Starts an engine for `deps.claims`' partitions and returns at once; await `ready`. */
+export function startEngine(deps: EngineDeps): Engine {
+  const { config, settings, js, jsm, log, clock, metrics } = deps;
+  const { names } = settings;
+  const partitions = deps.claims.map((c) => c.partition).sort((a, b) => a - b);
+  const claimOf = new Map(deps.claims.map((c) => [c.partition, c]));
+  const dirty = new DirtyMarks();
+  let inFlight = 0;
+  const stopConsuming = new AbortController();
+  const queue = new WorkQueue<string>({ clock });
+  const owned = new Set(partitions);
+  const state = new ClusterState({ ownsNamespace: (ns) => owned.has(partitionOf(ns, config.partitions)) });
+  const offsets = new Map<string, number>();
+  // The newest node message memory reflects: the snapshot's nodes (stored by whichever node
+  // consumer got furthest) or a node consumer of this engine, whichever is later. A reconcile
+  // records it, so a replay reads the nodes this one read.
+  let nodesSeen = 0;
+  const consumerPartition = new Map<string, number>();
+  const nodeConsumers = new Set<string>();
+  for (const p of partitions) {
+    consumerPartition.set(offsetName(names.kube, partitionDurable(settings.durablePrefix, p)), p);
+    const n = offsetName(names.kube, nodesDurable(settings.durablePrefix, p));
+    consumerPartition.set(n, p);
+    nodeConsumers.add(n);
+  }
+  const durables = partitions.flatMap((p) => [partitionDurable(settings.durablePrefix, p), nodesDurable(settings.durablePrefix, p)]);
+  const fence = (ps: Iterable<number>): LeaseClaim[] => {
+    const out: LeaseClaim[] = [];
+    for (const p of ps) {
+      const c = claimOf.get(p);
+      if (c === undefined) throw new Error(`partition ${p} is not this engine's (it owns ${partitions.join(',')})`);
+      out.push(c);
+    }
+    return out;
+  };
+  // The store with the leases attached: a write of a partition this replica lost is refused.
+  const store: SlicerStore = {
+    loadSnapshot: (consumers) => deps.store.loadSnapshot(consumers),
+    commitIngest: (batch) => deps.store.commitIngest({ ...batch, fence: fence([consumerPartition.get(batch.consumer) ?? -1]) }),
+    commitSlices: (writes) => deps.store.commitSlices({ ...writes, fence: fence(partitionsOfWrites(writes, config.partitions)) }),
+  };
+  let ready = false;
+  let notReady = 'starting';
+  let reconciling: Promise<void> | undefined;
+  const loops: Promise<void>[] = [];
+  const initial = new Set<string>();
+  let initialDone: () => void = () => {};
+
+  const step = (reason: string): void => {
+    if (stopConsuming.signal.aborted) throw new ClosedError('slicer engine closed during startup');
+    notReady = reason;
+  };
+
+  let reconcileDeps: ReconcileDeps;
+  let ingestDeps: IngestDeps;
+
+  // The mirroring controller records its warnings on the Endpoints object (A.13.5). Called only
+  // after the batch committed; the publish is not awaited and cannot fail the reconcile.
+  function emitEvents(out: ReconcileOutcome): void {
+    if (out.events.length === 0) return;
+    const { namespace, name } = splitServiceKey(out.key);
+    const uid = state.endpoints(namespace, name)?.metadata.uid;
+    const ref = { kind: 'Endpoints', apiVersion: 'v1', namespace, name, ...(uid ? { uid } : {}) };
+    for (const ev of out.events) deps.eventRequests.emit(eventRequest(config.cluster, MIRRORING_EVENT_COMPONENT, ref, ev, clock.now()));
+  }
+
+  function report(out: ReconcileOutcome, commitMs: number): void {
+    metrics.reconciles.inc({ result: out.errors.length > 0 ? 'partial' : out.result });
+    if (out.result !== 'clean') metrics.reconcileDuration.observe((out.planMs + commitMs) / 1000);
+    if (out.created > 0) metrics.sliceWrites.inc({ op: 'create' }, out.created);
+    if (out.updated > 0) metrics.sliceWrites.inc({ op: 'update' }, out.updated);
+    if (out.deleted > 0) metrics.sliceWrites.inc({ op: 'delete' }, out.deleted);
+    const l = log.child({ service: out.key, ...(out.reconcileID ? { reconcileID: out.reconcileID } : {}) });
+    const facts = { created: out.created, updated: out.updated, deleted: out.deleted, seq: out.kubeSeq?.to, planMs: Math.round(out.planMs * 100) / 100 };
+    if (out.result === 'changed') l.info(facts, 'reconciled');
+    else if (out.result !== 'clean') l.debug(facts, 'reconciled, nothing to write');
+    for (const ev of out.events) l.warn({ reason: ev.reason }, ev.message);
+    emitEvents(out);
+    if (out.errors.length > 0) l.warn({ problems: out.errors, retries: queue.numRequeues(out.key) }, 'reconcile skipped pods; retrying with backoff');
+  }
+
+  // The one reconcile loop: batches of ready keys, each batch one transaction.
+  async function reconcileLoop(): Promise<void> {
+    for (;;) {
+      const keys = await queue.getBatch(RECONCILE_BATCH);
+      if (keys.length === 0) return;
+      inFlight = keys.length;
+      try {
+        const t0 = performance.now();
+        const outcomes = await reconcileBatch(keys, reconcileDeps, () => performance.now());
+        const total = performance.now() - t0;
+        const commitMs = Math.max(0, total - outcomes.reduce((n, o) => n + o.planMs, 0));
+        log.debug({ services: keys.length, ms: Math.round(total * 100) / 100, commitMs: Math.round(commitMs * 100) / 100 }, 'reconciled a batch');
+        let wrote = false;
+        for (const out of outcomes) {
+          report(out, commitMs);
+          if (out.result === 'changed') wrote = true;
+          if (out.errors.length > 0) queue.addRateLimited(out.key);
+          else queue.forget(out.key);
+        }
+        if (wrote) deps.onWrote();
+      } catch (err) {
+        for (const k of keys) {
+          metrics.reconciles.inc({ result: 'error' });
+          queue.addRateLimited(k);
+        }
+        log.error({ err, services: keys.length, first: keys[0] }, 'writing a reconcile batch failed; memory restored, retrying with backoff');
+      } finally {
+        inFlight = 0;
+        for (const k of keys) {
+          queue.done(k);
+          if (initial.delete(k) && initial.size === 0) initialDone();
+        }
+      }
+    }
+  }
+
+  function handler(offset: string): (msgs: ConsumedMessage[]) => Promise<HandlerOutcome> {
+    return async (msgs) => {
+      const t0 = performance.now();
+      const outcomes = await ingestBatch(offset, msgs, ingestDeps);
+      if (nodeConsumers.has(offset)) nodesSeen = Math.max(nodesSeen, offsets.get(offset) ?? 0);
+      log.debug({ consumer: offset, messages: msgs.length, ms: Math.round((performance.now() - t0) * 100) / 100 }, 'ingested a batch');
+      for (const [i, out] of outcomes.entries()) {
+        const msg = msgs[i];
+        metrics.eventsIngested.inc({ kind: out.kind ?? 'unknown', result: out.result });
+        if (out.result === 'dead-lettered') {
+          metrics.deadLetters.inc();
+          log.warn({ seq: msg?.seq, subject: msg?.subject, reason: out.reason }, 'dead-lettered a KUBE message');
+        }
+        if (out.result === 'echo') {
+          log.warn({ seq: msg?.seq, subject: msg?.subject, managedBy: config.managedBy }, "an EndpointSlice of ours came back through KUBE: the watcher's MANAGED_BY should include the slicer's");
+        }
+        for (const k of out.keys) {
+          dirty.mark(k, msg?.seq ?? 0);
+          queue.addAfter(k, out.delayMs);
+        }
+      }
+      return 'ack';
+    };
+  }
+
+  // Positions the durable at the consumer's committed offset + 1: the offset (written with the
+  // objects) is the truth, so whatever the server still holds as pending is dropped and
+  // redelivered in order.
+  async function positionDurable(spec: DurableOptions): Promise<void> {
+    await restartDurableAt(jsm, names.kube, spec, (offsets.get(offsetName(names.kube, spec.durable)) ?? 0) + 1);
+  }
+
+  async function superviseLoop(spec: DurableOptions): Promise<void> {
+    const durable = spec.durable;
+    const offset = offsetName(names.kube, durable);
+    const signal = stopConsuming.signal;
+    let failures = 0;
+    for (let first = true; !signal.aborted; first = false) {
+      try {
+        if (!first) await positionDurable(spec);
+        await consumeBatchesInOrder(js, names.kube, durable, handler(offset), { signal, batch: INGEST_BATCH });
+        failures = 0;
+        if (!signal.aborted) {
+          // The subscription ended by itself (e.g. the consumer was deleted): do not spin.
+          log.warn({ consumer: durable }, 'consumer ended; restarting');
+          await sleep(clock, CONSUME_RESTART_MS, signal);
+        }
+      } catch (err) {
+        failures++;
+        metrics.eventsIngested.inc({ kind: 'unknown', result: 'error' });
+        log.error({ err, consumer: durable, failures }, 'ingest failed; restarting from the committed offset');
+        await sleep(clock, Math.min(CONSUME_RESTART_MS * 2 ** Math.min(failures - 1, 5), 30_000), signal);
+      }
+    }
+  }
+
+  async function waitDrained(): Promise<void> {
+    const signal = stopConsuming.signal;
+    for (;;) {
+      try {
+        const pending = await Promise.all(durables.map((d) => pendingCount(jsm, names.kube, d)));
+        if (pending.every((n) => n === 0)) return;
+        notReady = `consuming the initial backlog (${pending.reduce((a, b) => a + b, 0)} messages left)`;
+      } catch (err) {
+        notReady = `cannot read consumer state: ${err instanceof Error ? err.message : String(err)}`;
+      }
+      await sleep(clock, DRAIN_POLL_MS, signal);
+      if (signal.aborted) throw new ClosedError('slicer engine closed during startup');
+    }
+  }
+
+  async function start(): Promise<void> {
+    step('loading the snapshot');
+    const t0 = performance.now();
+    const consumers = durables.map((d) => offsetName(names.kube, d));
+    const snapshot = await store.loadSnapshot(consumers);
+    const restored = restoreProjection(state, snapshot);
+    for (const c of consumers) offsets.set(c, restored.offsets.get(c) ?? 0);
+    for (const r of snapshot.objects) if (r.kind === 'Node') nodesSeen = Math.max(nodesSeen, r.kubeSeq);
+    for (const c of nodeConsumers) nodesSeen = Math.max(nodesSeen, offsets.get(c) ?? 0);
+    log.info({ ...state.counts(), partitions, ms: Math.round(performance.now() - t0), offsets: Object.fromEntries(offsets) }, 'projection restored from Postgres');
+
+    step('creating consumers');
+    // One unacknowledged batch at a time: the offset check in ingest needs stream order, also
+    // across redeliveries (see ingest.ts), and a batch is acked or nak'ed whole.
+    const durableOpts = { ackWaitMs: config.ackWait, maxAckPending: INGEST_BATCH };
+    const specs: DurableOptions[] = partitions.flatMap((p) => [
+      { ...durableOpts, durable: partitionDurable(settings.durablePrefix, p), filterSubject: kubePartitionFilter(config.cluster, p, names) },
+      { ...durableOpts, durable: nodesDurable(settings.durablePrefix, p), filterSubject: kubeNodesFilter(config.cluster, names) },
+    ]);
+    for (const spec of specs) await positionDurable(spec);
+
+    ingestDeps = {
+      state,
+      offsets,
+      store,
+      deadLetters: natsDeadLetters(js, config.cluster, names, clock),
+      managedBy: config.managedBy,
+      cluster: config.cluster,
+      partitions: config.partitions,
+      prefix: names.prefix,
+      batchPeriodMs: config.batchPeriod,
+    };
+    reconcileDeps = {
+      state,
+      offsets,
+      dirty,
+      store,
+      cluster: config.cluster,
+      partitions: config.partitions,
+      prefix: names.prefix,
+      settings: { managedBy: config.managedBy, maxEndpointsPerSlice: config.maxEndpointsPerSlice },
+      partitionConsumer: (p) => offsetName(names.kube, partitionDurable(settings.durablePrefix, p)),
+      nodesSeq: () => nodesSeen,
+      triggerTimes: new TriggerTimeTracker(),
+    };
+
+    for (const spec of specs) loops.push(superviseLoop(spec));
+
+    step('consuming the initial backlog');
+    await waitDrained();
+    // Like a controller whose informers just synced: every Service is reconciled once, which
+    // also covers marks a crash lost (they are held in memory only) and the partitions this
+    // replica just took over. Reconciling before the backlog is in would plan from a partial
+    // view (a Service before its pods) and write placeholder slices whose names then outlive the
+    // real ones.
+    step('reconciling every known Service once');
+    const allDone = new Promise<void>((resolve) => {
+      initialDone = resolve;
+    });
+    stopConsuming.signal.addEventListener('abort', () => initialDone(), { once: true });
+    for (const key of state.reconcilableKeys()) {
+      const p = partitionOf(key.slice(0, key.indexOf('/')), config.partitions);
+      dirty.mark(key, offsets.get(offsetName(names.kube, partitionDurable(settings.durablePrefix, p))) ?? 0);
+      initial.add(key);
+      queue.add(key);
+    }
+    if (initial.size === 0) initialDone();
+    reconciling = reconcileLoop();
+    await allDone;
+    step('reconciled every known Service once');
+    ready = true;
+    log.info({ cluster: config.cluster, partitions, ms: Math.round(performance.now() - t0) }, 'slicer engine ready');
+  }
+
+  const started = start();
+  started.catch(() => {}); // observed through `ready` and close()
+  let closing: Promise<void> | undefined;
+
+  return {
+    partitions,
+    ready: started,
+    isReady: () => ready,
+    readiness: () => (ready ? { ready: true } : { ready: false, reason: notReady }),
+    // A closed engine holds no work: its marks die with it (the next owner resyncs everything).
+    pending: () => (closing === undefined ? dirty.size + inFlight : 0),
+    close: () =>
+      (closing ??= (async () => {
+        stopConsuming.abort();
+        await started.catch(() => {});
+        await Promise.all(loops);
+        queue.shutDown();
+        await reconciling;
+        ready = false;
+      })()),
+  };
+}
