@@ -4,6 +4,7 @@
 import { parseDuration, defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 import { AGENT_MODES } from './agents.ts';
+import { parseReplicas } from './replicas.ts';
 import { LOG_LEVELS, STACK_PUBLISHER_MODES } from './service-env.ts';
 
 /** `--duration`: plain seconds (`30`) or a duration (`90s`, `2m`); 0 = until Ctrl-C. Returns ms. */
@@ -43,6 +44,13 @@ export const stackConfig = defineConfig({
     default: false,
     parse: 'bool',
     doc: 'Run watcher, slicer, hints, publisher and agents as child processes (node dist/<svc>.js, as built; from the sources when the stack itself runs from them) instead of in this process.',
+  },
+  replicas: {
+    env: 'STACK_REPLICAS',
+    flag: '--replicas',
+    default: 'slicer=1,hints=1,watcher=1',
+    parse: parseReplicas,
+    doc: 'Copies per service, e.g. slicer=3,hints=2,watcher=2 (kinds: slicer, hints, watcher; 1..16 each; kinds not named: 1). Several are named slicer-0, slicer-1, … with their own health port and log file; slicers share the partitions by lease, watchers publish active-active with dedup.',
   },
   keepState: {
     env: 'STACK_KEEP_STATE',

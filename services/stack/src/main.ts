@@ -8,6 +8,7 @@ import { DEFAULT_SCENARIO_FILE } from '@slicemesh/cluster-sim';
 import { stackConfig } from './config.ts';
 import type { StackConfig } from './config.ts';
 import { preflight, preflightMessage } from './preflight.ts';
+import { formatReplicas, hasReplicas } from './replicas.ts';
 import { PERSISTENT_RUN, freshRunNames, newRunId } from './run-names.ts';
 import { deleteRunState } from './run-state.ts';
 import type { Stack } from './start-stack.ts';
@@ -28,6 +29,10 @@ function banner(stack: Stack, c: StackConfig, runDir: string, web: StackWebView 
   out(`  kube API    ${stack.urls.kube}   e.g. kubectl --server ${stack.urls.kube} get pods -A`);
   out(`  NATS        ${c.natsUrl}   streams ${[n.kube, n.slices, n.dlq, ...(n.events === undefined ? [] : [n.events])].join(' ')}, buckets ${n.svc} ${n.views} ${n.hinted}${n.prefix ? `, subjects ${n.prefix}…` : ''}`);
   out(`  Postgres    ${c.databaseUrl}   schema ${stack.run.schema}`);
+  if (hasReplicas(stack.replicas)) {
+    const names = stack.components().map((x) => x.name).filter((x) => /^(slicer|hints|watcher)(-\d+)?$/.test(x));
+    out(`  replicas    ${formatReplicas(stack.replicas)}: ${names.join(' ')} (slicers share the partitions by lease; watchers publish active-active)`);
+  }
   out(`  publisher   ${c.publisherMode === 'off' ? 'off' : c.publisherMode === 'write' ? `write: kubectl --server ${stack.urls.kube} get endpointslices -A` : 'shadow: counts what it would write, writes nothing'}`);
   out(`  agents      ${stack.agents.length} dry-run (${c.agents}): rules in ${runDir}/<node>.rules`);
   out(`  logs        ${join(runDir, 'logs')}/<component>.log`);
@@ -75,6 +80,7 @@ async function main(argv: readonly string[]): Promise<void> {
       logDir: join(runDir, 'logs'),
       logLevel: c.logLevel,
       batchPeriodMs: c.batchPeriod,
+      replicas: c.replicas,
     });
   } catch (e) {
     err(`slicemesh: cannot start the stack: ${e instanceof Error ? e.message : String(e)}`);

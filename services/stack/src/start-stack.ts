@@ -21,9 +21,11 @@ import type { LogDestination } from './in-process.ts';
 import { agentInProcess, hintsInProcess, publisherInProcess, slicerInProcess, watcherInProcess } from './in-process.ts';
 import type { BackboneReading } from './probe.ts';
 import { consumersOf, countViewKeys, readBackbone, scrapeMetric } from './probe.ts';
+import type { ReplicaCounts } from './replicas.ts';
+import { ONE_EACH, hasReplicas, hintsReplicaEnv, hintsReplicasSupported, replicaKindOf, replicaNames, replicaReadiness } from './replicas.ts';
 import type { RunNames } from './run-names.ts';
 import type { AgentSpec, Env, LogLevel, StackLayout, StackPublisherMode } from './service-env.ts';
-import { agentEnv, hintsEnv, publisherEnv, slicerEnv, watcherEnv } from './service-env.ts';
+import { agentEnv, publisherEnv, slicerEnv, watcherEnv } from './service-env.ts';
 import type { SettleOptions, SettleReading } from './settle.ts';
 import { waitSettled } from './settle.ts';
 import type { StackStatus } from './status.ts';
@@ -73,6 +75,13 @@ export interface StackOptions {
   readonly batchPeriodMs?: number;
   /** Slicer ack wait, ms. Defaults to 3000 (redelivery soon after a killed slicer). */
   readonly ackWaitMs?: number;
+  /**
+   * Copies of the watcher, the slicer and the hints service (missing kinds: 1). One replica keeps
+   * the bare name (`slicer`); several are `slicer-0` … with their own health port and log file.
+   */
+  readonly replicas?: Partial<ReplicaCounts>;
+  /** Extra env variables per component name (e.g. one agent's NATS_URL through a proxy); child processes and in-process alike. */
+  readonly envOverrides?: (component: string) => Env | undefined;
 }
 
 export interface StackUrls {
@@ -97,7 +106,9 @@ export interface Stack {
   readonly db: DbHandle['db'];
   readonly urls: StackUrls;
   components(): readonly Component[];
-  /** 'watcher', 'slicer', 'hints', 'publisher' or 'agent/<node>'; throws for an unknown name. */
+  /** How many copies of each replicable service run. */
+  readonly replicas: ReplicaCounts;
+  /** 'watcher', 'slicer', 'hints' (`slicer-0` … with replicas), 'publisher' or 'agent/<node>'; throws for an unknown name. */
   component(name: string): Component;
   status(): Promise<StackStatus>;
   /** One backbone reading (plus the simulator's resourceVersion). */
@@ -174,13 +185,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ackWaitMs: options.ackWaitMs ?? 3000,
       logLevel,
     };
+    const replicas: ReplicaCounts = { ...ONE_EACH, ...options.replicas };
+    if (wanted.has('hints') && replicas.hints > 1 && !hintsReplicasSupported(layout)) throw new Error(`hints=${replicas.hints}: this hints service cannot run as several replicas yet; run hints=1`);
     const agents = wanted.has('agents') ? pickAgents(await nodesOf(sim, kubeServer), options.agents ?? 'node', options.runDir) : [];
 
     // One component per service: the same Env either parsed here or handed to a child.
     const components: Component[] = [];
     // `after`: the first start waits for it (later restarts do not).
-    const add = (name: string, kind: ServiceKind, program: ServiceProgram, envOf: (port: number) => Env, inProcess: (env: Env, d: LogDestination) => Incarnation, after: Promise<void>): void => {
+    const add = (name: string, kind: ServiceKind, program: ServiceProgram, baseEnvOf: (port: number) => Env, inProcess: (env: Env, d: LogDestination) => Incarnation, after: Promise<void>): void => {
       const file = logFile(name);
+      const envOf = (port: number): Env => ({ ...baseEnvOf(port), ...options.envOverrides?.(name) });
       const once = async (): Promise<Incarnation> => {
         if (!asProcess(kind)) return inProcess(envOf(0), file ?? NULL_DESTINATION);
         // A fixed port per component, so a restarted child serves at the same URL.
@@ -205,10 +219,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // initial lists into KUBE, so their first reconciles see a whole snapshot (a Service read
     // before its pods gets a placeholder slice whose name it then keeps, A.7.4/A.7.6).
     const now = Promise.resolve();
-    if (wanted.has('watcher')) add('watcher', 'watcher', 'watcher', (p) => watcherEnv(layout, p), watcherInProcess, now);
-    const watcherReady = components[0]?.ready() ?? now;
-    if (wanted.has('slicer')) add('slicer', 'slicer', 'slicer', (p) => slicerEnv(layout, p), slicerInProcess, watcherReady);
-    if (wanted.has('hints')) add('hints', 'hints', 'hints', (p) => hintsEnv(layout, p), hintsInProcess, watcherReady);
+    if (wanted.has('watcher')) for (const name of replicaNames('watcher', replicas.watcher)) add(name, 'watcher', 'watcher', (p) => watcherEnv(layout, p), watcherInProcess, now);
+    // Every watcher has put its initial lists into KUBE (the later ones find them stored).
+    const watcherReady = components.length === 0 ? now : Promise.all(components.map((c) => c.ready())).then(() => {});
+    if (wanted.has('slicer')) replicaNames('slicer', replicas.slicer).forEach((name, i) => add(name, 'slicer', 'slicer', (p) => slicerEnv(layout, p, i), slicerInProcess, watcherReady));
+    if (wanted.has('hints')) replicaNames('hints', replicas.hints).forEach((name, i) => add(name, 'hints', 'hints', (p) => hintsReplicaEnv(layout, p, i, replicas.hints), hintsInProcess, watcherReady));
     const publisherMode = options.publisherMode ?? 'off';
     if (wanted.has('publisher') && publisherMode !== 'off') add('publisher', 'publisher', 'publisher', (p) => publisherEnv(layout, publisherMode, p), publisherInProcess, watcherReady);
     for (const a of agents) add(`agent/${a.node}`, 'agents', 'proxy-agent', (p) => agentEnv(layout, a, p), agentInProcess, watcherReady);
@@ -224,7 +239,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
     const db = dbh.db;
     const byName = new Map(components.map((c) => [c.name, c]));
-    const slicerUrls = (): (string | undefined)[] => components.filter((c) => c.name.startsWith('slicer')).map((c) => c.healthUrl());
+    const slicerUrls = (): (string | undefined)[] => components.filter((c) => replicaKindOf(c.name) === 'slicer' && !c.isStopped()).map((c) => c.healthUrl());
     const probe = { nc, jsm, db, layout, slicerUrls };
     const consumers = consumersOf(layout);
     const reading = async (): Promise<SettleReading> => {
@@ -239,6 +254,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       layout,
       sim,
       agents,
+      replicas,
       nc,
       jsm,
       db,
@@ -258,7 +274,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         const [backbone, viewKeys, objectsSeen, apiWrites] = await Promise.all([
           readBackbone(probe, consumers),
           countViewKeys(probe),
-          scrapeMetric(byName.get('watcher')?.healthUrl(), 'slicemesh_watcher_events_published_total'),
+          sumOver(components.filter((c) => replicaKindOf(c.name) === 'watcher').map((c) => c.healthUrl()), 'slicemesh_watcher_events_published_total'),
           publisher === undefined ? undefined : scrapeMetric(publisher.healthUrl(), publisherMode === 'shadow' ? 'slicemesh_publisher_would_writes_total' : 'slicemesh_publisher_writes_total'),
         ]);
         const agentComponents = components.filter((c) => c.name.startsWith('agent/'));
@@ -270,6 +286,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           ...(apiWrites !== undefined ? { apiWrites: { count: apiWrites, shadow: publisherMode === 'shadow' } } : {}),
           agents: { synced: agentComponents.filter((c) => c.isReady()).length, total: agentComponents.length },
           notReady: components.filter((c) => !c.isReady()).map((c) => c.name).filter((n) => !n.startsWith('agent/')),
+          ...(hasReplicas(replicas) ? { replicas: replicaReadiness(components) } : {}),
         };
       },
       close: () =>
@@ -290,6 +307,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     for (const f of logFiles) f.end();
     throw err;
   }
+}
+
+/** Sum of `metric` over several health servers (the watchers' published changes); null when none answers. */
+async function sumOver(urls: readonly (string | undefined)[], metric: string): Promise<number | null> {
+  const values = await Promise.all(urls.map((u) => scrapeMetric(u, metric)));
+  return values.some((v) => v !== null) ? values.reduce<number>((n, v) => n + (v ?? 0), 0) : null;
 }
 
 /**

@@ -1,6 +1,7 @@
 // The live summary `npm start` prints every few seconds: one compact line a person can follow.
 
 import type { BackboneReading } from './probe.ts';
+import type { ReplicaReadiness } from './replicas.ts';
 
 export interface StackStatus extends BackboneReading {
   /** Since the stack started, ms. */
@@ -13,6 +14,8 @@ export interface StackStatus extends BackboneReading {
   readonly apiWrites?: { readonly count: number | null; readonly shadow: boolean };
   /** Components not ready right now, by name. */
   readonly notReady: readonly string[];
+  /** With --replicas: per replicated kind, replicas ready / run. */
+  readonly replicas?: readonly ReplicaReadiness[];
 }
 
 const num = (n: number | null): string => (n === null ? '-' : String(n));
@@ -25,6 +28,7 @@ function uptime(ms: number): string {
 /**
  * One line, e.g.
  * `[1m05s] objects 96 | KUBE seq 412 | slices 8 | hinted 3/7 svc | views 54 | agents 9/9 synced | DLQ 0 | backlog 0`
+ * (with `--replicas`, ` | replicas slicer 3/3 hints 1/1 watcher 2/2` before the agents: ready / run per kind)
  * with ` | not ready: slicer, hints` appended while any component is not ready. `backlog` adds
  * the consumers' pending messages, dirty Services and unpublished outbox rows (0 = settled).
  */
@@ -37,6 +41,7 @@ export function formatStatus(s: StackStatus): string {
     `hinted ${s.hintedServices}/${s.decidedServices} svc`,
     `views ${num(s.viewKeys)}`,
     ...(s.apiWrites !== undefined ? [`${s.apiWrites.shadow ? 'would write' : 'API writes'} ${num(s.apiWrites.count)}`] : []),
+    ...(s.replicas !== undefined && s.replicas.length > 0 ? [`replicas ${s.replicas.map((r) => `${r.kind} ${r.ready}/${r.total}`).join(' ')}`] : []),
     `agents ${s.agents.synced}/${s.agents.total} synced`,
     `DLQ ${num(s.deadLetters)}`,
     `backlog ${backlog}`,
