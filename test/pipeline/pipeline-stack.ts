@@ -139,7 +139,7 @@ export class Pipeline {
 
     const hints = startHints(
       hintsConfigWith({
-        cluster, natsUrl: js.url, databaseUrl: db.url, dbSchema: db.schema, ...streams,
+        cluster, natsUrl: js.url, databaseUrl: db.url, dbSchema: db.schema, partitions, ...streams,
         svcBucket: js.names.svc, viewsBucket: js.names.views, hintedBucket: js.names.hinted, durablePrefix: `hints${js.id}`, logLevel,
       }),
       { logger: logger('hints') },

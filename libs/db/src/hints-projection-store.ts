@@ -3,6 +3,12 @@
 // transaction), and the two steps of its publishing protocol (intent before the KV writes,
 // confirmation after) for any number of services at once. The service keeps the live state in
 // memory; this is what a restart loads before it tails the log from the stored offsets.
+//
+// Several hints replicas share a cluster by KUBE partition (leases, leases.ts). Every write takes
+// the claims of the partitions it touches (`fence`) and is refused with FencedError, having
+// written nothing, once one of them no longer holds. Rows are keyed by cluster and namespace,
+// so the partitions' rows are disjoint — except the nodes, which every partition's consumer
+// writes, guarded by resourceVersion (hints-store.ts).
 
 import { sql } from 'kysely';
 import type { EndpointSlice, Node, Service } from '@slicemesh/model';
@@ -11,6 +17,8 @@ import {
   deleteHintForeignSlices, deleteHintNodes, deleteHintServices, deleteHintSlices, loadHintDecisions, loadHintForeignSlices, loadHintNodes,
   loadHintServices, loadHintSlices, loadPublishedViews, upsertHintForeignSlices, upsertHintNodes, upsertHintServices, upsertHintSlices,
 } from './hints-store.ts';
+import type { LeaseClaim } from './leases.ts';
+import { FencedError, assertFence, fenceHolds } from './leases.ts';
 import { advanceOffset, getOffset } from './offsets.ts';
 import type { Db } from './schema.ts';
 
@@ -31,7 +39,8 @@ export interface HintsSnapshot {
 export interface HintsIngestRows {
   readonly slices?: { readonly upserts: readonly EndpointSlice[]; readonly deletes: readonly NamespacedName[] };
   readonly foreignSlices?: { readonly upserts: readonly EndpointSlice[]; readonly deletes: readonly NamespacedName[] };
-  readonly nodes?: { readonly upserts: readonly Node[]; readonly deletes: readonly string[] };
+  /** `deletedAt`: the resourceVersion of each delete, by name (a newer stored node stays). */
+  readonly nodes?: { readonly upserts: readonly Node[]; readonly deletes: readonly string[]; readonly deletedAt?: Readonly<Record<string, string>> };
   readonly services?: { readonly upserts: readonly Service[]; readonly deletes: readonly NamespacedName[] };
 }
 
@@ -43,6 +52,14 @@ export interface HintsIntent {
   readonly decisions?: readonly HintDecision[];
   /** Keys about to be put, recorded unconfirmed (revision 0, digest unknown). */
   readonly pending: readonly { readonly key: string }[];
+}
+
+/** Which rows a snapshot holds: one replica's partitions (nodes are always all of them). */
+export interface SnapshotScope {
+  /** The namespace's services, slices and decisions are loaded. */
+  readonly namespace: (namespace: string) => boolean;
+  /** The published view key is loaded. */
+  readonly viewKey: (key: string) => boolean;
 }
 
 export class HintsProjectionStore {
@@ -57,8 +74,11 @@ export class HintsProjectionStore {
     this.cluster = cluster;
   }
 
-  /** Everything of the cluster, read in one repeatable-read transaction so rows and offsets agree. */
-  loadSnapshot(consumers: readonly string[]): Promise<HintsSnapshot> {
+  /**
+   * Everything of the cluster (or of `scope`: the nodes always whole), read in one
+   * repeatable-read transaction so rows and offsets agree.
+   */
+  loadSnapshot(consumers: readonly string[], scope?: SnapshotScope): Promise<HintsSnapshot> {
     const c = this.cluster;
     return this.db
       .transaction()
@@ -66,13 +86,14 @@ export class HintsProjectionStore {
       .execute(async (trx) => {
         const offsets = new Map<string, number>();
         for (const consumer of consumers) offsets.set(consumer, await getOffset(trx, consumer));
+        const ns = (o: { readonly metadata: { readonly namespace?: string } }): boolean => scope === undefined || scope.namespace(o.metadata.namespace ?? '');
         return {
-          services: await loadHintServices(trx, c),
-          slices: await loadHintSlices(trx, c),
-          foreignSlices: await loadHintForeignSlices(trx, c),
+          services: (await loadHintServices(trx, c)).filter(ns),
+          slices: (await loadHintSlices(trx, c)).filter(ns),
+          foreignSlices: (await loadHintForeignSlices(trx, c)).filter(ns),
           nodes: await loadHintNodes(trx, c),
-          decisions: await loadHintDecisions(trx, c),
-          publishedViews: await loadPublishedViews(trx, c),
+          decisions: (await loadHintDecisions(trx, c)).filter((d) => scope === undefined || scope.namespace(d.namespace)),
+          publishedViews: (await loadPublishedViews(trx, c)).filter((v) => scope === undefined || scope.viewKey(v.key)),
           offsets,
         };
       });
@@ -81,11 +102,13 @@ export class HintsProjectionStore {
   /**
    * Writes `rows` and moves `consumer`'s offset to `seq`, in one transaction. Returns false,
    * writing nothing, when the offset is already at or past `seq` (the batch was committed
-   * before: the acknowledgement of the commit was lost).
+   * before: the acknowledgement of the commit was lost). Throws FencedError, writing nothing,
+   * when a claim of `fence` no longer holds.
    */
-  commitIngest(consumer: string, seq: number, rows: HintsIngestRows): Promise<boolean> {
+  commitIngest(consumer: string, seq: number, rows: HintsIngestRows, fence: readonly LeaseClaim[] = []): Promise<boolean> {
     const c = this.cluster;
     return this.db.transaction().execute(async (trx) => {
+      await assertFence(trx, fence);
       if (seq <= (await getOffset(trx, consumer))) return false;
       if (rows.slices) {
         const byNamespace = new Map<string, string[]>();
@@ -100,7 +123,7 @@ export class HintsProjectionStore {
         await upsertHintForeignSlices(trx, c, rows.foreignSlices.upserts);
       }
       if (rows.nodes) {
-        await deleteHintNodes(trx, c, rows.nodes.deletes);
+        await deleteHintNodes(trx, c, rows.nodes.deletes, rows.nodes.deletedAt);
         await upsertHintNodes(trx, c, rows.nodes.upserts);
       }
       if (rows.services) {
@@ -115,9 +138,10 @@ export class HintsProjectionStore {
   /**
    * Step 1 of publishing, for several services at once: their decisions replaced and the keys
    * about to be put recorded unconfirmed. One statement (one round trip, atomic); the decisions
-   * removed and the ones written never share a row.
+   * removed and the ones written never share a row. Throws FencedError, writing nothing, when a
+   * claim of `fence` no longer holds.
    */
-  async recordIntents(intents: readonly HintsIntent[]): Promise<void> {
+  async recordIntents(intents: readonly HintsIntent[], fence: readonly LeaseClaim[] = []): Promise<void> {
     if (intents.length === 0) return;
     const decided = intents.filter((i) => i.decisions !== undefined);
     const services = JSON.stringify(decided.map((i) => ({ namespace: i.namespace, service: i.name })));
@@ -126,42 +150,51 @@ export class HintsProjectionStore {
       event: d.event, reason: d.reason, decided_at: d.decidedAt.toISOString(),
     })));
     const pending = JSON.stringify(intents.flatMap((i) => i.pending.map((p) => p.key)));
-    await sql`with
+    const held = sql<boolean>`(select ok from fence)`;
+    const r = await sql<{ ok: boolean }>`with
+  fence as (select ${fenceHolds(fence)} as ok),
   fresh as (select * from jsonb_to_recordset(${decisions}::jsonb)
     as d(namespace text, service text, address_type text, enabled boolean, mode text, event jsonb, reason text, decided_at timestamptz)),
   dropped as (
     delete from hint_decisions h using jsonb_to_recordset(${services}::jsonb) as s(namespace text, service text)
-    where h.cluster = ${this.cluster} and h.namespace = s.namespace and h.service = s.service
+    where ${held} and h.cluster = ${this.cluster} and h.namespace = s.namespace and h.service = s.service
       and not exists (select 1 from fresh f where f.namespace = h.namespace and f.service = h.service and f.address_type = h.address_type)
     returning 1),
   saved as (
     insert into hint_decisions (cluster, namespace, service, address_type, enabled, mode, event, reason, decided_at)
-    select ${this.cluster}, namespace, service, address_type, enabled, mode, event, reason, decided_at from fresh
+    select ${this.cluster}, namespace, service, address_type, enabled, mode, event, reason, decided_at from fresh where ${held}
     on conflict (cluster, namespace, service, address_type) do update set enabled = excluded.enabled, mode = excluded.mode,
       event = excluded.event, reason = excluded.reason, decided_at = excluded.decided_at
     returning 1),
   intended as (
     insert into published_views (cluster, key, revision, body, digest)
-    select ${this.cluster}, key, 0, null, null from jsonb_array_elements_text(${pending}::jsonb) as p(key)
+    select ${this.cluster}, key, 0, null, null from jsonb_array_elements_text(${pending}::jsonb) as p(key) where ${held}
     on conflict (cluster, key) do update set revision = 0, body = null, digest = null
     returning 1)
-select (select count(*) from dropped) as dropped, (select count(*) from saved) as saved, (select count(*) from intended) as intended`.execute(this.db);
+select (select ok from fence) as ok, (select count(*) from dropped) as dropped, (select count(*) from saved) as saved, (select count(*) from intended) as intended`.execute(this.db);
+    if (r.rows[0]?.ok !== true) throw new FencedError(fence);
   }
 
-  /** Step 3 of publishing, in one statement: confirmed revisions recorded, deleted keys forgotten. */
-  async recordPublished(confirmed: readonly PublishedView[], deleted: readonly string[]): Promise<void> {
+  /**
+   * Step 3 of publishing, in one statement: confirmed revisions recorded, deleted keys forgotten.
+   * Throws FencedError, writing nothing, when a claim of `fence` no longer holds.
+   */
+  async recordPublished(confirmed: readonly PublishedView[], deleted: readonly string[], fence: readonly LeaseClaim[] = []): Promise<void> {
     if (confirmed.length === 0 && deleted.length === 0) return;
     const rows = JSON.stringify(confirmed.map((v) => ({ key: v.key, revision: v.revision, digest: v.digest })));
     const gone = JSON.stringify(deleted);
-    await sql`with
+    const held = sql<boolean>`(select ok from fence)`;
+    const r = await sql<{ ok: boolean }>`with
+  fence as (select ${fenceHolds(fence)} as ok),
   confirmed as (
     insert into published_views (cluster, key, revision, body, digest)
-    select ${this.cluster}, key, revision, null, digest from jsonb_to_recordset(${rows}::jsonb) as v(key text, revision bigint, digest text)
+    select ${this.cluster}, key, revision, null, digest from jsonb_to_recordset(${rows}::jsonb) as v(key text, revision bigint, digest text) where ${held}
     on conflict (cluster, key) do update set revision = excluded.revision, body = null, digest = excluded.digest
     returning 1),
   forgotten as (
-    delete from published_views where cluster = ${this.cluster} and key in (select jsonb_array_elements_text(${gone}::jsonb))
+    delete from published_views where ${held} and cluster = ${this.cluster} and key in (select jsonb_array_elements_text(${gone}::jsonb))
     returning 1)
-select (select count(*) from confirmed) as confirmed, (select count(*) from forgotten) as forgotten`.execute(this.db);
+select (select ok from fence) as ok, (select count(*) from confirmed) as confirmed, (select count(*) from forgotten) as forgotten`.execute(this.db);
+    if (r.rows[0]?.ok !== true) throw new FencedError(fence);
   }
 }

@@ -3,6 +3,7 @@
 // that disappears from the computed set can be deleted from KV.
 
 import { sql } from 'kysely';
+import type { RawBuilder } from 'kysely';
 import type { EndpointSlice, KubeEvent, Node, Service } from '@slicemesh/model';
 import { LABEL_SERVICE_NAME } from '@slicemesh/model';
 import { chunks } from './batches.ts';
@@ -151,20 +152,38 @@ export async function loadHintDecisions(db: Db, cluster: string, filter: { reado
 }
 
 // ---- nodes ----
+//
+// Node rows are shared: every partition's node consumer (of any hints replica) writes them, each
+// at its own position in the same log. The writes are therefore guarded by resourceVersion, as
+// the projection in memory is: an upsert older than the stored node changes nothing, and a
+// delete removes the node only when it is not older than the stored one. Versions are ordered as
+// the API server's integers; anything else is taken as it comes (stream order is all we know).
 
+/** SQL: the integer resourceVersion `a` is older than `b` (false unless both are integers). */
+function olderVersion(a: RawBuilder<unknown>, b: RawBuilder<unknown>): RawBuilder<boolean> {
+  return sql<boolean>`(${a} ~ '^[0-9]+$' and ${b} ~ '^[0-9]+$' and ${a}::numeric < ${b}::numeric)`;
+}
+
+/** Upserts nodes; a node older than the stored one (by resourceVersion) leaves the row as it is. */
 export async function upsertHintNodes(trx: Trx, cluster: string, nodes: readonly Node[]): Promise<void> {
   for (const part of chunks(nodes)) {
-    await trx
-      .insertInto('hint_nodes')
-      .values(part.map((n) => ({ cluster, name: n.metadata.name, body: JSON.stringify(n) })))
-      .onConflict((oc) => oc.columns(['cluster', 'name']).doUpdateSet((eb) => ({ body: eb.ref('excluded.body') })))
-      .execute();
+    const stored = sql`(hint_nodes.body->'metadata'->>'resourceVersion')`;
+    const incoming = sql`(excluded.body->'metadata'->>'resourceVersion')`;
+    await sql`insert into hint_nodes (cluster, name, body)
+      select ${cluster}, n.value->'metadata'->>'name', n.value from jsonb_array_elements(${JSON.stringify(part)}::jsonb) as n(value)
+      on conflict (cluster, name) do update set body = excluded.body where not ${olderVersion(incoming, stored)}`.execute(trx);
   }
 }
 
-export async function deleteHintNodes(trx: Trx, cluster: string, names: readonly string[]): Promise<void> {
+/**
+ * Deletes nodes by name. With `versions` (name -> the delete's resourceVersion), a stored node
+ * newer than its delete stays (it was recreated, and another consumer already stored that).
+ */
+export async function deleteHintNodes(trx: Trx, cluster: string, names: readonly string[], versions: Readonly<Record<string, string>> = {}): Promise<void> {
   for (const part of chunks(names)) {
-    await trx.deleteFrom('hint_nodes').where('cluster', '=', cluster).where('name', 'in', part).execute();
+    const rows = JSON.stringify(part.map((name) => ({ name, rv: versions[name] ?? '' })));
+    await sql`delete from hint_nodes h using jsonb_to_recordset(${rows}::jsonb) as d(name text, rv text)
+      where h.cluster = ${cluster} and h.name = d.name and not ${olderVersion(sql`d.rv`, sql`(h.body->'metadata'->>'resourceVersion')`)}`.execute(trx);
   }
 }
 

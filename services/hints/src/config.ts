@@ -1,6 +1,7 @@
 // Every setting of the hints service, with its default, in one place (habit 14).
 
-import { defineConfig } from '@slicemesh/runtime';
+import { hostname } from 'node:os';
+import { ConfigError, defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 
 const NAME_TOKEN = /^[A-Za-z0-9_-]+$/;
@@ -15,6 +16,34 @@ function subjectPrefix(text: string): string {
   return text;
 }
 
+/** `all`, or partition numbers and ranges such as `0,2,4-7` (the slicer's OWNED_PARTITIONS syntax). */
+export type OwnedPartitions = 'all' | readonly number[];
+
+/** Parses OWNED_PARTITIONS text; throws with the reason (range checks happen in ownedPartitionsOf). */
+export function parseOwnedPartitions(text: string): OwnedPartitions {
+  if (text.trim() === 'all') return 'all';
+  const out = new Set<number>();
+  for (const part of text.split(',').map((s) => s.trim())) {
+    const m = /^(\d{1,4})(?:-(\d{1,4}))?$/.exec(part);
+    if (m === null) throw new Error(`${JSON.stringify(part)} is not a partition number or range (e.g. 0,2,4-7 or all)`);
+    const lo = Number(m[1]);
+    const hi = m[2] === undefined ? lo : Number(m[2]);
+    if (hi < lo) throw new Error(`range ${part} is empty`);
+    for (let p = lo; p <= hi; p++) out.add(p);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+/** `<hostname>-<pid>`: unique per process on a host and per pod in a cluster. */
+export function defaultReplicaId(): string {
+  return `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 200)}-${process.pid}`;
+}
+
+function replicaId(text: string): string {
+  if (!/^[A-Za-z0-9_.-]{1,253}$/.test(text)) throw new Error('must be 1..253 characters of [A-Za-z0-9_.-]');
+  return text;
+}
+
 export const hintsConfig = defineConfig({
   natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', doc: 'NATS server(s) with JetStream, comma-separated.', parse: 'string' },
   databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', doc: 'Postgres server.', parse: 'url' },
@@ -26,6 +55,37 @@ export const hintsConfig = defineConfig({
     parse: 'string',
   },
   cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', doc: 'Source cluster name: selects subjects, KV keys and rows.', parse: 'string' },
+  partitions: {
+    env: 'PARTITIONS',
+    flag: '--partitions',
+    default: 1,
+    min: 1,
+    max: 10_000,
+    doc: "Number of KUBE partitions the watcher publishes (a deployment-wide constant; the watcher's and the slicer's value).",
+    parse: 'int',
+  },
+  ownedPartitions: {
+    env: 'OWNED_PARTITIONS',
+    flag: '--owned-partitions',
+    default: 'all',
+    parse: parseOwnedPartitions,
+    doc: 'all: take a balanced share of the partitions with the other hints replicas (leases); a list such as 0,2,4-7: take exactly those, whenever their lease is free.',
+  },
+  replicaId: {
+    env: 'REPLICA_ID',
+    flag: '--replica-id',
+    default: defaultReplicaId(),
+    parse: replicaId,
+    doc: "This replica's name among the hints replicas of the cluster (leases); unique per process. Defaults to <hostname>-<pid>.",
+  },
+  leaseTtl: {
+    env: 'LEASE_TTL',
+    flag: '--lease-ttl',
+    default: '5s',
+    min: 1000,
+    parse: 'duration',
+    doc: 'Lease time to live: a replica that stops renewing loses its partitions this long after its last renewal (renewed every TTL/5).',
+  },
   kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (nodes and services are read from it).', parse: streamName },
   slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', doc: 'Stream of SliceChanged events from the slicer.', parse: streamName },
   dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', doc: 'Stream of dead letters (malformed input goes to dlq.<cluster>.hints).', parse: streamName },
@@ -44,7 +104,7 @@ export const hintsConfig = defineConfig({
     env: 'DURABLE_PREFIX',
     flag: '--durable-prefix',
     default: 'hints',
-    doc: 'Prefix of the three durable consumer names (<prefix>-<cluster>-slices|nodes|services).',
+    doc: 'Prefix of the durable consumer names (<prefix>-<cluster>-p<partition>-slices|nodes|services|endpointslices).',
     parse: streamName,
   },
   batchPeriod: {
@@ -109,4 +169,18 @@ export type HintsConfig = ConfigOf<typeof hintsConfig.spec>;
 /** The configuration from defaults only, with `overrides` on top (tests, one-process stacks). */
 export function hintsConfigWith(overrides: Partial<HintsConfig> = {}): HintsConfig {
   return Object.freeze({ ...hintsConfig.parse([], {}), ...overrides });
+}
+
+/** The partitions this replica may hold, sorted: all of them, or its OWNED_PARTITIONS list (checked against PARTITIONS). */
+export function ownedPartitionsOf(c: Pick<HintsConfig, 'partitions' | 'ownedPartitions'>): { readonly partitions: readonly number[]; readonly pinned?: readonly number[] } {
+  const owned = c.ownedPartitions === 'all' ? Array.from({ length: c.partitions }, (_, i) => i) : c.ownedPartitions;
+  const bad = owned.find((p) => p >= c.partitions);
+  if (bad !== undefined) throw new ConfigError('--owned-partitions', `partition ${bad} is outside 0..${c.partitions - 1} (--partitions ${c.partitions})`);
+  if (owned.length === 0) throw new ConfigError('--owned-partitions', 'owns no partition');
+  return { partitions: owned, ...(c.ownedPartitions === 'all' ? {} : { pinned: owned }) };
+}
+
+/** The lease group of the cluster's hints replicas (one lease per KUBE partition). */
+export function hintsLeaseGroup(cluster: string): string {
+  return `hints/${cluster}`;
 }

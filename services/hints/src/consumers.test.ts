@@ -4,14 +4,19 @@ import { FakeClock } from '@slicemesh/runtime';
 import { clusterFragment, consumerSpecs, sleep } from './consumers.ts';
 
 describe('consumerSpecs', () => {
-  it("reads nodes, services and other controllers' slices from KUBE and slices from SLICES, one filter each (nats-server 2.9)", () => {
-    const specs = consumerSpecs('c1', { ...DEFAULT_NAMES, prefix: 't1.' }, 'hints');
-    expect(specs.map((s) => [s.role, s.stream, s.durable, s.filterSubject, s.offset])).toEqual([
-      ['nodes', 'KUBE', 'hints-c1-nodes', 't1.kube.c1.node.>', 'hints:c1:KUBE:nodes'],
-      ['services', 'KUBE', 'hints-c1-services', 't1.kube.c1.*.service.>', 'hints:c1:KUBE:services'],
-      ['endpointslices', 'KUBE', 'hints-c1-endpointslices', 't1.kube.c1.*.endpointslice.>', 'hints:c1:KUBE:endpointslices'],
-      ['slices', 'SLICES', 'hints-c1-slices', 't1.slices.c1.>', 'hints:c1:SLICES:slices'],
+  it("per partition: its services and other controllers' slices, every node, and every slice change (SLICES has no partition token); names carry the partition", () => {
+    const specs = consumerSpecs('c1', { ...DEFAULT_NAMES, prefix: 't1.' }, 'hints', 3);
+    expect(specs.map((s) => [s.role, s.partition, s.stream, s.durable, s.filterSubject, s.offset])).toEqual([
+      ['nodes', 3, 'KUBE', 'hints-c1-p3-nodes', 't1.kube.c1.node.>', 'hints:c1:KUBE:p3:nodes'],
+      ['services', 3, 'KUBE', 'hints-c1-p3-services', 't1.kube.c1.3.service.>', 'hints:c1:KUBE:p3:services'],
+      ['endpointslices', 3, 'KUBE', 'hints-c1-p3-endpointslices', 't1.kube.c1.3.endpointslice.>', 'hints:c1:KUBE:p3:endpointslices'],
+      ['slices', 3, 'SLICES', 'hints-c1-p3-slices', 't1.slices.c1.>', 'hints:c1:SLICES:p3:slices'],
     ]);
+  });
+
+  it('two partitions never share a durable or an offset', () => {
+    const names = (p: number) => consumerSpecs('c1', DEFAULT_NAMES, 'hints', p).flatMap((s) => [s.durable, s.offset]);
+    expect(names(0).filter((n) => names(1).includes(n))).toEqual([]);
   });
 
   const cases: { name: string; cluster: string; want: RegExp }[] = [

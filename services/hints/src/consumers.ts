@@ -2,12 +2,14 @@
 // startup wait until each has caught up with the backlog it found (habit 5).
 
 import type { BackboneNames, JetStreamManager } from '@slicemesh/nats';
-import { fnv1a32, kubeKindFilter, kubeNodesFilter, slicesFilter } from '@slicemesh/nats';
+import { KIND_TOKENS, fnv1a32, kubeNodesFilter, kubePartitionFilter, slicesFilter } from '@slicemesh/nats';
 import type { Clock } from '@slicemesh/runtime';
 import type { ConsumerRole } from './ingest.ts';
 
 export interface ConsumerSpec {
   readonly role: ConsumerRole;
+  /** The KUBE partition whose lease the consumer's writes carry. */
+  readonly partition: number;
   readonly stream: string;
   readonly durable: string;
   readonly filterSubject: string;
@@ -22,25 +24,36 @@ export function clusterFragment(cluster: string): string {
 }
 
 /**
- * The consumers: SLICES `slices.<cluster>.>`, KUBE nodes `kube.<cluster>.node.>`, KUBE
- * services `kube.<cluster>.*.service.>` and KUBE EndpointSlices (other controllers')
- * `kube.<cluster>.*.endpointslice.>`, durables `<prefix>-<cluster>-<role>`.
+ * The consumers of one KUBE partition: KUBE services `kube.<cluster>.<N>.service.>` and other
+ * controllers' EndpointSlices `kube.<cluster>.<N>.endpointslice.>`, KUBE nodes
+ * `kube.<cluster>.node.>` (every node: each partition's owner must see every node change, so
+ * each partition has its own node consumer) and SLICES `slices.<cluster>.>` (SLICES subjects
+ * carry no partition token and NATS 2.9 has one filter per consumer: each partition's consumer
+ * reads every slice change and skips the other partitions' namespaces). Durables
+ * `<prefix>-<cluster>-p<N>-<role>`, offsets `hints:<cluster>:<stream>:p<N>:<role>`.
  */
-export function consumerSpecs(cluster: string, names: BackboneNames, durablePrefix: string): readonly ConsumerSpec[] {
-  const base = `${durablePrefix}-${clusterFragment(cluster)}`;
+export function consumerSpecs(cluster: string, names: BackboneNames, durablePrefix: string, partition: number): readonly ConsumerSpec[] {
+  const base = `${durablePrefix}-${clusterFragment(cluster)}-p${partition}`;
   const spec = (role: ConsumerRole, stream: string, filterSubject: string): ConsumerSpec => ({
     role,
+    partition,
     stream,
     durable: `${base}-${role}`,
     filterSubject,
-    offset: `hints:${cluster}:${stream}:${role}`,
+    offset: `hints:${cluster}:${stream}:p${partition}:${role}`,
   });
+  const kube = kubePartitionFilter(cluster, partition, names).slice(0, -1); // `<prefix>kube.<cluster>.<N>.`
   return [
     spec('nodes', names.kube, kubeNodesFilter(cluster, names)),
-    spec('services', names.kube, kubeKindFilter(cluster, 'Service', names)),
-    spec('endpointslices', names.kube, kubeKindFilter(cluster, 'EndpointSlice', names)),
+    spec('services', names.kube, `${kube}${KIND_TOKENS.Service}.>`),
+    spec('endpointslices', names.kube, `${kube}${KIND_TOKENS.EndpointSlice}.>`),
     spec('slices', names.slices, slicesFilter(cluster, names)),
   ];
+}
+
+/** The consumers of every partition 0..partitions-1 (what the replicas of a cluster consume together). */
+export function clusterConsumerSpecs(cluster: string, names: BackboneNames, durablePrefix: string, partitions: number): readonly ConsumerSpec[] {
+  return Array.from({ length: partitions }, (_, p) => consumerSpecs(cluster, names, durablePrefix, p)).flat();
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */

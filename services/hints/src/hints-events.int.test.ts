@@ -53,7 +53,7 @@ async function requests(): Promise<EventRequestMessage[]> {
 describe('hints service Events', () => {
   it('A.13.5 a refused Auto decision becomes a TopologyAwareHintsDisabled request on the Service, after its decision is stored', async () => {
     const h = startHints(hintsConfigWith({
-      natsUrl: f.url, databaseUrl: tdb.url, dbSchema: tdb.schema, cluster: CLUSTER,
+      natsUrl: f.url, partitions: 4, databaseUrl: tdb.url, dbSchema: tdb.schema, cluster: CLUSTER,
       kubeStream: f.names.kube, slicesStream: f.names.slices, dlqStream: f.names.dlq, eventsStream: f.names.events as string, subjectPrefix: f.names.prefix,
       svcBucket: f.names.svc, viewsBucket: f.names.views, hintedBucket: f.names.hinted, durablePrefix: `hints${f.id}`,
       batchPeriod: 10, drainPollInterval: 20, logLevel: 'silent', workers: 2,

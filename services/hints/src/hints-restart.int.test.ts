@@ -53,7 +53,7 @@ function configFor(which: 0 | 1): HintsConfig {
   const db = dbs[which] as TestDb;
   const buckets = which === 0 ? f.names : g.names;
   return hintsConfigWith({
-    natsUrl: f.url, databaseUrl: db.url, dbSchema: db.schema, cluster: CLUSTER,
+    natsUrl: f.url, partitions: 4, databaseUrl: db.url, dbSchema: db.schema, cluster: CLUSTER,
     kubeStream: f.names.kube, slicesStream: f.names.slices, dlqStream: f.names.dlq, eventsStream: f.names.events ?? 'EVENTS', subjectPrefix: f.names.prefix,
     svcBucket: buckets.svc, viewsBucket: buckets.views, hintedBucket: buckets.hinted, durablePrefix: `h${which}${f.id}`,
     drainPollInterval: 20, logLevel: 'silent', workers: 4, ingestBatch: 8,

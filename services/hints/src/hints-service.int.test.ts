@@ -32,7 +32,7 @@ beforeEach(async () => {
   tdb = await withTestDb();
   await ensureStreams(f.jsm, f.names);
   config = hintsConfigWith({
-    natsUrl: f.url, databaseUrl: tdb.url, dbSchema: tdb.schema, cluster: CLUSTER,
+    natsUrl: f.url, partitions: 4, databaseUrl: tdb.url, dbSchema: tdb.schema, cluster: CLUSTER,
     kubeStream: f.names.kube, slicesStream: f.names.slices, dlqStream: f.names.dlq, eventsStream: f.names.events ?? 'EVENTS', subjectPrefix: f.names.prefix,
     svcBucket: f.names.svc, viewsBucket: f.names.views, hintedBucket: f.names.hinted, durablePrefix: `hints${f.id}`,
     // HINTS_TEST_LOG=debug shows the service's log while debugging a test.

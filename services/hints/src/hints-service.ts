@@ -1,44 +1,30 @@
-// The hints service: four consumers (SLICES, KUBE nodes, services and other controllers'
-// EndpointSlices) feed the in-memory
-// state (projection.ts, stored batch by batch with each consumer's offset) and a keyed work
-// queue; workers reconcile each dirty service from memory into decisions, per-zone views and
-// the service spec in KV.
-//
-// Postgres is the record the service restarts from: startup loads the snapshot and positions
-// each consumer just after its stored offset, so the log tail brings memory up to date.
-// Dirty marks are the in-memory queue only (the slicer owns its own): after a crash, startup
-// reconciles every known service once, which covers whatever was marked and lost.
-// Startup order (habit 5): load state, audit the buckets against the record, drain every
-// consumer's backlog without publishing, then reconcile every known service; only then ready.
+// Wiring: a hints replica. It connects to NATS and Postgres once, migrates, keeps its share of the
+// KUBE partitions through leases (group `hints/<cluster>`: the lease keeper of @slicemesh/runtime
+// over the leases of @slicemesh/db), and runs one engine (engine.ts) for the partitions it holds.
+// When the set changes — a replica joined or left, a lease was lost — the running engine is
+// stopped (its consumers and its reconciles in flight finish) before any lease is given up, and
+// a new engine starts for the new set. Readiness: ready once the engine for the held partitions
+// is; a replica holding no partition (more replicas than partitions) is ready, standing by.
 
-import { performance } from 'node:perf_hooks';
-import type { DbHandle } from '@slicemesh/db';
-import { LABEL_SERVICE_NAME } from '@slicemesh/model';
-import { HintsProjectionStore, createDb, migrateToLatest } from '@slicemesh/db';
-import type { BackboneNames, ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
-import {
-  connectNats, consumeBatchesInOrder, dlqSubject, ensureKv, ensureStreams, jetstream, jetstreamManager, publishDeadLetter, restartDurableAt, svcClusterFilter,
-} from '@slicemesh/nats';
-import type { Clock, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
-import { WorkQueue, createLogger, createMetrics, newReconcileID, realClock, runWorkers } from '@slicemesh/runtime';
-import { TopologyCache } from '@slicemesh/topology';
-import { BatchedRecords } from './batched-records.ts';
+import { randomUUID } from 'node:crypto';
+import type { DbHandle, LeaseClaim } from '@slicemesh/db';
+import { HintsProjectionStore, createDb, leaseStore, migrateToLatest } from '@slicemesh/db';
+import type { BackboneNames, JetStreamClient, JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
+import { connectNats, ensureKv, ensureStreams, jetstream, jetstreamManager } from '@slicemesh/nats';
+import type { Clock, LeaseKeeper, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
+import { createLogger, createMetrics, realClock, startLeaseKeeper } from '@slicemesh/runtime';
 import type { HintsConfig } from './config.ts';
-import type { ConsumerSpec } from './consumers.ts';
-import { consumerSpecs, sleep, waitCaughtUp } from './consumers.ts';
+import { hintsLeaseGroup, ownedPartitionsOf } from './config.ts';
+import type { HintsEngine } from './engine.ts';
+import { ClosedError, startHintsEngine } from './engine.ts';
 import { hintsMetrics } from './hints-metrics.ts';
-import type { ConsumerRole } from './ingest.ts';
-import { ingestHandlers } from './ingest.ts';
-import { kvPort, readBucket } from './kv-port.ts';
-import { applyNodeChange } from './node-topology.ts';
-import { HintsProjection } from './projection.ts';
 import type { HintsEvents } from './hints-events.ts';
 import { hintsEvents } from './hints-events.ts';
-import type { KeyIndex, ServiceKey } from './published-index.ts';
-import { hintedKeyIndex, serviceKeyOf, svcKeyIndex, viewKeyIndex } from './published-index.ts';
-import type { ServiceReconcilerDeps } from './service-reconciler.ts';
-import { reconcileMemo, reconcileService } from './service-reconciler.ts';
-import { digestOf } from './view-plan.ts';
+
+export { ClosedError } from './engine.ts';
+
+/** Pause before an engine whose start failed is started again. */
+const ENGINE_RETRY_MS = 2000;
 
 export interface HintsDeps {
   /** Defaults to a pino logger at config.logLevel. */
@@ -50,285 +36,165 @@ export interface HintsDeps {
 }
 
 export interface HintsHandle {
-  /** Resolves when migrated, consuming, caught up and every known service published once; rejects if startup fails or close() comes first. */
+  /** Resolves when migrated, holding its share of the partitions, and their engine caught up and published every known service once; rejects if startup fails or close() comes first. */
   readonly ready: Promise<void>;
-  /** For /readyz: ready once `ready` resolved and while no consumer is failing. */
+  /** For /readyz: ready once `ready` resolved and while the engine of the partitions held is ready (no consumer failing). */
   readiness(): ReadyStatus;
   readonly metrics: Metrics;
-  /** Stops consuming, finishes queued reconciles, closes NATS and Postgres. Idempotent. */
+  /** Partitions this replica holds now, sorted. */
+  partitions(): readonly number[];
+  /** Stops the engine, gives the leases up, closes NATS and Postgres. Idempotent. */
   close(): Promise<void>;
 }
 
-/** First wait after a consumer failed; doubles per consecutive failure up to 30 s. */
-const CONSUMER_RETRY_MS = 500;
-
-/** Records every value the bucket holds under `filter` in `index`: the bucket is the record of the buckets Postgres does not track. */
-async function seedFromBucket(index: KeyIndex, kv: KV, filter: string): Promise<void> {
-  for (const [key, e] of await readBucket(kv, filter)) index.set(key, { revision: e.revision, digest: digestOf(e.value) });
+interface Connections {
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly record: HintsProjectionStore;
+  readonly buckets: { readonly views: KV; readonly svc: KV; readonly hinted: KV };
+  readonly events: HintsEvents;
 }
 
-/** Starts the hints service; see the file comment for the startup order. */
+/** Starts a hints replica; see the file comment. */
 export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHandle {
   const cluster = config.cluster;
-  const log = (deps.logger ?? createLogger({ service: 'hints', level: config.logLevel })).child({ cluster });
+  const owned = ownedPartitionsOf(config);
+  const log = (deps.logger ?? createLogger({ service: 'hints', level: config.logLevel })).child({ cluster, replica: config.replicaId });
   const metrics = deps.metrics ?? createMetrics('hints');
   const m = hintsMetrics(metrics);
+  const held = metrics.gauge({ name: 'hints_partitions_held', help: 'KUBE partitions whose lease this hints replica holds.' });
+  const changes = metrics.counter({ name: 'hints_partition_changes_total', help: 'Changes of the set of partitions this replica holds (each restarts its engine).' });
   const clock = deps.clock ?? realClock;
+  const incarnation = randomUUID();
   const names: BackboneNames = {
     kube: config.kubeStream, slices: config.slicesStream, dlq: config.dlqStream, events: config.eventsStream, prefix: config.subjectPrefix, svc: config.svcBucket, views: config.viewsBucket, hinted: config.hintedBucket,
   };
-  const stop = new AbortController();
-  const queue = new WorkQueue<ServiceKey>({ clock, baseDelayMs: 500, maxDelayMs: 60_000 });
-  const cache = new TopologyCache();
-  const known = new Set<ServiceKey>();
-  const loops: Promise<void>[] = [];
-  /** Consumers whose last attempt failed, with why. */
-  const failing = new Map<ConsumerRole, string>();
+  const stopped = new AbortController();
   let nc: NatsConnection | undefined;
-  let events: HintsEvents | undefined;
   let dbh: DbHandle | undefined;
-  let workers: Promise<void> | undefined;
-  let startupStatus: ReadyStatus = { ready: false, reason: 'starting' };
-  let started = false;
+  let conns: Connections | undefined;
+  let keeper: LeaseKeeper | undefined;
+  let engine: HintsEngine | undefined;
+  let swapping: Promise<void> = Promise.resolve();
+  let ready = false;
+  let notReady = 'starting';
 
-  // Keys of the startup pass; ready once each succeeded or was given up.
-  const initial = new Set<ServiceKey>();
-  let initialDone: () => void = () => {};
-  const finishedInitial = (key: ServiceKey): void => {
-    if (initial.delete(key) && initial.size === 0) initialDone();
+  const step = (reason: string): void => {
+    if (stopped.signal.aborted) throw new ClosedError('hints service closed before it was ready');
+    notReady = reason;
   };
-  stop.signal.addEventListener('abort', () => initialDone(), { once: true });
 
-  const durableOf = (spec: ConsumerSpec): DurableOptions => ({ durable: spec.durable, filterSubject: spec.filterSubject, maxAckPending: config.ingestBatch });
+  // Stops the running engine, then starts one for `claims` (none: this replica stands by).
+  function swap(claims: readonly LeaseClaim[]): Promise<void> {
+    swapping = swapping.then(async () => {
+      const old = engine;
+      engine = undefined;
+      if (old !== undefined) await old.close();
+      held.set(claims.length);
+      changes.inc();
+      const c = conns;
+      if (claims.length === 0 || stopped.signal.aborted || c === undefined) {
+        log.info({ partitions: [] }, 'holding no partition');
+        return;
+      }
+      log.info({ partitions: claims.map((x) => x.partition), tokens: claims.map((x) => x.token) }, 'starting the engine for the partitions held');
+      const e = startHintsEngine({ config, names, claims, record: c.record, js: c.js, jsm: c.jsm, buckets: c.buckets, events: c.events, log, clock, metrics: m });
+      engine = e;
+      e.ready.catch((err: unknown) => {
+        if (err instanceof ClosedError || engine !== e || stopped.signal.aborted) return;
+        log.error({ err, partitions: e.partitions }, 'the engine did not start; starting it again');
+        clock.setTimer(() => {
+          if (engine === e) void swap(claims);
+        }, ENGINE_RETRY_MS);
+      });
+    });
+    return swapping;
+  }
+
+  // Until the engine for the partitions held now caught up (it may be replaced meanwhile).
+  async function engineCaughtUp(): Promise<void> {
+    for (;;) {
+      await swapping;
+      const e = engine;
+      if (e === undefined) return;
+      try {
+        await e.ready;
+        if (stopped.signal.aborted) throw new ClosedError('hints service closed before it was ready');
+        if (engine === e) return;
+      } catch (err) {
+        if (stopped.signal.aborted) throw err;
+        await new Promise((r) => clock.setTimer(() => r(undefined), 200));
+      }
+    }
+  }
 
   async function start(): Promise<void> {
-    const aborted = (): void => {
-      if (stop.signal.aborted) throw new Error('hints service closed before it was ready');
-    };
-    nc = await connectNats({ url: config.natsUrl, name: `hints-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
+    step('connecting to NATS');
+    nc = await connectNats({ url: config.natsUrl, name: `hints-${cluster}-${config.replicaId}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
     const js = jetstream(nc);
-    const jsm: JetStreamManager = await jetstreamManager(nc);
-    const streams = await ensureStreams(jsm, names);
-    events = hintsEvents(js, { cluster, prefix: names.prefix, clock, metrics, log });
-    const viewsKv = await ensureKv(nc, names.views);
-    const svcKv = await ensureKv(nc, names.svc);
-    const hintedKv = await ensureKv(nc, names.hinted);
-    aborted();
+    const jsm = await jetstreamManager(nc);
+    step('creating streams and buckets');
+    await ensureStreams(jsm, names);
+    const events = hintsEvents(js, { cluster, prefix: names.prefix, clock, metrics, log });
+    const buckets = { views: await ensureKv(nc, names.views), svc: await ensureKv(nc, names.svc), hinted: await ensureKv(nc, names.hinted) };
+    step('connecting to Postgres');
     dbh = await createDb({ url: config.databaseUrl, schema: config.dbSchema, onPoolError: (err) => log.warn({ err }, 'idle Postgres connection failed') });
+    step('migrating');
     await migrateToLatest(dbh.db, config.dbSchema);
-    const record = new HintsProjectionStore(dbh.db, cluster);
-    const specs = consumerSpecs(cluster, names, config.durablePrefix);
-    aborted();
-
-    // State: the snapshot, the record of published views audited against the bucket, the specs in KV.
-    const snapshot = await record.loadSnapshot(specs.map((s) => s.offset));
-    const state = new HintsProjection(snapshot);
-    let zoneLayout = applyNodeChange(cache, state.nodes.list(), '').zoneLayout;
-    const views = kvPort(viewsKv);
-    const svc = kvPort(svcKv);
-    const viewIndex = viewKeyIndex();
-    for (const r of snapshot.publishedViews) viewIndex.set(r.key, { revision: r.revision, digest: r.revision > 0 ? r.digest : null });
-    const audited = viewIndex.auditAgainst(await views.keys(svcClusterFilter(cluster)));
-    const svcIndex = svcKeyIndex();
-    await seedFromBucket(svcIndex, svcKv, svcClusterFilter(cluster));
-    const hinted = kvPort(hintedKv);
-    const hintedIndex = hintedKeyIndex();
-    await seedFromBucket(hintedIndex, hintedKv, svcClusterFilter(cluster));
-    log.info(
-      {
-        services: snapshot.services.length, slices: snapshot.slices.length, foreignSlices: snapshot.foreignSlices.length, nodes: snapshot.nodes.length, views: viewIndex.keys().length,
-        unconfirmedViews: audited, specs: svcIndex.keys().length, hintedSlices: hintedIndex.keys().length, offsets: Object.fromEntries(snapshot.offsets),
-      },
-      'state loaded',
-    );
-    aborted();
-
-    let nodesChanged = false;
-    const handlers = ingestHandlers({
-      cluster,
-      prefix: names.prefix,
-      projection: state,
-      store: record,
-      offsets: {
-        slices: byRole(specs, 'slices').offset, nodes: byRole(specs, 'nodes').offset, services: byRole(specs, 'services').offset,
-        endpointslices: byRole(specs, 'endpointslices').offset,
-      },
-      deadLetter: async (letter) => void (await publishDeadLetter(js, dlqSubject(cluster, 'hints', names), { ...letter, at: new Date(clock.now()).toISOString() })),
-      onSlices: (msg) => {
-        const key = serviceKeyOf(msg.namespace, msg.service);
-        known.add(key);
-        queue.addAfter(key, config.batchPeriod);
-      },
-      onService: (env) => {
-        const key = serviceKeyOf(env.object.metadata.namespace ?? '', env.object.metadata.name);
-        known.add(key);
-        queue.add(key); // A.12.1: service changes are queued at once
-      },
-      // Another controller's slice: its Service is reconciled like one whose own slices changed.
-      onForeignSlice: (env) => {
-        const service = env.object.metadata.labels?.[LABEL_SERVICE_NAME];
-        if (service === undefined || service === '') return; // belongs to no Service (never held)
-        const key = serviceKeyOf(env.object.metadata.namespace ?? '', service);
-        known.add(key);
-        queue.addAfter(key, config.batchPeriod);
-      },
-      onVacated: (key) => queue.addAfter(key, config.batchPeriod),
-      onNode: () => {
-        nodesChanged = true;
-      },
-      afterBatch: (role) => {
-        if (role !== 'nodes' || !nodesChanged) return;
-        nodesChanged = false;
-        const change = applyNodeChange(cache, state.nodes.list(), zoneLayout);
-        zoneLayout = change.zoneLayout;
-        if (!started) return; // the startup pass reconciles everything anyway
-        if (change.requeueAll) {
-          log.info({ services: known.size }, 'node zone layout changed: recomputing every service');
-          for (const key of known) queue.addAfter(key, config.batchPeriod);
-        }
-        for (const o of change.overloaded) {
-          log.info({ service: o.service, addressType: o.addressType, reason: o.reason }, 'hints overloaded after node change: requeued');
-          queue.add(o.service);
-        }
-      },
-      report: (o) => {
-        m.ingested(o);
-        if (o.result === 'dead-lettered') log.warn({ consumer: o.role, seq: o.seq, reason: o.reason, field: o.field }, 'malformed message dead-lettered');
-      },
+    conns = { js, jsm, record: new HintsProjectionStore(dbh.db, cluster), buckets, events };
+    step('taking leases');
+    const member = config.replicaId;
+    keeper = startLeaseKeeper({
+      port: leaseStore(dbh.db, { group: hintsLeaseGroup(cluster), member, incarnation, ttlMs: config.leaseTtl, partitions: config.partitions }),
+      member,
+      partitions: config.partitions,
+      ...(owned.pinned !== undefined ? { pinned: owned.pinned } : {}),
+      ttlMs: config.leaseTtl,
+      clock,
+      onChange: (claims) => swap(claims),
+      onError: (err) => log.warn({ err }, 'lease round failed'),
+      onNameClash: () => log.error({ replica: member }, 'another live process uses this REPLICA_ID: give every replica its own'),
     });
-
-    // Each durable starts just after the offset stored with the state: what the server still
-    // held as pending is dropped and comes again in order.
-    const targets = new Map<string, number>();
-    for (const spec of specs) {
-      await restartDurableAt(jsm, spec.stream, durableOf(spec), state.offset(spec.offset) + 1);
-      targets.set(spec.role, (spec.stream === names.slices ? streams.slices : streams.kube).state.last_seq);
-    }
-    for (const spec of specs) loops.push(supervise(js, jsm, spec, handlers[spec.role], state));
-    for (const spec of specs) {
-      await waitCaughtUp(jsm, spec, targets.get(spec.role) ?? 0, { clock, intervalMs: config.drainPollInterval, signal: stop.signal });
-    }
-    aborted();
-    log.info({}, 'backlog drained');
-
-    // The startup pass: every service anything knows about, once.
-    for (const key of [...state.knownServices(), ...viewIndex.services(), ...svcIndex.services(), ...hintedIndex.services()]) known.add(key);
-    for (const key of known) initial.add(key);
-    const allDone = new Promise<void>((resolve) => {
-      initialDone = resolve;
-      if (initial.size === 0) resolve();
-    });
-    const reconcilerDeps: ServiceReconcilerDeps = {
-      cluster, state, records: new BatchedRecords(record, state), views, svc, hinted, cache, nodes: () => state.nodes.list(), viewIndex, svcIndex, hintedIndex,
-      preferSameTrafficDistribution: config.preferSameTrafficDistribution, clock, memo: reconcileMemo(),
-    };
-    started = true;
-    for (const key of initial) queue.add(key);
-    workers = runWorkers(queue, config.workers, (key) => reconcileOne(reconcilerDeps, key), {
-      onError: (r) => {
-        const level = r.outcome === 'requeued' && r.retries < 3 ? 'warn' : 'error';
-        log[level]({ err: r.error, service: r.key, retries: r.retries, outcome: r.outcome }, 'reconcile failed');
-        if (r.outcome !== 'requeued') finishedInitial(r.key);
-      },
-    });
-    await allDone;
-    aborted();
-    startupStatus = { ready: true };
-    log.info({ services: known.size }, 'ready');
+    await keeper.started;
+    step('catching up the partitions held');
+    await engineCaughtUp();
+    ready = true;
+    log.info({ partitions: keeper.held() }, 'ready');
   }
 
-  /**
-   * Runs one consumer until close. After a failure (the batch was not stored, memory is as
-   * before) it waits with backoff and consumes again from the offset held in memory.
-   */
-  async function supervise(js: JetStreamClient, jsm: JetStreamManager, spec: ConsumerSpec, handle: (msgs: readonly ConsumedMessage[]) => Promise<HandlerOutcome>, state: HintsProjection): Promise<void> {
-    let failures = 0;
-    const handler = async (msgs: readonly ConsumedMessage[]): Promise<HandlerOutcome> => {
-      const outcome = await handle(msgs);
-      failing.delete(spec.role);
-      return outcome;
-    };
-    for (let first = true; !stop.signal.aborted; first = false) {
-      try {
-        if (!first) await restartDurableAt(jsm, spec.stream, durableOf(spec), state.offset(spec.offset) + 1);
-        await consumeBatchesInOrder(js, spec.stream, spec.durable, handler, { signal: stop.signal, batch: config.ingestBatch });
-        failures = 0;
-        if (!stop.signal.aborted) log.warn({ consumer: spec.role }, 'consumer ended; starting it again');
-      } catch (err) {
-        if (stop.signal.aborted) return;
-        failures++;
-        failing.set(spec.role, `consumer ${spec.durable} failing: ${err instanceof Error ? err.message : String(err)}`);
-        log.warn({ err, consumer: spec.role, failures }, 'ingest failed; consuming again from the stored offset');
-      }
-      await sleep(clock, Math.min(CONSUMER_RETRY_MS * 2 ** Math.min(Math.max(failures, 1) - 1, 6), 30_000), stop.signal);
-    }
-  }
-
-  async function reconcileOne(rdeps: ServiceReconcilerDeps, key: ServiceKey): Promise<void> {
-    // Closing: leave queued keys alone; the next start reconciles every service anyway.
-    if (stop.signal.aborted) return;
-    const t0 = performance.now();
-    const rlog = log.child({ service: key, reconcileID: newReconcileID() });
-    try {
-      const r = await reconcileService(rdeps, key);
-      m.reconciled(r, (performance.now() - t0) / 1000);
-      // The reconcile's state is written: its decisions' events may go (best effort, not awaited).
-      events?.emit(key, rdeps.state.service(key), r.decisions);
-      for (const d of r.decisions) {
-        if (d.event === null) continue;
-        const fields = { addressType: d.addressType, eventType: d.event.type, reason: d.event.reason, message: d.event.message, why: d.reason };
-        if (d.event.type === 'Warning') rlog.warn(fields, 'hints event');
-        else rlog.info(fields, 'hints event');
-      }
-      if (r.notProxied !== null && (r.svc === 'delete' || r.viewDeletes > 0)) {
-        rlog.info({ why: r.notProxied, viewDeletes: r.viewDeletes, svc: r.svc }, 'service not for this proxy: its spec and views are withdrawn');
-      }
-      if (r.decisionsChanged) {
-        rlog.info({ decisions: r.decisions.map((d) => ({ addressType: d.addressType, enabled: d.enabled, mode: d.mode, reason: d.reason })) }, 'hints decision');
-      }
-      rlog.debug({ slices: r.slices, foreignSlices: r.foreignSlices, notProxied: r.notProxied, viewPuts: r.viewPuts, viewDeletes: r.viewDeletes, viewBytes: r.viewBytes, svc: r.svc }, 'reconciled');
-      // An event may have re-added the key meanwhile; its queued reconcile then re-adds it here.
-      if (r.gone) known.delete(key);
-      else known.add(key);
-      finishedInitial(key);
-    } catch (err) {
-      m.reconcileFailed('error', (performance.now() - t0) / 1000);
-      throw err;
-    }
-  }
-
-  const ready = start();
-  ready.catch((err: unknown) => {
-    if (!stop.signal.aborted) {
-      startupStatus = { ready: false, reason: `startup failed: ${err instanceof Error ? err.message : String(err)}` };
+  const started = start();
+  started.catch((err: unknown) => {
+    if (!stopped.signal.aborted) {
+      notReady = `startup failed: ${err instanceof Error ? err.message : String(err)}`;
       log.error({ err }, 'startup failed');
     }
   });
 
   function readiness(): ReadyStatus {
-    if (stop.signal.aborted) return { ready: false, reason: 'shutting down' };
-    if (!startupStatus.ready) return startupStatus;
-    const trouble = [...failing.values()];
-    return trouble.length === 0 ? { ready: true } : { ready: false, reason: trouble.join('; ') };
+    if (stopped.signal.aborted) return { ready: false, reason: 'shutting down' };
+    if (!ready) return { ready: false, reason: notReady };
+    const e = engine;
+    if (e !== undefined) {
+      const r = e.readiness();
+      if (!r.ready) return { ready: false, reason: `partitions ${e.partitions.join(',')}: ${r.reason}` };
+    }
+    return { ready: true };
   }
 
   let closing: Promise<void> | undefined;
   async function close(): Promise<void> {
-    stop.abort();
-    await ready.catch(() => {});
-    await Promise.all(loops);
-    queue.shutDown();
-    await workers;
-    await events?.flush();
+    stopped.abort();
+    // An engine still catching up ends now, so startup ends (ClosedError) instead of finishing.
+    await engine?.close();
+    await started.catch(() => {});
+    // The keeper calls swap([]) before it releases the leases: the engine is stopped first.
+    await keeper?.close();
+    await swapping;
+    await engine?.close();
+    await conns?.events.flush();
     if (nc !== undefined) await nc.drain().catch(() => nc?.close());
     await dbh?.close();
   }
 
-  return { ready, readiness, metrics, close: () => (closing ??= close()) };
-}
-
-function byRole(specs: readonly ConsumerSpec[], role: ConsumerRole): ConsumerSpec {
-  const spec = specs.find((s) => s.role === role);
-  if (spec === undefined) throw new Error(`no ${role} consumer`);
-  return spec;
+  return { ready: started, readiness, metrics, partitions: () => keeper?.held() ?? [], close: () => (closing ??= close()) };
 }

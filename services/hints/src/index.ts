@@ -2,9 +2,10 @@
 
 export { hintsConfig, hintsConfigWith } from './config.ts';
 export type { HintsConfig } from './config.ts';
-export { startHints } from './hints-service.ts';
+export { ClosedError, startHints } from './hints-service.ts';
+export { hintsLeaseGroup } from './config.ts';
 export type { HintsDeps, HintsHandle } from './hints-service.ts';
-export { consumerSpecs } from './consumers.ts';
+export { clusterConsumerSpecs, consumerSpecs } from './consumers.ts';
 export type { ConsumerSpec } from './consumers.ts';
 export { desiredViews, planKeyWrites, digestOf } from './view-plan.ts';
 export { reconcileService } from './service-reconciler.ts';

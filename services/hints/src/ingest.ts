@@ -12,6 +12,12 @@
 // that does not supersede the newest one taken for that object — live or deleted — is 'stale',
 // changes nothing and is not handed on. The projection's own checks against the object held
 // cannot see a delete (nothing is held after one); the floors keep the tombstone.
+//
+// Several replicas share the cluster by KUBE partition (hints-service.ts): the handlers of one
+// partition write through a store that carries its lease, read their partition's services and
+// foreign slices, every node (the node floors are shared by the engine's node consumers, so the
+// second consumer to see a node version finds it stale), and every slice change, skipping other
+// partitions' namespaces ('foreign-partition': the offset moves past them, nothing else).
 
 import type { EndpointSlice, Node, ObjectVersion, Service } from '@slicemesh/model';
 import type { ConsumedMessage, DeadLetter, HandlerOutcome, SubjectOptions } from '@slicemesh/nats';
@@ -28,7 +34,8 @@ export type ConsumerRole = 'slices' | 'nodes' | 'services' | 'endpointslices';
 /** What a handled message led to; the service counts and logs it. */
 export type IngestOutcome =
   /** stale: older than (or the same as) the version of that object already taken, e.g. from a lagging watcher replica. */
-  | { readonly result: 'applied' | 'duplicate' | 'stale'; readonly role: ConsumerRole; readonly seq: number }
+  /** foreign-partition: a slice change of a namespace another partition's owner handles. */
+  | { readonly result: 'applied' | 'duplicate' | 'stale' | 'foreign-partition'; readonly role: ConsumerRole; readonly seq: number }
   | { readonly result: 'dead-lettered'; readonly role: ConsumerRole; readonly seq: number; readonly reason: string; readonly field?: string };
 
 export interface IngestDeps extends SubjectOptions {
@@ -54,6 +61,10 @@ export interface IngestDeps extends SubjectOptions {
   readonly afterBatch?: (role: ConsumerRole) => void;
   /** Reports every handled message. */
   readonly report?: (outcome: IngestOutcome) => void;
+  /** Whether a namespace is this consumer's partition's (SLICES carries every partition). Default: all. */
+  readonly owns?: (namespace: string) => boolean;
+  /** Node versions taken, shared by every node consumer feeding the same projection. Default: the handler's own. */
+  readonly nodeFloors?: VersionFloors;
 }
 
 /** Per role: handles one batch, in stream order; resolves 'ack' for the whole batch. */
@@ -65,6 +76,10 @@ interface Kind<T> {
   readonly after: (parsed: T) => void;
   /** The object a KUBE message is about and its version (ordered by VersionFloors); none for SLICES. */
   readonly version?: (parsed: T) => { readonly key: string; readonly version: ObjectVersion };
+  /** false: another partition's message, skipped. Default: every message is this consumer's. */
+  readonly mine?: (parsed: T) => boolean;
+  /** The floors to order versions by (default: the handler's own). */
+  readonly floors?: VersionFloors;
 }
 
 /** A KUBE envelope's object key and version. */
@@ -79,10 +94,11 @@ function envelopeVersion(env: KubeEnvelope<{ readonly metadata: { readonly names
  */
 export function ingestHandlers(deps: IngestDeps): IngestHandlers {
   const opts = { cluster: deps.cluster, ...(deps.prefix !== undefined ? { prefix: deps.prefix } : {}) };
+  const owns = deps.owns;
 
   function handler<T>(role: ConsumerRole, kind: Kind<T>): (msgs: readonly ConsumedMessage[]) => Promise<HandlerOutcome> {
     const consumer = deps.offsets[role];
-    const floors = new VersionFloors();
+    const floors = kind.floors ?? new VersionFloors();
     return async (msgs) => {
       const stage = deps.projection.stage();
       const staged = floors.stage();
@@ -94,7 +110,7 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
       for (const msg of msgs) {
         if (msg.seq <= deps.projection.offset(consumer)) {
           const parsed = tryParse(kind, msg);
-          if (parsed !== undefined) handOn.push(parsed);
+          if (parsed !== undefined && (kind.mine === undefined || kind.mine(parsed))) handOn.push(parsed);
           reports.push({ result: 'duplicate', role, seq: msg.seq });
           continue;
         }
@@ -106,6 +122,13 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
           if (!(err instanceof MalformedMessageError)) throw err;
           await deps.deadLetter({ reason: err.reason, ...(err.field !== undefined ? { field: err.field } : {}), object: msg.raw, subject: msg.subject });
           reports.push({ result: 'dead-lettered', role, seq: msg.seq, reason: err.reason, ...(err.field !== undefined ? { field: err.field } : {}) });
+          last = msg.seq;
+          continue;
+        }
+        if (kind.mine !== undefined && !kind.mine(parsed)) {
+          // Covered by the commit, like a stale version: the offset moves past it.
+          reports.push({ result: 'foreign-partition', role, seq: msg.seq });
+          commit = true;
           last = msg.seq;
           continue;
         }
@@ -144,9 +167,14 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
       parse: (d, s) => parseSliceChanged(d, s, opts),
       stage: (stage, msg) => stage.applySliceChanged(msg),
       after: deps.onSlices,
+      ...(owns !== undefined ? { mine: (msg: SliceChangedV1) => owns(msg.namespace) } : {}),
     }),
     nodes: handler<KubeEnvelope<Node>>('nodes', {
-      parse: (d, s) => parseNodeEvent(d, s, opts), stage: (stage, env) => stage.applyNode(env), after: deps.onNode, version: envelopeVersion,
+      parse: (d, s) => parseNodeEvent(d, s, opts),
+      stage: (stage, env) => stage.applyNode(env),
+      after: deps.onNode,
+      version: envelopeVersion,
+      ...(deps.nodeFloors !== undefined ? { floors: deps.nodeFloors } : {}),
     }),
     services: handler<KubeEnvelope<Service>>('services', {
       parse: (d, s) => parseServiceEvent(d, s, opts), stage: (stage, env) => stage.applyService(env), after: deps.onService, version: envelopeVersion,

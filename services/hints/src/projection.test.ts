@@ -107,14 +107,14 @@ describe('IngestStage', () => {
       },
     },
     {
-      name: 'a node added and deleted in one batch is one delete; the nodes held are untouched',
+      name: 'a node added and deleted in one batch is one delete, at the version of the delete (the shared row is version-guarded); the nodes held are untouched',
       stage: (p) => {
         const s = p.stage();
         s.applyNode(env(withRv(makeNode('n2'), '1')));
         s.applyNode(env(withRv(makeNode('n2'), '2'), 'Deleted.v1'));
         return s;
       },
-      want: { rows: { nodes: { upserts: [], deletes: ['n2'] } }, after: (p) => p.nodes.list().map((n) => n.metadata.name), expect: ['n1'] },
+      want: { rows: { nodes: { upserts: [], deletes: ['n2'], deletedAt: { n2: '2' } } }, after: (p) => p.nodes.list().map((n) => n.metadata.name), expect: ['n1'] },
     },
   ];
   for (const tc of cases) {
@@ -130,7 +130,7 @@ describe('IngestStage', () => {
       expect({
         ...(rows.slices ? { slices: { upserts: names(rows.slices.upserts), deletes: rows.slices.deletes } } : {}),
         ...(rows.services ? { services: { upserts: names(rows.services.upserts), deletes: rows.services.deletes } } : {}),
-        ...(rows.nodes ? { nodes: { upserts: names(rows.nodes.upserts), deletes: rows.nodes.deletes } } : {}),
+        ...(rows.nodes ? { nodes: { upserts: names(rows.nodes.upserts), deletes: rows.nodes.deletes, ...(rows.nodes.deletedAt ? { deletedAt: rows.nodes.deletedAt } : {}) } } : {}),
       }).toEqual(tc.want.rows);
       stage.apply('o', 3);
       expect(tc.want.after(p)).toEqual(tc.want.expect);

@@ -208,6 +208,8 @@ export class IngestStage {
   /** Services that held a foreign slice the batch moved to another service (its service-name label changed). */
   readonly #vacated = new Set<ServiceKey>();
   readonly #nodes = new Map<string, Node | null>();
+  /** The resourceVersion of each node delete staged (the stored row is shared and version-guarded). */
+  readonly #nodeDeletedAt = new Map<string, string>();
   readonly #nodeEvents: KubeEnvelope<Node>[] = [];
   readonly #services = new Map<ServiceKey, { readonly id: NamespacedName; readonly service: Service | null }>();
 
@@ -250,6 +252,9 @@ export class IngestStage {
     const held = this.#nodes.has(name) ? (this.#nodes.get(name) ?? undefined) : this.projection.nodes.get(name);
     if (this.projection.nodes.isStale(env, held)) return false;
     this.#nodes.set(name, env.type === 'Deleted.v1' ? null : env.object);
+    const rv = env.object.metadata.resourceVersion;
+    if (env.type === 'Deleted.v1' && rv !== undefined && rv !== '') this.#nodeDeletedAt.set(name, rv);
+    else this.#nodeDeletedAt.delete(name);
     this.#nodeEvents.push(env);
     return true;
   }
@@ -277,7 +282,15 @@ export class IngestStage {
       ...(foreign.length > 0
         ? { foreignSlices: { upserts: foreign.flatMap((s) => (s.slice === null ? [] : [s.slice])), deletes: foreign.filter((s) => s.slice === null).map((s) => ({ namespace: s.namespace, name: s.name })) } }
         : {}),
-      ...(nodes.length > 0 ? { nodes: { upserts: nodes.flatMap(([, n]) => (n === null ? [] : [n])), deletes: nodes.filter(([, n]) => n === null).map(([name]) => name) } } : {}),
+      ...(nodes.length > 0
+        ? {
+          nodes: {
+            upserts: nodes.flatMap(([, n]) => (n === null ? [] : [n])),
+            deletes: nodes.filter(([, n]) => n === null).map(([name]) => name),
+            ...(this.#nodeDeletedAt.size > 0 ? { deletedAt: Object.fromEntries(this.#nodeDeletedAt) } : {}),
+          },
+        }
+        : {}),
       ...(services.length > 0
         ? { services: { upserts: services.flatMap((s) => (s.service === null ? [] : [s.service])), deletes: services.filter((s) => s.service === null).map((s) => s.id) } }
         : {}),

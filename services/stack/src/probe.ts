@@ -5,7 +5,7 @@ import type { Db } from '@slicemesh/db';
 import { countSlices, loadDecisionFlags } from '@slicemesh/db';
 import type { JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
 import { isApiError, openKv, pendingCount, svcClusterFilter } from '@slicemesh/nats';
-import { consumerSpecs } from '@slicemesh/hints';
+import { clusterConsumerSpecs } from '@slicemesh/hints';
 import { RELAY_NAME, outboxBacklog, resolveSlicerSettings, slicerConfig, slicerDurables } from '@slicemesh/slicer';
 import type { StackLayout } from './service-env.ts';
 import { slicerEnv } from './service-env.ts';
@@ -23,7 +23,7 @@ export function consumersOf(layout: StackLayout): WatchedConsumer[] {
   const slicer = slicerDurables(settings.durablePrefix, settings.partitions);
   return [
     ...slicer.map((durable) => ({ service: 'slicer' as const, stream: layout.names.kube, durable })),
-    ...consumerSpecs(layout.cluster, layout.names, 'hints').map((s) => ({ service: 'hints' as const, stream: s.stream, durable: s.durable })),
+    ...clusterConsumerSpecs(layout.cluster, layout.names, 'hints', layout.partitions).map((s) => ({ service: 'hints' as const, stream: s.stream, durable: s.durable })),
   ];
 }
 

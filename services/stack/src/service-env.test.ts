@@ -34,9 +34,10 @@ describe('service environments', () => {
     expect(c).toMatchObject({ databaseUrl: LAYOUT.databaseUrl, dbSchema: 'slicemesh_r1', cluster: 'local', partitions: 3, kubeStream: 'KUBE_r1', subjectPrefix: 'rr1.', batchPeriod: 100, ackWait: 3000, healthPort: 9102 });
   });
 
-  it('hints: the same schema and streams, and the run buckets', () => {
+  it('hints: the same schema, partitions and streams, the run buckets, and a name per replica', () => {
     const c = hintsConfig.parse([], hintsEnv(LAYOUT, 0));
-    expect(c).toMatchObject({ dbSchema: 'slicemesh_r1', cluster: 'local', slicesStream: 'SLICES_r1', subjectPrefix: 'rr1.', svcBucket: 'svc_r1', viewsBucket: 'views_r1' });
+    expect(c).toMatchObject({ dbSchema: 'slicemesh_r1', cluster: 'local', partitions: 3, slicesStream: 'SLICES_r1', subjectPrefix: 'rr1.', svcBucket: 'svc_r1', viewsBucket: 'views_r1', replicaId: 'hints-0' });
+    expect(hintsConfig.parse([], hintsEnv(LAYOUT, 0, 2)).replicaId).toBe('hints-2');
   });
 
   it('publisher: the mode asked for, the same schema, streams and API server, default QPS and burst', () => {

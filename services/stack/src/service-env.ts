@@ -62,11 +62,15 @@ export function slicerEnv(l: StackLayout, healthPort: number, replica = 0): Env 
   };
 }
 
-/** services/hints/src/config.ts */
-export function hintsEnv(l: StackLayout, healthPort: number): Env {
+/**
+ * services/hints/src/config.ts. Replica `n` is named hints-<n>: a restarted replica keeps its name
+ * and takes its leases back at once instead of waiting for them to expire.
+ */
+export function hintsEnv(l: StackLayout, healthPort: number, replica = 0): Env {
   return {
-    NATS_URL: l.natsUrl, DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, ...streams(l),
+    NATS_URL: l.natsUrl, DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, PARTITIONS: String(l.partitions), ...streams(l),
     SVC_BUCKET: l.names.svc, VIEWS_BUCKET: l.names.views, HINTED_BUCKET: l.names.hinted, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
+    REPLICA_ID: `hints-${replica}`,
   };
 }
 
