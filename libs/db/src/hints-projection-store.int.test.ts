@@ -6,6 +6,7 @@ import type { HintDecision } from './hints-store.ts';
 import { loadHintDecisions, loadHintNodes, loadHintServices, loadHintSlices, loadPublishedViews } from './hints-store.ts';
 import { HintsProjectionStore } from './hints-projection-store.ts';
 import { getOffset } from './offsets.ts';
+import { FencedError, acquireLease, leaseHeartbeat, releaseLeases } from './leases.ts';
 
 let t: TestDb;
 beforeAll(async () => { t = await withTestDb(); });
@@ -70,6 +71,51 @@ describe('HintsProjectionStore.commitIngest', () => {
   });
 });
 
+describe('HintsProjectionStore: node rows are shared by every partition\'s consumer, newer version wins', () => {
+  const at = (name: string, rv: string, zone = 'zone-a') => ({ ...makeNode(name, { zone }), metadata: { ...makeNode(name, { zone }).metadata, resourceVersion: rv } });
+  const cases: { name: string; first: Parameters<HintsProjectionStore['commitIngest']>[2]; second: Parameters<HintsProjectionStore['commitIngest']>[2]; want: [string, string | undefined][] }[] = [
+    { name: 'an older upsert (a lagging consumer) leaves the newer node', first: { nodes: { upserts: [at('n1', '7', 'zone-b')], deletes: [] } }, second: { nodes: { upserts: [at('n1', '5')], deletes: [] } }, want: [['n1', 'zone-b']] },
+    { name: 'a newer upsert replaces it', first: { nodes: { upserts: [at('n1', '5')], deletes: [] } }, second: { nodes: { upserts: [at('n1', '7', 'zone-b')], deletes: [] } }, want: [['n1', 'zone-b']] },
+    { name: 'a delete older than the stored node (it was recreated) leaves it', first: { nodes: { upserts: [at('n1', '9')], deletes: [] } }, second: { nodes: { upserts: [], deletes: ['n1'], deletedAt: { n1: '6' } } }, want: [['n1', 'zone-a']] },
+    { name: 'a delete at or after the stored version removes it', first: { nodes: { upserts: [at('n1', '6')], deletes: [] } }, second: { nodes: { upserts: [], deletes: ['n1'], deletedAt: { n1: '6' } } }, want: [] },
+  ];
+  for (const [i, tc] of cases.entries()) {
+    it(tc.name, async () => {
+      const cluster = `nv${i}`;
+      const store = new HintsProjectionStore(t.db, cluster);
+      await store.commitIngest(`${cluster}-p0-nodes`, 1, tc.first);
+      await store.commitIngest(`${cluster}-p1-nodes`, 1, tc.second);
+      expect((await loadHintNodes(t.db, cluster)).map((n) => [n.metadata.name, n.metadata.labels?.['topology.kubernetes.io/zone']])).toEqual(tc.want);
+    });
+  }
+});
+
+describe('HintsProjectionStore: every write carries its leases', () => {
+  it('is refused with FencedError, writing nothing, once a lease is taken over; and goes through while held', async () => {
+    const group = 'hints/fence-test';
+    await leaseHeartbeat(t.db, group, 'a', 'i-a', 60_000, 1);
+    const claim = await acquireLease(t.db, group, 0, 'a', 60_000);
+    const fence = claim === null ? [] : [claim];
+    const store = new HintsProjectionStore(t.db, 'f1');
+    await store.commitIngest('f1-services', 1, { services: { upserts: [makeService('held')], deletes: [] } }, fence);
+    await store.recordIntents([{ namespace: 'default', name: 'held', decisions: [decision('held')], pending: [{ key: 'f1.a.default.held.h1' }] }], fence);
+    await store.recordPublished([{ key: 'f1.a.default.held.h1', revision: 3, digest: 'd' }], [], fence);
+
+    await releaseLeases(t.db, fence);
+    await acquireLease(t.db, group, 0, 'b', 60_000);
+    const writes: { name: string; write: () => Promise<unknown> }[] = [
+      { name: 'commitIngest', write: () => store.commitIngest('f1-services', 2, { services: { upserts: [makeService('late')], deletes: [] } }, fence) },
+      { name: 'recordIntents', write: () => store.recordIntents([{ namespace: 'default', name: 'held', decisions: [], pending: [{ key: 'f1.a.default.held.h2' }] }], fence) },
+      { name: 'recordPublished', write: () => store.recordPublished([], ['f1.a.default.held.h1'], fence) },
+    ];
+    for (const w of writes) await expect(w.write(), w.name).rejects.toBeInstanceOf(FencedError);
+    expect((await loadHintServices(t.db, 'f1')).map((s) => s.metadata.name)).toEqual(['held']);
+    expect(await getOffset(t.db, 'f1-services')).toBe(1);
+    expect((await loadHintDecisions(t.db, 'f1')).map((d) => d.service)).toEqual(['held']);
+    expect(await loadPublishedViews(t.db, 'f1')).toEqual([{ key: 'f1.a.default.held.h1', revision: 3, digest: 'd' }]);
+  });
+});
+
 describe('HintsProjectionStore publishing records', () => {
   it('records the intents of several services in one call, then their confirmations and deletions', async () => {
     const store = new HintsProjectionStore(t.db, 'i4');
@@ -100,6 +146,24 @@ describe('HintsProjectionStore publishing records', () => {
       ['api', 'IPv4', decision('api').enabled, decision('api').reason],
       ['web', 'IPv4', false, 'off now'],
     ]);
+  });
+
+  it('loadSnapshot of a scope holds only the namespaces and view keys of the scope, and every node', async () => {
+    const store = new HintsProjectionStore(t.db, 'i6');
+    await store.commitIngest('i6-s', 1, { services: { upserts: [makeService('web', { namespace: 'mine' }), makeService('web', { namespace: 'theirs' })], deletes: [] }, nodes: { upserts: [makeNode('n1')], deletes: [] } });
+    await store.commitIngest('i6-sl', 1, { slices: { upserts: [makeSlice('web-a', [], { namespace: 'mine' }), makeSlice('web-b', [], { namespace: 'theirs' })], deletes: [] } });
+    await store.recordIntents([
+      { namespace: 'mine', name: 'web', decisions: [decision('web', { namespace: 'mine' })], pending: [{ key: 'i6.a.mine.web.web-a' }] },
+      { namespace: 'theirs', name: 'web', decisions: [decision('web', { namespace: 'theirs' })], pending: [{ key: 'i6.a.theirs.web.web-b' }] },
+    ]);
+    const snap = await store.loadSnapshot([], { namespace: (ns) => ns === 'mine', viewKey: (k) => k.split('.')[2] === 'mine' });
+    expect({
+      services: snap.services.map((s) => s.metadata.namespace),
+      slices: snap.slices.map((s) => s.metadata.name),
+      nodes: snap.nodes.map((n) => n.metadata.name),
+      decisions: snap.decisions.map((d) => d.namespace),
+      views: snap.publishedViews.map((v) => v.key),
+    }).toEqual({ services: ['mine'], slices: ['web-a'], nodes: ['n1'], decisions: ['mine'], views: ['i6.a.mine.web.web-a'] });
   });
 
   it('loadSnapshot returns every row of the cluster and the offsets asked for (0 when unknown)', async () => {
