@@ -1,0 +1,129 @@
+// Each check of the fault campaign fails on a planted problem, and passes without it.
+import { describe, expect, it } from 'vitest';
+import type { LeaseState } from '@slicemesh/db';
+import type { ChaosReport, KubeLogEntry, OutboxEntry, SlicesEntry } from './checks.ts';
+import { chaosVerdict, compareEffects, foldByVersion, heldBy, lostEvents, takenOver } from './checks.ts';
+
+const up = (seq: number, subject: string, uid: string, rv: string): KubeLogEntry => ({ seq, subject, deleted: false, uid, resourceVersion: rv });
+const del = (seq: number, subject: string, uid: string, rv: string): KubeLogEntry => ({ seq, subject, deleted: true, uid, resourceVersion: rv });
+
+const POD = 'kube.c.0.pod.shop.web-1';
+const SVC = 'kube.c.0.service.shop.web';
+
+describe('lost events: the log folded by resourceVersion against the API', () => {
+  const log = [up(1, SVC, 's1', '10'), up(2, POD, 'p1', '11'), up(3, POD, 'p1', '12'), up(4, POD, 'p1', '14')];
+  const api = new Map([[SVC, 's1@10'], [POD, 'p1@14']]);
+
+  it('a log that reached the final state loses nothing', () => expect(lostEvents(log, api)).toEqual([]));
+
+  it("a lagging replica's older copy after the newest does not count as the state", () => {
+    expect(lostEvents([...log, up(5, POD, 'p1', '12')], api)).toEqual([]);
+    expect(foldByVersion([...log, up(5, POD, 'p1', '12')]).get(POD)).toBe('p1@14');
+  });
+
+  it('planted: the last change never reached the log', () => {
+    expect(lostEvents(log.slice(0, 3), api)).toEqual([`${POD}: the API holds p1@14, the log ends at p1@12`]);
+  });
+
+  it('planted: an object the API holds is missing from the log', () => {
+    expect(lostEvents(log, new Map([...api, ['kube.c.1.pod.infra.logs-1', 'p9@20']]))).toEqual(['kube.c.1.pod.infra.logs-1: the API holds p9@20, the log has no live version']);
+  });
+
+  it('planted: a delete that never reached the log', () => {
+    expect(lostEvents(log, new Map([[SVC, 's1@10']]))).toEqual([`${POD}: deleted in the API, the log still holds p1@14`]);
+  });
+
+  it('a delete, and a replacement under the same name, fold to the API', () => {
+    const l = [...log, del(5, POD, 'p1', '15'), up(6, POD, 'p2', '16'), del(7, POD, 'p1', '14')];
+    expect(lostEvents(l, new Map([[SVC, 's1@10'], [POD, 'p2@16']]))).toEqual([]);
+    expect(lostEvents([...log, del(5, POD, 'p1', '15')], new Map([[SVC, 's1@10']]))).toEqual([]);
+  });
+});
+
+describe('duplicated effects: outbox rows and SLICES messages one to one', () => {
+  const outbox: OutboxEntry[] = [
+    { msgId: 'o-1', subject: 'slices.c.shop.web' },
+    { msgId: 'o-2', subject: 'slices.c.shop.api' },
+  ];
+  const slices: SlicesEntry[] = [
+    { seq: 1, msgId: 'o-1', subject: 'slices.c.shop.web', reconcileID: 'r1' },
+    { seq: 2, msgId: 'o-2', subject: 'slices.c.shop.api', reconcileID: 'r2' },
+  ];
+
+  it('one message per row: nothing duplicated, nothing lost', () => expect(compareEffects(outbox, slices)).toEqual({ duplicated: [], lost: [] }));
+
+  it('planted: an extra SLICES message with the same msg id counts as duplicated', () => {
+    expect(compareEffects(outbox, [...slices, { seq: 3, msgId: 'o-1', subject: 'slices.c.shop.web', reconcileID: 'r1' }]).duplicated).toEqual(['SLICES seq 3: msg id o-1 already stored at seq 1']);
+  });
+
+  it('planted: the same reconcile published under a second msg id counts as duplicated', () => {
+    const r = compareEffects([...outbox, { msgId: 'o-3', subject: 'slices.c.shop.web' }], [...slices, { seq: 3, msgId: 'o-3', subject: 'slices.c.shop.web', reconcileID: 'r1' }]);
+    expect(r.duplicated).toEqual(['SLICES seq 3: reconcile r1 already published at seq 1 (msg id o-1)']);
+  });
+
+  it('planted: a SLICES message no outbox row asked for counts as duplicated', () => {
+    expect(compareEffects(outbox, [...slices, { seq: 3, msgId: 'x-9', subject: 'slices.c.shop.web', reconcileID: 'r9' }]).duplicated).toEqual(['SLICES seq 3: msg id x-9 has no outbox row']);
+  });
+
+  it('planted: an outbox row that never reached SLICES counts as lost', () => {
+    expect(compareEffects(outbox, slices.slice(0, 1))).toEqual({ duplicated: [], lost: ['outbox row o-2 (slices.c.shop.api) never reached SLICES'] });
+  });
+});
+
+describe('takeover: the victim\'s partitions live again under a new acquisition', () => {
+  const lease = (partition: number, holder: string | null, token: number, live = true): LeaseState => ({ partition, holder, token, live });
+  const before = heldBy([lease(0, 'slicer-1', 3), lease(1, 'slicer-0', 2), lease(2, 'slicer-1', 5), lease(3, 'slicer-2', 1, false)], 'slicer-1');
+
+  it('heldBy picks the live leases of the victim', () => expect(before.map((l) => l.partition)).toEqual([0, 2]));
+  it('not yet: the dead holder still has them (unexpired)', () => expect(takenOver(before, 'slicer-1', [lease(0, 'slicer-1', 3), lease(2, 'slicer-1', 5)])).toBe(false));
+  it('not yet: expired, nobody took them', () => expect(takenOver(before, 'slicer-1', [lease(0, 'slicer-1', 3, false), lease(2, null, 5, false)])).toBe(false));
+  it('not yet: one of two taken', () => expect(takenOver(before, 'slicer-1', [lease(0, 'slicer-0', 4), lease(2, 'slicer-1', 5, false)])).toBe(false));
+  it('another replica holds both', () => expect(takenOver(before, 'slicer-1', [lease(0, 'slicer-0', 4), lease(2, 'slicer-2', 6)])).toBe(true));
+  it('the restarted victim took them back (higher token)', () => expect(takenOver(before, 'slicer-1', [lease(0, 'slicer-1', 4), lease(2, 'slicer-1', 6)])).toBe(true));
+});
+
+describe('the verdict', () => {
+  const clean: ChaosReport = {
+    events: 12_000, eventsUnderFaults: 9_000, faultPhaseMs: 150_000,
+    faults: [{ atMs: 4000, kind: 'kill', target: 'slicer-1' }, { atMs: 8000, kind: 'kill', target: 'hints' }, { atMs: 30_000, kind: 'nats-restart', target: 'nats-server' }],
+    crashes: [], takeoversS: [1.2, 5.4], takeoversMissing: 0, lost: [], duplicated: [],
+    verify: { replay: true, truth: true, agents: true, problems: [] }, minEvents: 10_000, errors: [],
+  };
+
+  it('a clean run passes, with the JSON the brief asks for', () => {
+    const v = chaosVerdict(clean);
+    expect(v.ok).toBe(true);
+    expect(v.json).toEqual({
+      events: 12_000, kills: 2, lost: 0, duplicated: 0, verify_replay: true, verify_truth: true, verify_agents: true,
+      max_takeover_s: 5.4, events_per_s: 60, faults: { kill: 2, 'nats-restart': 1 }, crashes: {}, ok: true,
+    });
+    expect(v.line).toBe('chaos: PASS — 12000 KUBE events (60/s under faults), 2 kills, 1 nats-restart; lost 0, duplicated 0; verify replay ok, truth ok, agents ok; max takeover 5.4 s');
+  });
+
+  const planted: { name: string; edit: Partial<ChaosReport>; why: RegExp }[] = [
+    { name: 'a lost event', edit: { lost: ['kube.c.0.pod.shop.web-1: the API holds p1@14, the log ends at p1@12'] }, why: /^1 lost: kube/ },
+    { name: 'a duplicated SLICES message', edit: { duplicated: ['SLICES seq 3: msg id o-1 already stored at seq 1'] }, why: /^1 duplicated/ },
+    { name: 'a replay difference', edit: { verify: { replay: false, truth: true, agents: true, problems: ['replay: shop/web: slice x differs'] } }, why: /verify replay failed: replay: shop\/web/ },
+    { name: 'a truth difference', edit: { verify: { replay: true, truth: false, agents: true, problems: ['truth: slicer shop/web IPv4: endpoint missing'] } }, why: /verify truth failed/ },
+    { name: 'an agent not resynced', edit: { verify: { replay: true, truth: true, agents: false, problems: ['agents: agent a-1: nat SLICEMESH-SVC-X: rule missing'] } }, why: /verify agents failed/ },
+    { name: 'a takeover never seen', edit: { takeoversMissing: 1 }, why: /1 slicer kills without a takeover/ },
+    { name: 'too few events', edit: { events: 900 }, why: /only 900 KUBE events \(at least 10000 wanted\)/ },
+    { name: 'a campaign error', edit: { errors: ['did not settle: not settled after 180000 ms: 3 messages pending'] }, why: /campaign: did not settle/ },
+  ];
+  for (const tc of planted) {
+    it(`fails on ${tc.name}`, () => {
+      const v = chaosVerdict({ ...clean, ...tc.edit });
+      expect(v.ok).toBe(false);
+      expect(v.json.ok).toBe(false);
+      expect(v.line).toMatch(/^chaos: FAIL/);
+      expect(v.failures.join('\n')).toMatch(tc.why);
+    });
+  }
+
+  it('crashes are reported, not failed on (a supervisor restarts them)', () => {
+    const v = chaosVerdict({ ...clean, crashes: [{ atMs: 1, kind: 'crash', target: 'slicer-0' }, { atMs: 2, kind: 'crash', target: 'slicer-0' }] });
+    expect(v.ok).toBe(true);
+    expect(v.json.crashes).toEqual({ 'slicer-0': 2 });
+    expect(v.line).toMatch(/; 2 crashes \(slicer-0 ×2\)$/);
+  });
+});

@@ -1,0 +1,191 @@
+// The fault campaign's verdict, as pure functions of what it read at the end: the KUBE log
+// against the API's final state (lost events), the outbox against SLICES (duplicated or lost
+// effects), partition leases over time (takeover), and the report line and JSON.
+
+import { supersedes } from '@slicemesh/model';
+import type { LeaseState } from '@slicemesh/db';
+
+/** One KUBE message as the lost-events check needs it. */
+export interface KubeLogEntry {
+  readonly seq: number;
+  readonly subject: string;
+  readonly deleted: boolean;
+  readonly uid: string;
+  readonly resourceVersion: string;
+}
+
+/**
+ * subject → `<uid>@<resourceVersion>` of every object the log says exists, folded as every
+ * consumer folds KUBE (by resourceVersion: a newer version wins, a delete at the live version
+ * wins, whatever arrives later and older is stale) — so a lagging watcher replica's late, older
+ * copy does not count as the subject's state.
+ */
+export function foldByVersion(log: readonly KubeLogEntry[]): Map<string, string> {
+  const top = new Map<string, KubeLogEntry>();
+  for (const m of log) {
+    const held = top.get(m.subject);
+    if (held === undefined || supersedes({ resourceVersion: m.resourceVersion, deleted: m.deleted }, { resourceVersion: held.resourceVersion, deleted: held.deleted })) top.set(m.subject, m);
+  }
+  const out = new Map<string, string>();
+  for (const [subject, m] of top) if (!m.deleted) out.set(subject, `${m.uid}@${m.resourceVersion}`);
+  return out;
+}
+
+/**
+ * Lost events: every object the API holds must be in the log at its final version, and every
+ * object the log says exists must still be in the API. `api` maps subject → `<uid>@<rv>`.
+ */
+export function lostEvents(log: readonly KubeLogEntry[], api: ReadonlyMap<string, string>): string[] {
+  const folded = foldByVersion(log);
+  const problems: string[] = [];
+  for (const [subject, want] of [...api].sort()) {
+    const got = folded.get(subject);
+    if (got !== want) problems.push(`${subject}: the API holds ${want}, the log ${got === undefined ? 'has no live version' : `ends at ${got}`}`);
+  }
+  for (const [subject, got] of [...folded].sort()) if (!api.has(subject)) problems.push(`${subject}: deleted in the API, the log still holds ${got}`);
+  return problems;
+}
+
+/** One outbox row (the slicer's committed intent to publish). */
+export interface OutboxEntry {
+  readonly msgId: string;
+  readonly subject: string;
+}
+
+/** One SLICES message with its de-duplication id and the reconcile it carries. */
+export interface SlicesEntry {
+  readonly seq: number;
+  readonly msgId: string;
+  readonly subject: string;
+  readonly reconcileID: string;
+}
+
+export interface EffectsCheck {
+  /** SLICES messages beyond one per outbox row: a repeated msg id, a repeated reconcile, one no row asked for. */
+  readonly duplicated: string[];
+  /** Outbox rows with no SLICES message. */
+  readonly lost: string[];
+}
+
+/** Outbox rows and SLICES messages must match one to one (by msg id), each reconcile published once. */
+export function compareEffects(outbox: readonly OutboxEntry[], slices: readonly SlicesEntry[]): EffectsCheck {
+  const duplicated: string[] = [];
+  const lost: string[] = [];
+  const rows = new Map(outbox.map((r) => [r.msgId, r]));
+  const byId = new Map<string, SlicesEntry>();
+  const byReconcile = new Map<string, SlicesEntry>();
+  for (const m of slices) {
+    const first = byId.get(m.msgId);
+    if (first !== undefined) duplicated.push(`SLICES seq ${m.seq}: msg id ${m.msgId} already stored at seq ${first.seq}`);
+    else byId.set(m.msgId, m);
+    const same = byReconcile.get(m.reconcileID);
+    if (same !== undefined && first === undefined) duplicated.push(`SLICES seq ${m.seq}: reconcile ${m.reconcileID} already published at seq ${same.seq} (msg id ${same.msgId})`);
+    else if (same === undefined) byReconcile.set(m.reconcileID, m);
+    if (!rows.has(m.msgId)) duplicated.push(`SLICES seq ${m.seq}: msg id ${m.msgId} has no outbox row`);
+  }
+  for (const r of outbox) if (!byId.has(r.msgId)) lost.push(`outbox row ${r.msgId} (${r.subject}) never reached SLICES`);
+  if (outbox.length !== rows.size) duplicated.push(`${outbox.length - rows.size} outbox rows share a msg id`);
+  return { duplicated, lost };
+}
+
+/**
+ * After `victim` was killed holding `before` (its live leases then): true once every one of those
+ * partitions is live again under a new acquisition — another holder, or the victim restarted
+ * (same name, a higher token).
+ */
+export function takenOver(before: readonly LeaseState[], victim: string, now: readonly LeaseState[]): boolean {
+  return before.every((b) => {
+    const n = now.find((x) => x.partition === b.partition);
+    return n !== undefined && n.live && (n.holder !== victim || n.token > b.token);
+  });
+}
+
+/** The partitions `victim` holds in `leases`. */
+export function heldBy(leases: readonly LeaseState[], victim: string): LeaseState[] {
+  return leases.filter((l) => l.live && l.holder === victim);
+}
+
+/** A fault the campaign injected. */
+export interface FaultRecord {
+  readonly atMs: number;
+  readonly kind: 'kill' | 'nats-restart' | 'postgres-restart' | 'watch-cut' | 'agent-cut' | 'crash';
+  readonly target: string;
+  readonly detail?: string;
+}
+
+export interface ChaosReport {
+  /** KUBE messages stored (all of them; the last sequence). */
+  readonly events: number;
+  /** KUBE messages stored while faults were injected, and how long that phase lasted. */
+  readonly eventsUnderFaults: number;
+  readonly faultPhaseMs: number;
+  readonly faults: readonly FaultRecord[];
+  /** Components that exited by themselves (restarted by the campaign, as a supervisor would). */
+  readonly crashes: readonly FaultRecord[];
+  /** Slicer takeovers measured, seconds each. */
+  readonly takeoversS: readonly number[];
+  /** Slicer kills whose takeover was never seen. */
+  readonly takeoversMissing: number;
+  readonly lost: readonly string[];
+  readonly duplicated: readonly string[];
+  readonly verify: { readonly replay: boolean; readonly truth: boolean; readonly agents: boolean; readonly problems: readonly string[] };
+  /** Below this many KUBE events the run did not load the pipeline enough to count. */
+  readonly minEvents: number;
+  /** Errors of the campaign itself (a restart that failed, a settle that timed out). */
+  readonly errors: readonly string[];
+}
+
+export interface ChaosVerdict {
+  readonly ok: boolean;
+  /** Why not ok, one reason per line. */
+  readonly failures: string[];
+  readonly line: string;
+  readonly json: ChaosJson;
+}
+
+export interface ChaosJson {
+  readonly events: number;
+  readonly kills: number;
+  readonly lost: number;
+  readonly duplicated: number;
+  readonly verify_replay: boolean;
+  readonly verify_truth: boolean;
+  readonly verify_agents: boolean;
+  readonly max_takeover_s: number | null;
+  readonly events_per_s: number;
+  readonly faults: Readonly<Record<string, number>>;
+  /** Components that crashed by themselves, per component name. */
+  readonly crashes: Readonly<Record<string, number>>;
+  readonly ok: boolean;
+}
+
+const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** The verdict: every count 0, every check clean, every takeover seen, enough events, no campaign error. */
+export function chaosVerdict(r: ChaosReport): ChaosVerdict {
+  const failures: string[] = [];
+  if (r.lost.length > 0) failures.push(`${r.lost.length} lost: ${r.lost.slice(0, 5).join('; ')}`);
+  if (r.duplicated.length > 0) failures.push(`${r.duplicated.length} duplicated: ${r.duplicated.slice(0, 5).join('; ')}`);
+  for (const check of ['replay', 'truth', 'agents'] as const) {
+    if (!r.verify[check]) failures.push(`verify ${check} failed: ${r.verify.problems.filter((p) => p.startsWith(`${check}:`)).slice(0, 5).join('; ') || '(no detail)'}`);
+  }
+  if (r.takeoversMissing > 0) failures.push(`${r.takeoversMissing} slicer kills without a takeover`);
+  if (r.events < r.minEvents) failures.push(`only ${r.events} KUBE events (at least ${r.minEvents} wanted)`);
+  for (const e of r.errors) failures.push(`campaign: ${e}`);
+  const kills = r.faults.filter((f) => f.kind === 'kill').length;
+  const faults: Record<string, number> = {};
+  for (const f of r.faults) faults[f.kind] = (faults[f.kind] ?? 0) + 1;
+  const crashes: Record<string, number> = {};
+  for (const c of r.crashes) crashes[c.target] = (crashes[c.target] ?? 0) + 1;
+  const maxTakeover = r.takeoversS.length === 0 ? null : round(Math.max(...r.takeoversS));
+  const eps = r.faultPhaseMs > 0 ? round((r.eventsUnderFaults * 1000) / r.faultPhaseMs, 1) : 0;
+  const ok = failures.length === 0;
+  const json: ChaosJson = {
+    events: r.events, kills, lost: r.lost.length, duplicated: r.duplicated.length,
+    verify_replay: r.verify.replay, verify_truth: r.verify.truth, verify_agents: r.verify.agents,
+    max_takeover_s: maxTakeover, events_per_s: eps, faults, crashes, ok,
+  };
+  const others = Object.entries(faults).filter(([k]) => k !== 'kill').map(([k, n]) => `${n} ${k}`).join(', ');
+  const line = `chaos: ${ok ? 'PASS' : 'FAIL'} — ${r.events} KUBE events (${eps}/s under faults), ${kills} kills${others ? `, ${others}` : ''}; lost ${r.lost.length}, duplicated ${r.duplicated.length}; verify replay ${r.verify.replay ? 'ok' : 'FAIL'}, truth ${r.verify.truth ? 'ok' : 'FAIL'}, agents ${r.verify.agents ? 'ok' : 'FAIL'}; max takeover ${maxTakeover === null ? '-' : `${maxTakeover} s`}${r.crashes.length > 0 ? `; ${r.crashes.length} crashes (${Object.entries(crashes).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`;
+  return { ok, failures, line, json };
+}
