@@ -22,6 +22,19 @@ export class NftApplier {
     if (r.code !== 0) throw applyError('nft', r, script, nftErrorLine);
   }
 
+  /**
+   * The elements of set `set` of table `family table`, as nft's JSON prints them (numbers and
+   * strings as text); null when the table or the set does not exist.
+   */
+  async listSetElements(family: 'ip' | 'ip6', table: string, set: string): Promise<readonly string[] | null> {
+    const r = await this.#exec({ command: 'nft', args: ['-j', 'list', 'set', family, table, set] });
+    if (r.code !== 0) return null;
+    const doc = JSON.parse(r.stdout) as { nftables?: readonly { set?: { elem?: readonly unknown[] } }[] };
+    const found = doc.nftables?.find((o) => o.set !== undefined)?.set;
+    if (found === undefined) return null;
+    return (found.elem ?? []).map((e) => (typeof e === 'object' ? JSON.stringify(e) : String(e)));
+  }
+
   /** Deletes table `family name` if it exists (e.g. `ip`, `slicemesh`); absent is not an error. */
   async deleteTable(family: 'ip' | 'ip6', name: string): Promise<void> {
     // add-then-delete in one transaction: no error whether or not the table exists.

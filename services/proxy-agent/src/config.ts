@@ -62,6 +62,13 @@ export const proxyAgentConfig = defineConfig({
   backend: { env: 'BACKEND', flag: '--backend', default: 'iptables', parse: 'string', choices: BACKENDS, doc: 'What programs the rules. userspace: a proxy socket per service port (TCP, UDP) that iptables REDIRECTs the virtual IPs to; round-robin, the next endpoint tried when a connect fails, ClientIP affinity.' },
   dryRunFile: { env: 'DRY_RUN_FILE', flag: '--dry-run-file', default: 'slicemesh-proxy-rules.txt', parse: 'string', doc: 'dry-run: the file rewritten with the complete ruleset after every sync.' },
   dryRunFormat: { env: 'DRY_RUN_FORMAT', flag: '--dry-run-format', default: 'iptables', parse: 'string', choices: DRY_RUN_FORMATS, doc: 'dry-run: which backend\'s rules to write.' },
+  stateDir: {
+    env: 'STATE_DIR',
+    flag: '--state-dir',
+    default: '/run/slicemesh',
+    parse: 'string',
+    doc: 'nftables: where the applied state is kept, so a restarted agent keeps the rules already in the kernel (a tmpfs like /run forgets it when the kernel forgets the rules). Empty: every start is a full sync.',
+  },
   netns: { env: 'NETNS', flag: '--netns', parse: 'string', optional: true, doc: 'Program the rules inside this network namespace (ip netns exec); unset: the agent\'s own.' },
   minSyncPeriod: { env: 'MIN_SYNC_PERIOD', flag: '--min-sync-period', default: '1s', parse: 'duration', min: 0, doc: 'Minimum time between syncs (bursts of 2 allowed).' },
   syncPeriod: { env: 'SYNC_PERIOD', flag: '--sync-period', default: '30s', parse: 'duration', min: 1, doc: 'Maximum time between syncs, and the retry delay after a failed one.' },

@@ -4,7 +4,8 @@
 // and the NodeFollower that moves the agent to its Node's zone, and returns a handle. Every
 // adapter can be injected, so tests and the all-in-one process share this.
 
-import { appendFile as fsAppendFile, rename, writeFile as fsWriteFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { appendFile as fsAppendFile, mkdir, readFile as fsReadFile, rename, writeFile as fsWriteFile } from 'node:fs/promises';
 import type { KvChange, NatsConnection } from '@slicemesh/nats';
 import { connectNats, followSubject, kubeNodeSubject, kvWatchJson, openKv, svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
 import type { Exec, Listen } from '@slicemesh/netfilter';
@@ -98,7 +99,18 @@ export interface ZoneStatus extends ZoneDecision {
   readonly description: string;
 }
 
+/** The file's text; null when it does not exist. */
+async function readIfExists(path: string): Promise<string | null> {
+  try {
+    return await fsReadFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
 async function atomicWrite(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}`;
   await fsWriteFile(tmp, text);
   await rename(tmp, path);
@@ -200,12 +212,19 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
   let ownNc: NatsConnection | null = null;
   const agentPromise = (async () => {
     const exec = netnsExec(deps.exec ?? spawnExec(), config.netns);
-    const backend = deps.backend ?? (await createBackend(config, { exec, clock, writeFile: deps.writeFile ?? atomicWrite }));
+    const backendDeps = {
+      exec,
+      clock,
+      writeFile: deps.writeFile ?? atomicWrite,
+      readFile: readIfExists,
+      onStateError: (err: unknown) => log.warn({ err }, 'the nftables state file could not be read or saved; the next start does a full sync'),
+    };
+    const backend = deps.backend ?? (await createBackend(config, backendDeps));
     backendRef = backend;
     const secondary =
       secondFamily === undefined
         ? undefined
-        : { settings: nodeSettingsOf(config, secondFamily), backend: deps.secondaryBackend ?? (await createBackend({ ...config, ipFamily: secondFamily }, { exec, clock, writeFile: deps.writeFile ?? atomicWrite })) };
+        : { settings: nodeSettingsOf(config, secondFamily), backend: deps.secondaryBackend ?? (await createBackend({ ...config, ipFamily: secondFamily }, backendDeps)) };
     const pm = createProxyMetrics(metrics, backend.kind);
     if (!followNode) pm.zoneInfo.set({ view: state.view, source: decision.source }, 1);
     if (config.healthCheckServers === 'on' || (config.healthCheckServers === 'auto' && backend.kind !== 'dry-run')) {

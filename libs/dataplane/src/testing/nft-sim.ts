@@ -160,6 +160,10 @@ export function applyNft(ruleset: NftRuleset, script: string): NftRuleset {
         if (!t.containers.has(name)) t.containers.set(name, { kind: object === 'map' ? 'map' : 'set', type: typeSpec.slice(1).join(' '), elements: new Map() });
         return;
       }
+      case 'flush set':
+      case 'flush map':
+        container(name).elements.clear();
+        return;
       case 'delete set':
       case 'delete map': {
         container(name);

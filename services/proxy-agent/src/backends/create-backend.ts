@@ -18,9 +18,16 @@ export interface CreateBackendDeps {
   readonly exec: Exec;
   readonly clock: Clock;
   readonly writeFile: (path: string, text: string) => Promise<void>;
+  /** A file's text, or null when it does not exist; without it nothing survives a restart. */
+  readonly readFile?: (path: string) => Promise<string | null>;
+  /** Reports a failed load or save of the nftables state. */
+  readonly onStateError?: (err: unknown) => void;
 }
 
-type BackendConfig = Pick<ProxyAgentConfig, 'backend' | 'ipFamily' | 'syncPeriod' | 'ipvsScheduler' | 'ipvsInterface' | 'dryRunFile' | 'dryRunFormat' | 'iptablesChains'> & { readonly netns?: string | undefined };
+type BackendConfig = Pick<ProxyAgentConfig, 'backend' | 'ipFamily' | 'syncPeriod' | 'ipvsScheduler' | 'ipvsInterface' | 'dryRunFile' | 'dryRunFormat' | 'iptablesChains'> & {
+  readonly netns?: string | undefined;
+  readonly stateDir?: string;
+};
 
 /**
  * The configured backend. For IPVS, first checks that `ipvsadm -L -n` works and throws a
@@ -37,8 +44,16 @@ export async function createBackend(config: BackendConfig, deps: CreateBackendDe
         // Replacing kube-proxy: what an earlier run beside it left under our own names goes (D.4.15).
         ...(config.iptablesChains === 'kube-proxy' ? { leftovers: OWN_CHAINS } : {}),
       });
-    case 'nftables':
-      return new NftablesBackend({ nft: new NftApplier({ exec: deps.exec }) });
+    case 'nftables': {
+      const { readFile } = deps;
+      const file = `${config.stateDir ?? ''}/nftables-${config.ipFamily === 'IPv6' ? 'ip6' : 'ip'}.json`;
+      const stateStore = config.stateDir && readFile ? { load: () => readFile(file), save: (text: string) => deps.writeFile(file, text) } : undefined;
+      return new NftablesBackend({
+        nft: new NftApplier({ exec: deps.exec }),
+        ...(stateStore ? { stateStore, clock: deps.clock } : {}),
+        ...(deps.onStateError ? { onStateError: deps.onStateError } : {}),
+      });
+    }
     case 'ipvs': {
       const client = new IpvsClient({ exec: deps.exec, interface: config.ipvsInterface });
       const reason = await client.unavailableReason();
