@@ -13,5 +13,6 @@ export * from './reconcile-log.ts';
 export * from './hints-store.ts';
 export * from './hints-projection-store.ts';
 export * from './slicer-store.ts';
+export * from './kube-snapshots.ts';
 export * from './inspect.ts';
 export * from './history-reads.ts';

@@ -7,7 +7,7 @@ import { testDatabaseUrl, uniqueSchemaName } from '../testing/test-db.ts';
 
 const EXPECTED_TABLES = [
   'consumer_offsets', 'dirty_services', 'endpoint_slices', 'hint_decisions', 'hint_foreign_slices', 'hint_nodes', 'hint_services', 'hint_slices',
-  'kube_objects', 'lease_members', 'outbox', 'partition_leases', 'published_views', 'reconciles', 'relay_positions',
+  'kube_log_cuts', 'kube_objects', 'kube_snapshot_objects', 'kube_snapshot_slices', 'kube_snapshots', 'lease_members', 'outbox', 'partition_leases', 'published_views', 'reconciles', 'relay_positions',
 ];
 
 const opened: DbHandle[] = [];
@@ -49,7 +49,7 @@ describe('migrateToLatest', () => {
     schemas.push(schema);
     const h = await open(schema);
     expect(await tablesIn(h, schema)).toEqual([]);
-    expect(await migrateToLatest(h.db, schema)).toEqual(['0001_init', '0002_reconcile_settings', '0003_hint_foreign_slices', '0004_published_view_digests', '0005_partition_leases']);
+    expect(await migrateToLatest(h.db, schema)).toEqual(['0001_init', '0002_reconcile_settings', '0003_hint_foreign_slices', '0004_published_view_digests', '0005_partition_leases', '0006_kube_snapshots']);
     expect(await migrateToLatest(h.db, schema)).toEqual([]);
   });
 

@@ -11,6 +11,7 @@ import * as m0002 from './migrations/0002_reconcile_settings.ts';
 import * as m0003 from './migrations/0003_hint_foreign_slices.ts';
 import * as m0004 from './migrations/0004_published_view_digests.ts';
 import * as m0005 from './migrations/0005_partition_leases.ts';
+import * as m0006 from './migrations/0006_kube_snapshots.ts';
 import type { Database } from './schema.ts';
 import { assertSchemaName } from './schema-name.ts';
 
@@ -21,6 +22,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0003_hint_foreign_slices': m0003,
   '0004_published_view_digests': m0004,
   '0005_partition_leases': m0005,
+  '0006_kube_snapshots': m0006,
 });
 
 const migrationProvider: MigrationProvider = {

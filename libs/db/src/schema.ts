@@ -162,6 +162,56 @@ export interface LeaseMembersTable {
   joined_at: ColumnType<Date, never, never>;
 }
 
+export interface KubeSnapshotsTable {
+  id: Generated<string>;
+  cluster: string;
+  partition: number;
+  /** PARTITIONS when it was taken: a snapshot only serves a layout with as many. */
+  partitions: number;
+  /** The partition consumer's offset it reflects. */
+  seq: Int8;
+  /** The newest node message its nodes reflect. */
+  nodes_seq: Int8;
+  /** The newest reconciles.id whose slices it holds. */
+  reconciles_to: Int8;
+  objects: number;
+  slices: number;
+  /** Set, under the partition's lease, once every row is in. */
+  complete: Generated<boolean>;
+  taken_at: Timestamp;
+}
+
+export interface KubeSnapshotObjectsTable {
+  snapshot_id: Int8;
+  kind: StoredKind;
+  namespace: string;
+  name: string;
+  uid: string;
+  resource_version: string;
+  deleted: boolean;
+  body: Json<unknown>;
+  kube_seq: Int8;
+}
+
+export interface KubeSnapshotSlicesTable {
+  snapshot_id: Int8;
+  namespace: string;
+  name: string;
+  service: string;
+  body: Json<unknown>;
+}
+
+export interface KubeLogCutsTable {
+  cluster: string;
+  /** `p<N>` for a partition's subjects, `nodes` for the node subjects. */
+  scope: string;
+  /** The first sequence a purge kept: messages of the scope below it may be gone. */
+  keep_from: Int8;
+  /** Messages purged in all (for status pages). */
+  purged: Int8;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   kube_objects: KubeObjectsTable;
   consumer_offsets: ConsumerOffsetsTable;
@@ -178,6 +228,10 @@ export interface Database {
   published_views: PublishedViewsTable;
   partition_leases: PartitionLeasesTable;
   lease_members: LeaseMembersTable;
+  kube_snapshots: KubeSnapshotsTable;
+  kube_snapshot_objects: KubeSnapshotObjectsTable;
+  kube_snapshot_slices: KubeSnapshotSlicesTable;
+  kube_log_cuts: KubeLogCutsTable;
 }
 
 /** Either the pool-backed handle or a transaction: readers accept both. */

@@ -15,4 +15,5 @@ export * from './event-requests.ts';
 export type { NatsConnection } from '@nats-io/transport-node';
 export type { JetStreamClient, JetStreamManager, StreamInfo, ConsumerInfo } from '@nats-io/jetstream';
 export type { KV } from '@nats-io/kv';
-export { jetstream, jetstreamManager } from '@nats-io/jetstream';
+export { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+export * from './log-retention.ts';

@@ -10,10 +10,17 @@
 // every partition, and a node consumer shared between replicas would hand each node change to
 // only one of them). Two node consumers in one engine apply the same node change once: the
 // second finds it stale.
+//
+// Bounded log (issue 9.4): every SNAPSHOT_EVERY applied messages of a partition the engine
+// snapshots it to Postgres (kube-snapshots in @slicemesh/db) and, with COMPACT_LOG, compacts its
+// KUBE subjects (compactor.ts) — in the background, one partition at a time. The snapshot's view
+// is fixed with the writers paused at the gate between batches (a few ms), so its objects, slices,
+// offsets and the reconcile records it holds agree with each other and with memory's nodes.
 
 import { performance } from 'node:perf_hooks';
 import { ClusterState } from '@slicemesh/core';
-import type { LeaseClaim } from '@slicemesh/db';
+import type { Db, KubeObjectRow, KubeSnapshotHeader, LeaseClaim } from '@slicemesh/db';
+import { loadNodeTombstones, writeKubeSnapshot } from '@slicemesh/db';
 import type { ConsumedMessage, DurableOptions, EventRequestPublisher, HandlerOutcome, JetStreamClient, JetStreamManager } from '@slicemesh/nats';
 import {
   MIRRORING_EVENT_COMPONENT,
@@ -39,6 +46,9 @@ import type { SlicerStore } from './ports.ts';
 import { restoreProjection } from './store.ts';
 import type { ReconcileDeps, ReconcileOutcome } from './reconcile.ts';
 import { reconcileBatch, splitServiceKey } from './reconcile.ts';
+import { Gate } from './gate.ts';
+import type { Compaction } from './compactor.ts';
+import { compactNodes, compactPartition } from './compactor.ts';
 
 /** Most KUBE messages applied in one ingest transaction. */
 const INGEST_BATCH = 500;
@@ -62,10 +72,14 @@ export interface EngineDeps {
   readonly eventRequests: EventRequestPublisher;
   /** Called after a batch that queued outbox rows committed. */
   readonly onWrote: () => void;
+  /** The database, for snapshots and compaction; without it (in-memory stores) neither happens. */
+  readonly db?: Db;
 }
 
 export interface Engine {
   readonly partitions: readonly number[];
+  /** Snapshots `partition` now (and compacts it with COMPACT_LOG), after the work queued before. */
+  snapshot(partition: number): Promise<SnapshotOutcome>;
   /** Resolves once the backlog was consumed and every known Service reconciled once. */
   readonly ready: Promise<void>;
   isReady(): boolean;
@@ -74,6 +88,14 @@ export interface Engine {
   pending(): number;
   /** Stops consuming and reconciling; the shared connections stay open. Idempotent. */
   close(): Promise<void>;
+}
+
+export interface SnapshotOutcome {
+  readonly snapshot: KubeSnapshotHeader;
+  /** Wall time of the snapshot write, ms. */
+  readonly ms: number;
+  /** The partition's and the node subjects' compactions (absent without COMPACT_LOG). */
+  readonly compactions: readonly Compaction[];
 }
 
 /** `ready` rejects with this when close() was called before startup finished. */
@@ -160,6 +182,91 @@ export function startEngine(deps: EngineDeps): Engine {
 
   let reconcileDeps: ReconcileDeps;
   let ingestDeps: IngestDeps;
+  const gate = new Gate();
+  // Applied messages per partition since its last snapshot, and the snapshot chain (one at a time).
+  const sinceSnapshot = new Map<number, number>();
+  let snapshots: Promise<unknown> = Promise.resolve();
+  const snapshotQueued = new Set<number>();
+
+  // Nodes as this engine's memory holds them (what its reconciles read), with the tombstones the
+  // database knows that memory also holds as deleted.
+  function memoryNodes(tombstones: readonly KubeObjectRow[]): KubeObjectRow[] {
+    const rows: KubeObjectRow[] = [];
+    for (const [name, node] of state.nodes()) {
+      const v = state.version('Node', '', name);
+      rows.push({ cluster: config.cluster, kind: 'Node', namespace: '', name, uid: node.metadata.uid ?? '', resourceVersion: v?.resourceVersion ?? node.metadata.resourceVersion ?? '', deleted: false, body: node, kubeSeq: nodesSeen });
+    }
+    for (const t of tombstones) {
+      const v = state.version('Node', '', t.name);
+      if (v?.deleted === true) rows.push({ ...t, resourceVersion: v.resourceVersion, kubeSeq: nodesSeen });
+    }
+    return rows;
+  }
+
+  async function takeSnapshot(p: number): Promise<SnapshotOutcome> {
+    const db = deps.db;
+    if (db === undefined) throw new Error('snapshots need the database');
+    const t0 = performance.now();
+    const tombstones = await loadNodeTombstones(db, config.cluster);
+    const consumer = offsetName(names.kube, partitionDurable(settings.durablePrefix, p));
+    let write: Promise<KubeSnapshotHeader> | undefined;
+    await gate.exclusive(async () => {
+      let fixed: () => void = () => {};
+      const viewFixed = new Promise<void>((r) => (fixed = r));
+      write = writeKubeSnapshot(db, {
+        cluster: config.cluster,
+        partition: p,
+        partitions: config.partitions,
+        consumer,
+        seq: offsets.get(consumer) ?? 0,
+        nodesSeq: nodesSeen,
+        nodes: memoryNodes(tombstones),
+        ownsNamespace: (ns) => partitionOf(ns, config.partitions) === p,
+        fence: fence([p]),
+      }, fixed);
+      write.catch(() => {});
+      await viewFixed;
+    });
+    const snapshot = await (write as Promise<KubeSnapshotHeader>);
+    const ms = Math.round(performance.now() - t0);
+    metrics.snapshots.inc({ result: 'written' });
+    log.info({ partition: p, seq: snapshot.seq, nodesSeq: snapshot.nodesSeq, objects: snapshot.objects, slices: snapshot.slices, ms }, 'partition snapshot written');
+    const compactions: Compaction[] = [];
+    if (config.compactLog) {
+      const cdeps = { db, js, jsm, names, cluster: config.cluster, partitions: config.partitions, fence: fence([p]), tombstoneRetentionMs: config.tombstoneRetention, nowMs: () => clock.now() };
+      for (const run of [() => compactPartition(cdeps, p), () => compactNodes(cdeps)]) {
+        const c = await run();
+        compactions.push(c);
+        const scope = c.scope === 'nodes' ? 'nodes' : 'partition';
+        if (c.carried > 0) metrics.logCarried.inc({ scope }, c.carried);
+        if (c.purged > 0) metrics.logPurged.inc({ scope }, c.purged);
+        log.info({ ...c }, c.skipped === undefined ? 'KUBE compacted' : 'KUBE not compacted');
+      }
+    }
+    return { snapshot, ms, compactions };
+  }
+
+  function snapshotPartition(p: number): Promise<SnapshotOutcome> {
+    const run = snapshots.then(() => takeSnapshot(p));
+    snapshots = run.catch(() => {});
+    return run;
+  }
+
+  // Called after each ingested batch of a partition consumer: queue a snapshot once due.
+  function countApplied(p: number, n: number): void {
+    if (config.snapshotEvery <= 0 || deps.db === undefined || n === 0) return;
+    const since = (sinceSnapshot.get(p) ?? 0) + n;
+    sinceSnapshot.set(p, since);
+    if (since < config.snapshotEvery || snapshotQueued.has(p) || !ready || stopConsuming.signal.aborted) return;
+    snapshotQueued.add(p);
+    sinceSnapshot.set(p, 0);
+    snapshotPartition(p)
+      .catch((err: unknown) => {
+        metrics.snapshots.inc({ result: 'failed' });
+        log.warn({ err, partition: p }, 'partition snapshot or compaction failed; trying again after the next SNAPSHOT_EVERY messages');
+      })
+      .finally(() => snapshotQueued.delete(p));
+  }
 
   // The mirroring controller records its warnings on the Endpoints object (A.13.5). Called only
   // after the batch committed; the publish is not awaited and cannot fail the reconcile.
@@ -192,6 +299,7 @@ export function startEngine(deps: EngineDeps): Engine {
       const keys = await queue.getBatch(RECONCILE_BATCH);
       if (keys.length === 0) return;
       inFlight = keys.length;
+      await gate.enter();
       try {
         const t0 = performance.now();
         const outcomes = await reconcileBatch(keys, reconcileDeps, () => performance.now());
@@ -213,6 +321,7 @@ export function startEngine(deps: EngineDeps): Engine {
         }
         log.error({ err, services: keys.length, first: keys[0] }, 'writing a reconcile batch failed; memory restored, retrying with backoff');
       } finally {
+        gate.leave();
         inFlight = 0;
         for (const k of keys) {
           queue.done(k);
@@ -223,9 +332,16 @@ export function startEngine(deps: EngineDeps): Engine {
   }
 
   function handler(offset: string): (msgs: ConsumedMessage[]) => Promise<HandlerOutcome> {
+    const partition = nodeConsumers.has(offset) ? undefined : consumerPartition.get(offset);
     return async (msgs) => {
       const t0 = performance.now();
-      const outcomes = await ingestBatch(offset, msgs, ingestDeps);
+      await gate.enter();
+      let outcomes;
+      try {
+        outcomes = await ingestBatch(offset, msgs, ingestDeps);
+      } finally {
+        gate.leave();
+      }
       if (nodeConsumers.has(offset)) nodesSeen = Math.max(nodesSeen, offsets.get(offset) ?? 0);
       log.debug({ consumer: offset, messages: msgs.length, ms: Math.round((performance.now() - t0) * 100) / 100 }, 'ingested a batch');
       for (const [i, out] of outcomes.entries()) {
@@ -243,6 +359,7 @@ export function startEngine(deps: EngineDeps): Engine {
           queue.addAfter(k, out.delayMs);
         }
       }
+      if (partition !== undefined) countApplied(partition, outcomes.filter((o) => o.result !== 'duplicate' && o.result !== 'stale').length);
       return 'ack';
     };
   }
@@ -373,6 +490,10 @@ export function startEngine(deps: EngineDeps): Engine {
 
   return {
     partitions,
+    snapshot: (p) => {
+      if (!owned.has(p)) return Promise.reject(new Error(`partition ${p} is not this engine's (it owns ${partitions.join(',')})`));
+      return snapshotPartition(p);
+    },
     ready: started,
     isReady: () => ready,
     readiness: () => (ready ? { ready: true } : { ready: false, reason: notReady }),
@@ -385,6 +506,7 @@ export function startEngine(deps: EngineDeps): Engine {
         await Promise.all(loops);
         queue.shutDown();
         await reconciling;
+        await snapshots;
         ready = false;
       })()),
   };

@@ -12,3 +12,5 @@ export * from './replay.ts';
 export type * from './ports.ts';
 export type { SlicerMetrics } from './metrics.ts';
 export * from './service.ts';
+export * from './compaction.ts';
+export * from './compactor.ts';

@@ -2,7 +2,7 @@
 // over one filter, from the first message up to a sequence.
 
 import type { JetStreamClient } from '@slicemesh/nats';
-import { encodeToken, kubePartitionFilter } from '@slicemesh/nats';
+import { DeliverPolicy, encodeToken, kubePartitionFilter } from '@slicemesh/nats';
 import type { SubjectOptions } from '@slicemesh/nats';
 
 /** One KUBE message as read back. */
@@ -34,12 +34,15 @@ export interface ReadLogOptions {
   readonly batch?: number;
   /** How long one fetch waits for messages, ms (the client's minimum is 1000). Defaults to 1000. */
   readonly fetchWaitMs?: number;
+  /** The first sequence to read (a replay from a snapshot reads only its tail). Defaults to the first stored. */
+  readonly fromSeq?: number;
 }
 
-/** Messages matching `filter` with seq ≤ upToSeq, in stream order; [] when upToSeq ≤ 0 or none match. */
+/** Messages matching `filter` with fromSeq ≤ seq ≤ upToSeq, in stream order; [] when upToSeq ≤ 0 or none match. */
 export async function readKubeLog(js: JetStreamClient, stream: string, filter: string, upToSeq: number, opts: ReadLogOptions = {}): Promise<LogMessage[]> {
-  if (upToSeq <= 0) return [];
-  const consumer = await js.consumers.get(stream, { filter_subjects: filter });
+  const from = opts.fromSeq ?? 1;
+  if (upToSeq <= 0 || upToSeq < from) return [];
+  const consumer = await js.consumers.get(stream, { filter_subjects: filter, ...(from > 1 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from } : {}) });
   const out: LogMessage[] = [];
   try {
     let done = false;

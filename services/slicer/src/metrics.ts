@@ -28,6 +28,11 @@ export interface SlicerMetrics {
   readonly dirty: Gauge;
   /** Kubernetes Event requests of the mirroring controller, by outcome: published, failed, dropped. */
   readonly eventRequests: Counter;
+  /** Partition snapshots, by result: written, failed. */
+  readonly snapshots: Counter;
+  /** KUBE compaction: messages carried forward and purged, by scope kind (partition, nodes). */
+  readonly logCarried: Counter;
+  readonly logPurged: Counter;
 }
 
 /** Registers the series on `metrics`; `backlog` answers the outbox lag at scrape time. */
@@ -60,6 +65,9 @@ export function createSlicerMetrics(metrics: Metrics, backlog: () => Promise<num
       help: 'Mirroring Event requests sent to EVENTS after their reconcile committed, by outcome (published; failed or dropped: the Event is lost, best effort).',
       labelNames: ['outcome'],
     }),
+    snapshots: metrics.counter({ name: 'slicer_snapshots_total', help: 'Partition snapshots taken (Postgres), by result.', labelNames: ['result'] }),
+    logCarried: metrics.counter({ name: 'slicer_log_carried_total', help: 'KUBE messages republished by compaction so that each live object keeps its last version.', labelNames: ['scope'] }),
+    logPurged: metrics.counter({ name: 'slicer_log_purged_total', help: 'KUBE messages purged by compaction.', labelNames: ['scope'] }),
     ready: metrics.gauge({ name: 'slicer_ready', help: '1 once the consumers caught up with the initial backlog.' }),
     dirty: metrics.gauge({
       name: 'slicer_dirty_services',

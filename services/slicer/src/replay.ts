@@ -10,13 +10,19 @@
 // replay runs its own tracker and strips the annotation on both sides.
 // Also assumed: a reconcile's new names did not collide with another Service's slices (the
 // live reconcile avoids every name in the namespace; the replay only knows this Service's).
+//
+// After compaction (a bounded log, issue 9.4) the head of the log is gone: the replay then starts
+// from the newest snapshot of the Service's partition — its objects, the nodes and the Service's
+// slices at sequence S — and replays only the records after the snapshot (reconciles.id above
+// its `reconcilesTo`) with the messages after S. What happened before the snapshot is no longer
+// checked. With a complete log (no cut recorded) the replay starts from the first message.
 
 import type { ReconcileSettings } from '@slicemesh/core';
 import { ClusterState, applySlicePlan, isEmptyPlan, planService, serviceView } from '@slicemesh/core';
-import type { EndpointSlice } from '@slicemesh/model';
+import type { EndpointSlice, Endpoints, Node, Pod, Service } from '@slicemesh/model';
 import { ANNOTATION_TRIGGER_TIME } from '@slicemesh/model';
-import type { Db, StoredReconcile } from '@slicemesh/db';
-import { loadOutboxPayloads, loadReconciles, loadSlices } from '@slicemesh/db';
+import type { Db, KubeObjectRow, StoredReconcile } from '@slicemesh/db';
+import { NODES_SCOPE, loadKubeLogCuts, loadKubeSnapshot, loadOutboxPayloads, loadReconciles, loadSlices, partitionScope } from '@slicemesh/db';
 import type { JetStreamClient, StreamNames } from '@slicemesh/nats';
 import { kubeNodesFilter, partitionOf, slicesSubject } from '@slicemesh/nats';
 import { TriggerTimeTracker } from '@slicemesh/slicing';
@@ -46,6 +52,22 @@ export interface ReplayInput {
   readonly published: readonly SliceChangedMessage[];
   /** The Service's slices as stored now. */
   readonly stored: readonly EndpointSlice[];
+  /** Start from this snapshot instead of the start of the log (see the file comment). */
+  readonly base?: ReplayBase;
+}
+
+/** Where a replay from a snapshot starts. */
+export interface ReplayBase {
+  /** The partition's KUBE sequence the snapshot reflects: the namespace's messages after it are replayed. */
+  readonly seq: number;
+  /** The node sequence its nodes reflect. */
+  readonly nodesSeq: number;
+  /** The newest reconciles.id whose slices it holds: the records after it are replayed. */
+  readonly reconcilesTo: number;
+  /** The namespace's objects and tombstones, and the nodes. */
+  readonly objects: readonly KubeObjectRow[];
+  /** The Service's slices. */
+  readonly slices: readonly EndpointSlice[];
 }
 
 export interface ReplayStep {
@@ -66,11 +88,17 @@ export interface ReplayReport {
   readonly problems: readonly string[];
   /** The replayed slices, sorted by name. */
   readonly slices: readonly EndpointSlice[];
+  /** Set when the replay started from a snapshot: its sequences. */
+  readonly from?: { readonly seq: number; readonly nodesSeq: number };
 }
 
-/** A projection fed in sequence order: the live slicer's ClusterState and decoder. */
+/** A projection fed in sequence order: the live slicer's ClusterState and decoder, from the snapshot when there is one. */
 function newProjection(input: ReplayInput): { readonly state: ClusterState; readonly apply: (m: LogMessage) => void } {
   const state = new ClusterState();
+  for (const r of input.base?.objects ?? []) {
+    state.restore({ kind: r.kind, namespace: r.namespace, name: r.name, resourceVersion: r.resourceVersion, deleted: r.deleted, object: r.body as Service | Pod | Node | Endpoints });
+  }
+  for (const sl of input.base?.slices ?? []) state.putSlice(sl);
   const ctx = { cluster: input.cluster, partitions: input.partitions, prefix: input.prefix };
   return {
     state,
@@ -95,9 +123,10 @@ function settingsOf(rec: ReplayInput['records'][number], input: ReplayInput): Re
 class Cursor {
   private readonly log: readonly LogMessage[];
   private next = 0;
-  private bound = 0;
-  constructor(log: readonly LogMessage[]) {
+  private bound: number;
+  constructor(log: readonly LogMessage[], from = 0) {
     this.log = log;
+    this.bound = from;
   }
   /** False when `to` is below the last bound (the projection must be rebuilt). */
   advance(to: number, apply: (m: LogMessage) => void): boolean {
@@ -145,27 +174,35 @@ function compareSets(what: string, replayed: readonly EndpointSlice[], recorded:
  * is ok with no steps. Never throws for mismatches; they are listed in `problems`.
  */
 export function replayService(input: ReplayInput): ReplayReport {
-  const nsLog = [...input.namespaceLog].sort((a, b) => a.seq - b.seq);
-  const nodeLog = [...input.nodeLog].sort((a, b) => a.seq - b.seq);
+  const base = input.base;
+  const nsFrom = base?.seq ?? 0;
+  const nodesFrom = base?.nodesSeq ?? 0;
+  const nsLog = input.namespaceLog.filter((m) => m.seq > nsFrom).sort((a, b) => a.seq - b.seq);
+  const nodeLog = input.nodeLog.filter((m) => m.seq > nodesFrom).sort((a, b) => a.seq - b.seq);
+  const records = base === undefined ? input.records : input.records.filter((r) => r.id > base.reconcilesTo);
   let projection = newProjection(input);
-  let nsCursor = new Cursor(nsLog);
-  let nodeCursor = new Cursor(nodeLog);
+  let nsCursor = new Cursor(nsLog, nsFrom);
+  let nodeCursor = new Cursor(nodeLog, nodesFrom);
   const tracker = new TriggerTimeTracker();
   const published = new Map<string, SliceChangedMessage>();
   for (const p of input.published) if (p.reconcileID !== null) published.set(p.reconcileID, p);
   const steps: ReplayStep[] = [];
 
-  for (const rec of input.records) {
+  for (const rec of records) {
     const to = rec.kubeSeqTo;
     const nodesTo = parseReconcileID(rec.reconcileId)?.nodesTo ?? to;
+    if (to < nsFrom || nodesTo < nodesFrom) {
+      steps.push({ id: rec.id, reconcileID: rec.reconcileId, created: 0, updated: 0, deleted: 0, problems: [`read KUBE up to ${to} (nodes ${nodesTo}), before the snapshot at ${nsFrom} (nodes ${nodesFrom}): not replayable`] });
+      continue;
+    }
     // The two logs touch disjoint objects, so each is applied in its own order; a bound that
     // moved back (records out of view order) means a rebuild from the start (slices kept).
     if (!nsCursor.advance(to, projection.apply) || !nodeCursor.advance(nodesTo, projection.apply)) {
       const slices = projection.state.slicesOf(input.namespace, input.service);
       projection = newProjection(input);
       for (const s of slices) projection.state.putSlice(s);
-      nsCursor = new Cursor(nsLog);
-      nodeCursor = new Cursor(nodeLog);
+      nsCursor = new Cursor(nsLog, nsFrom);
+      nodeCursor = new Cursor(nodeLog, nodesFrom);
       nsCursor.advance(to, projection.apply);
       nodeCursor.advance(nodesTo, projection.apply);
     }
@@ -193,7 +230,7 @@ export function replayService(input: ReplayInput): ReplayReport {
 
   const finalSlices = projection.state.slicesOf(input.namespace, input.service);
   const problems = [...steps.flatMap((s) => s.problems.map((p) => `reconcile ${s.id} (${s.reconcileID}): ${p}`)), ...compareSets('final state', finalSlices, input.stored)];
-  return { ok: problems.length === 0, steps, problems, slices: finalSlices };
+  return { ok: problems.length === 0, steps, problems, slices: finalSlices, ...(base !== undefined ? { from: { seq: base.seq, nodesSeq: base.nodesSeq } } : {}) };
 }
 
 export interface ReplayLogDeps {
@@ -204,6 +241,12 @@ export interface ReplayLogDeps {
   readonly partitions: number;
   readonly managedBy: string;
   readonly maxEndpointsPerSlice: number;
+  /**
+   * `auto` (default): from the start of the log while it is complete, from the newest snapshot of
+   * the partition once a purge cut it (kube_log_cuts); `snapshot`: from the newest snapshot
+   * whenever there is one.
+   */
+  readonly from?: 'auto' | 'snapshot';
 }
 
 /**
@@ -213,12 +256,26 @@ export interface ReplayLogDeps {
  */
 export async function replayServiceLog(deps: ReplayLogDeps, key: { readonly namespace: string; readonly name: string }): Promise<ReplayReport> {
   const { db, cluster, names } = deps;
-  const records = await loadReconciles(db, cluster, key.namespace, key.name);
+  const partition = partitionOf(key.namespace, deps.partitions);
+  const cuts = await loadKubeLogCuts(db, cluster);
+  const cut = (cuts.get(partitionScope(partition)) ?? 1) > 1 || (cuts.get(NODES_SCOPE) ?? 1) > 1;
+  let base: ReplayBase | undefined;
+  if (cut || deps.from === 'snapshot') {
+    const snap = await loadKubeSnapshot(db, cluster, partition, { namespace: key.namespace, service: key.name });
+    if (snap === undefined || snap.partitions !== deps.partitions) {
+      if (cut) {
+        const why = snap === undefined ? 'there is no snapshot of it' : `its snapshot was taken with ${snap.partitions} partitions`;
+        return { ok: false, steps: [], problems: [`partition ${partition}'s log was purged, but ${why}: nothing to replay from`], slices: [] };
+      }
+    } else {
+      base = { seq: snap.seq, nodesSeq: snap.nodesSeq, reconcilesTo: snap.reconcilesTo, objects: snap.rows, slices: snap.sliceBodies };
+    }
+  }
+  const records = (await loadReconciles(db, cluster, key.namespace, key.name)).filter((r) => base === undefined || r.id > base.reconcilesTo);
   const to = Math.max(0, ...records.map((r) => r.kubeSeqTo));
   const nodesTo = Math.max(0, ...records.map((r) => parseReconcileID(r.reconcileId)?.nodesTo ?? r.kubeSeqTo));
-  const partition = partitionOf(key.namespace, deps.partitions);
-  const namespaceLog = await readKubeLog(deps.js, names.kube, kubeNamespaceFilter(cluster, partition, key.namespace, names), to);
-  const nodeLog = await readKubeLog(deps.js, names.kube, kubeNodesFilter(cluster, names), nodesTo);
+  const namespaceLog = await readKubeLog(deps.js, names.kube, kubeNamespaceFilter(cluster, partition, key.namespace, names), to, { fromSeq: (base?.seq ?? 0) + 1 });
+  const nodeLog = await readKubeLog(deps.js, names.kube, kubeNodesFilter(cluster, names), nodesTo, { fromSeq: (base?.nodesSeq ?? 0) + 1 });
   const subject = slicesSubject({ cluster, namespace: key.namespace, service: key.name }, names);
   const published = (await loadOutboxPayloads(db, subject)).map((p) => p as SliceChangedMessage).filter((p) => p.type === SLICE_CHANGED);
   const stored = await loadSlices(db, cluster, key.namespace, key.name);
@@ -235,5 +292,6 @@ export async function replayServiceLog(deps: ReplayLogDeps, key: { readonly name
     nodeLog,
     published,
     stored,
+    ...(base !== undefined ? { base } : {}),
   });
 }

@@ -14,7 +14,7 @@ import type { Clock, LeaseKeeper, Logger, Metrics, ReadyStatus } from '@slicemes
 import { createLogger, createMetrics, realClock, startLeaseKeeper } from '@slicemesh/runtime';
 import type { SlicerConfig } from './config.ts';
 import { RELAY_LEASE_GROUP, resolveSlicerSettings, slicerLeaseGroup } from './config.ts';
-import type { Engine } from './engine.ts';
+import type { Engine, SnapshotOutcome } from './engine.ts';
 import { ClosedError, startEngine } from './engine.ts';
 import type { SlicerMetrics } from './metrics.ts';
 import { createSlicerMetrics } from './metrics.ts';
@@ -22,6 +22,7 @@ import { slicerStore } from './store.ts';
 import { outboxBacklog, runSlicesRelay } from './relay.ts';
 
 export { ClosedError } from './engine.ts';
+export type { SnapshotOutcome } from './engine.ts';
 
 /** Name of the slicer's position in relay_positions. */
 export const RELAY_NAME = 'slicer';
@@ -52,6 +53,8 @@ export interface Slicer {
   pending(): number;
   /** Partitions this replica holds now. */
   partitions(): readonly number[];
+  /** Snapshots a partition this replica holds now and, with COMPACT_LOG, compacts KUBE after it (what SNAPSHOT_EVERY does by itself). */
+  snapshot(partition: number): Promise<SnapshotOutcome>;
   /** Stops the engine, gives the leases up, stops the relay, closes what it opened. Idempotent. */
   close(): Promise<void>;
 }
@@ -108,7 +111,7 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
         return;
       }
       log.info({ partitions: claims.map((c) => c.partition), tokens: claims.map((c) => c.token) }, 'starting the engine for the partitions held');
-      const e = startEngine({ config, settings, claims, store, js, jsm, log, clock, metrics, eventRequests, onWrote: () => waker.wake() });
+      const e = startEngine({ config, settings, claims, store, js, jsm, log, clock, metrics, eventRequests, onWrote: () => waker.wake(), ...(db !== undefined ? { db } : {}) });
       engine = e;
       e.ready.catch((err: unknown) => {
         if (err instanceof ClosedError || engine !== e) return;
@@ -245,6 +248,11 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     readiness,
     pending: () => (closing === undefined ? (engine?.pending() ?? 0) : 0),
     partitions: () => keeper?.held() ?? [],
+    snapshot: (p) => {
+      const e = engine;
+      if (e === undefined || !e.isReady()) return Promise.reject(new Error(`no engine is ready for partition ${p}`));
+      return e.snapshot(p);
+    },
     close: () =>
       (closing ??= (async () => {
         stopped.abort();

@@ -3,6 +3,10 @@
 // every recorded reconcile re-planned from the log at the view it read, its writes and SLICES
 // message compared); the replayed slices are written to the scratch schema, and the two
 // endpoint_slices tables must then hold the same slices, names included.
+//
+// Once KUBE was compacted (kube_log_cuts has a cut), each Service's replay starts from the newest
+// snapshot of its partition and checks only the reconciles after it (see the slicer's
+// replay.ts); `fromSnapshot` says so per Service.
 
 import { randomBytes } from 'node:crypto';
 import type { EndpointSlice } from '@slicemesh/model';
@@ -34,6 +38,8 @@ export interface ServiceReplay {
   readonly steps: number;
   readonly slices: number;
   readonly problems: readonly string[];
+  /** The snapshot sequence the replay started from; absent when it started from the first message. */
+  readonly fromSnapshot?: number;
 }
 
 export interface ReplayResult {
@@ -85,7 +91,13 @@ export async function replayIntoScratch(opts: ReplayOptions): Promise<ReplayResu
       if (report.slices.length > 0) {
         await commitSliceWrites(scratch.db, { cluster: opts.cluster, upserts: report.slices, deletes: [], outbox: [], records: [] });
       }
-      services.push({ service: `${key.namespace}/${key.name}`, steps: report.steps.length, slices: report.slices.length, problems: report.problems });
+      services.push({
+        service: `${key.namespace}/${key.name}`,
+        steps: report.steps.length,
+        slices: report.slices.length,
+        problems: report.problems,
+        ...(report.from !== undefined ? { fromSnapshot: report.from.seq } : {}),
+      });
     }
     const tableProblems = compareSliceTables(await loadClusterSlices(opts.db, opts.cluster), await loadClusterSlices(scratch.db, opts.cluster));
     const problems = [...tableProblems, ...services.flatMap((s) => s.problems.map((p) => `${s.service}: ${p}`))];

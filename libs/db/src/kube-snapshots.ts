@@ -1,0 +1,228 @@
+// Snapshots of one KUBE partition's projection (migration 0006), what a replay and a compactor
+// read back from them, and the record of how far KUBE was purged (kube_log_cuts).
+//
+// A snapshot is copied by the partition's owner in one REPEATABLE READ transaction and counts
+// once a second transaction, holding its lease (assertFence), marked it complete: the partition's
+// kube_objects rows and endpoint_slices rows are written by the owner alone, so what the copy
+// reads is the state at the partition consumer's committed offset. The nodes come from the owner's memory (the caller), because the
+// node rows in kube_objects are written by every owner's node consumers and may be ahead of what
+// this owner's reconciles read. `reconciles_to` (max reconciles.id at the snapshot) tells which
+// replay records the slices already hold.
+
+import { sql } from 'kysely';
+import type { EndpointSlice } from '@slicemesh/model';
+import type { KubeObjectRow } from './object-store.ts';
+import { objectRowOf } from './object-store.ts';
+import type { LeaseClaim } from './leases.ts';
+import { assertFence } from './leases.ts';
+import type { Db, StoredKind } from './schema.ts';
+import { chunks } from './batches.ts';
+
+/** Snapshots kept per (cluster, partition): the newest this many. */
+export const SNAPSHOTS_KEPT = 2;
+
+export interface KubeSnapshotInput {
+  readonly cluster: string;
+  readonly partition: number;
+  readonly partitions: number;
+  /** The partition consumer's offset name; its committed value must equal `seq`. */
+  readonly consumer: string;
+  /** The partition consumer's offset the snapshot reflects. */
+  readonly seq: number;
+  /** The newest node message `nodes` reflect. */
+  readonly nodesSeq: number;
+  /** Nodes and node tombstones as of `nodesSeq`. */
+  readonly nodes: readonly KubeObjectRow[];
+  /** Whether a namespace belongs to the partition. */
+  readonly ownsNamespace: (namespace: string) => boolean;
+  /** The partition's lease: without it nothing is written (FencedError). */
+  readonly fence: readonly LeaseClaim[];
+  /** How many to keep (default SNAPSHOTS_KEPT). */
+  readonly keep?: number;
+}
+
+export interface KubeSnapshotHeader {
+  readonly id: number;
+  readonly cluster: string;
+  readonly partition: number;
+  readonly partitions: number;
+  readonly seq: number;
+  readonly nodesSeq: number;
+  readonly reconcilesTo: number;
+  readonly objects: number;
+  readonly slices: number;
+  readonly takenAt: Date;
+}
+
+export interface KubeSnapshot extends KubeSnapshotHeader {
+  /** Objects and tombstones (nodes included, namespace ''), in (kind, namespace, name) order. */
+  readonly rows: readonly KubeObjectRow[];
+  readonly sliceBodies: readonly EndpointSlice[];
+}
+
+/** Thrown when the committed offset is not the one the caller's memory says it snapshots. */
+export class SnapshotOffsetMismatch extends Error {
+  override readonly name = 'SnapshotOffsetMismatch';
+}
+
+/**
+ * Writes a snapshot of one partition (see the file comment) and drops all but the newest
+ * `keep`. The rows are copied in one REPEATABLE READ transaction that takes no lock (the lease
+ * row stays free for renewals however long the copy takes); a second, short transaction checks
+ * the lease (assertFence), marks the snapshot complete and drops the older ones. `onConsistent`
+ * is called once the copy's view is fixed (its first statement ran), so a caller that paused its
+ * writers can let them go on while the rows are copied.
+ * Throws FencedError when the lease no longer holds (the snapshot then never counts),
+ * SnapshotOffsetMismatch when the committed offset is not `seq`.
+ */
+export async function writeKubeSnapshot(db: Db, s: KubeSnapshotInput, onConsistent: () => void = () => {}): Promise<KubeSnapshotHeader> {
+  const written = await db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
+    try {
+      const head = await sql<{ last_seq: string | null; reconciles_to: string | null }>`
+        select (select last_seq from consumer_offsets where consumer = ${s.consumer}) as last_seq,
+               (select max(id) from reconciles) as reconciles_to`.execute(trx);
+      onConsistent();
+      const committed = Number(head.rows[0]?.last_seq ?? 0);
+      if (committed !== s.seq) throw new SnapshotOffsetMismatch(`${s.consumer}: committed offset ${committed}, the snapshot was asked at ${s.seq}`);
+      const reconcilesTo = Number(head.rows[0]?.reconciles_to ?? 0);
+
+      const objectNs = await sql<{ namespace: string }>`select distinct namespace from kube_objects where cluster = ${s.cluster} and kind <> 'Node'`.execute(trx);
+      const sliceNs = await sql<{ namespace: string }>`select distinct namespace from endpoint_slices where cluster = ${s.cluster}`.execute(trx);
+      const namespaces = [...new Set([...objectNs.rows, ...sliceNs.rows].map((r) => r.namespace))].filter((ns) => s.ownsNamespace(ns)).sort();
+
+      const header = await sql<{ id: string; taken_at: Date }>`
+        insert into kube_snapshots (cluster, partition, partitions, seq, nodes_seq, reconciles_to, objects, slices)
+        values (${s.cluster}, ${s.partition}, ${s.partitions}, ${s.seq}, ${s.nodesSeq}, ${reconcilesTo}, 0, 0) returning id, taken_at`.execute(trx);
+      const id = Number(header.rows[0]?.id);
+      const objects = await sql`insert into kube_snapshot_objects (snapshot_id, kind, namespace, name, uid, resource_version, deleted, body, kube_seq)
+        select ${id}, kind, namespace, name, uid, resource_version, deleted, body, kube_seq from kube_objects
+        where cluster = ${s.cluster} and kind <> 'Node' and namespace = any(${namespaces}::text[])`.execute(trx);
+      for (const part of chunks(s.nodes, 2000)) {
+        const payload = JSON.stringify(part.map((r) => ({ kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid, resource_version: r.resourceVersion, deleted: r.deleted, body: r.body, kube_seq: r.kubeSeq })));
+        await sql`insert into kube_snapshot_objects (snapshot_id, kind, namespace, name, uid, resource_version, deleted, body, kube_seq)
+          select ${id}, kind, namespace, name, uid, resource_version, deleted, body, kube_seq
+          from jsonb_to_recordset(${payload}::jsonb) as r(kind text, namespace text, name text, uid text, resource_version text, deleted boolean, body jsonb, kube_seq bigint)`.execute(trx);
+      }
+      const slices = await sql`insert into kube_snapshot_slices (snapshot_id, namespace, name, service, body)
+        select ${id}, namespace, name, service, body from endpoint_slices
+        where cluster = ${s.cluster} and namespace = any(${namespaces}::text[]) and body is not null`.execute(trx);
+      const objectCount = Number(objects.numAffectedRows ?? 0) + s.nodes.length;
+      const sliceCount = Number(slices.numAffectedRows ?? 0);
+      await sql`update kube_snapshots set objects = ${objectCount}, slices = ${sliceCount} where id = ${id}`.execute(trx);
+      return { id, reconcilesTo, objectCount, sliceCount, takenAt: header.rows[0]?.taken_at ?? new Date() };
+    } finally {
+      onConsistent(); // also when it failed: the caller must not wait for ever
+    }
+  });
+  await db.transaction().execute(async (trx) => {
+    await assertFence(trx, s.fence);
+    await sql`update kube_snapshots set complete = true where id = ${written.id}`.execute(trx);
+    await sql`delete from kube_snapshots where cluster = ${s.cluster} and partition = ${s.partition} and id not in (
+      select id from kube_snapshots where cluster = ${s.cluster} and partition = ${s.partition} and complete order by seq desc, id desc limit ${s.keep ?? SNAPSHOTS_KEPT})`.execute(trx);
+  });
+  return {
+    id: written.id,
+    cluster: s.cluster,
+    partition: s.partition,
+    partitions: s.partitions,
+    seq: s.seq,
+    nodesSeq: s.nodesSeq,
+    reconcilesTo: written.reconcilesTo,
+    objects: written.objectCount,
+    slices: written.sliceCount,
+    takenAt: written.takenAt,
+  };
+}
+
+type HeaderRow = { id: string; cluster: string; partition: number; partitions: number; seq: string; nodes_seq: string; reconciles_to: string; objects: number; slices: number; taken_at: Date };
+
+function headerOf(r: HeaderRow): KubeSnapshotHeader {
+  return {
+    id: Number(r.id),
+    cluster: r.cluster,
+    partition: r.partition,
+    partitions: r.partitions,
+    seq: Number(r.seq),
+    nodesSeq: Number(r.nodes_seq),
+    reconcilesTo: Number(r.reconciles_to),
+    objects: r.objects,
+    slices: r.slices,
+    takenAt: r.taken_at,
+  };
+}
+
+/** Every kept snapshot's header of `cluster`, newest first per partition ([] when none). */
+export async function listKubeSnapshots(db: Db, cluster: string): Promise<KubeSnapshotHeader[]> {
+  const r = await sql<HeaderRow>`select id, cluster, partition, partitions, seq, nodes_seq, reconciles_to, objects, slices, taken_at
+    from kube_snapshots where cluster = ${cluster} and complete order by partition, seq desc, id desc`.execute(db);
+  return r.rows.map(headerOf);
+}
+
+export interface SnapshotReadOptions {
+  /** Only this namespace's objects and slices (nodes are always included). */
+  readonly namespace?: string;
+  /** Only this Service's slices (with `namespace`). */
+  readonly service?: string;
+  /** Leave the nodes out. */
+  readonly withoutNodes?: boolean;
+}
+
+/** The newest snapshot of a partition with its rows (see SnapshotReadOptions); undefined when none. */
+export async function loadKubeSnapshot(db: Db, cluster: string, partition: number, o: SnapshotReadOptions = {}): Promise<KubeSnapshot | undefined> {
+  const h = await sql<HeaderRow>`select id, cluster, partition, partitions, seq, nodes_seq, reconciles_to, objects, slices, taken_at
+    from kube_snapshots where cluster = ${cluster} and partition = ${partition} and complete order by seq desc, id desc limit 1`.execute(db);
+  const row = h.rows[0];
+  if (row === undefined) return undefined;
+  const header = headerOf(row);
+  const ns = o.namespace;
+  const objects = await sql<{ kind: StoredKind; namespace: string; name: string; uid: string; resource_version: string; deleted: boolean; body: string; kube_seq: string }>`
+    select kind, namespace, name, uid, resource_version, deleted, body::text as body, kube_seq from kube_snapshot_objects
+    where snapshot_id = ${header.id}
+      and ((kind = 'Node' and ${o.withoutNodes !== true}) or (kind <> 'Node' and (${ns ?? null}::text is null or namespace = ${ns ?? null})))
+    order by kind, namespace, name`.execute(db);
+  const slices = await sql<{ body: string }>`select body::text as body from kube_snapshot_slices
+    where snapshot_id = ${header.id} and (${ns ?? null}::text is null or namespace = ${ns ?? null}) and (${o.service ?? null}::text is null or service = ${o.service ?? null})
+    order by namespace, name`.execute(db);
+  return {
+    ...header,
+    rows: objects.rows.map((r) => objectRowOf({ ...r, cluster, body: JSON.parse(r.body) as unknown })),
+    sliceBodies: slices.rows.map((r) => JSON.parse(r.body) as EndpointSlice),
+  };
+}
+
+/** The scope name of a partition's subjects in kube_log_cuts. */
+export function partitionScope(partition: number): string {
+  return `p${partition}`;
+}
+/** The scope name of the node subjects in kube_log_cuts. */
+export const NODES_SCOPE = 'nodes';
+
+/** The first sequence kept per scope (`p<N>`, `nodes`) of `cluster`; a scope never purged is absent. */
+export async function loadKubeLogCuts(db: Db, cluster: string): Promise<Map<string, number>> {
+  const r = await sql<{ scope: string; keep_from: string }>`select scope, keep_from from kube_log_cuts where cluster = ${cluster}`.execute(db);
+  return new Map(r.rows.map((x) => [x.scope, Number(x.keep_from)]));
+}
+
+/**
+ * Records that messages of `scope` below `keepFrom` may be gone (before the purge: a cut recorded
+ * and not yet purged only makes a replay start from a snapshot). Never moves a cut back.
+ */
+export async function recordKubeLogCut(db: Db, cluster: string, scope: string, keepFrom: number, purged = 0): Promise<void> {
+  await sql`insert into kube_log_cuts (cluster, scope, keep_from, purged) values (${cluster}, ${scope}, ${keepFrom}, ${purged})
+    on conflict (cluster, scope) do update set keep_from = greatest(kube_log_cuts.keep_from, excluded.keep_from),
+      purged = kube_log_cuts.purged + excluded.purged, updated_at = now()`.execute(db);
+}
+
+/** consumer_offsets rows whose name starts with `prefix` (e.g. `hints:`), by name. */
+export async function offsetsWithPrefix(db: Db, prefix: string): Promise<Map<string, number>> {
+  const r = await sql<{ consumer: string; last_seq: string }>`select consumer, last_seq from consumer_offsets where starts_with(consumer, ${prefix})`.execute(db);
+  return new Map(r.rows.map((x) => [x.consumer, Number(x.last_seq)]));
+}
+
+/** The stored node tombstones of `cluster` (deleted Nodes), by name. */
+export async function loadNodeTombstones(db: Db, cluster: string): Promise<KubeObjectRow[]> {
+  const r = await sql<{ kind: StoredKind; namespace: string; name: string; uid: string; resource_version: string; deleted: boolean; body: string; kube_seq: string }>`
+    select kind, namespace, name, uid, resource_version, deleted, body::text as body, kube_seq from kube_objects
+    where cluster = ${cluster} and kind = 'Node' and namespace = '' and deleted order by name`.execute(db);
+  return r.rows.map((x) => objectRowOf({ ...x, cluster, body: JSON.parse(x.body) as unknown }));
+}

@@ -1,0 +1,138 @@
+// Bounding a stream that keeps everything (KUBE): the reads a compactor needs to decide what may
+// go — the last message per subject, the messages a filter holds from a sequence on, where every
+// durable consumer of the stream stands — and the purge itself (a filter and a sequence: every
+// message of the filter below it goes). The decisions are the caller's; these are the NATS calls.
+
+import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+
+/** The last message of one subject: its sequence and when the stream stored it (ms since the epoch). */
+export interface SubjectTail {
+  readonly seq: number;
+  readonly timeMs: number;
+}
+
+const FETCH_BATCH = 1000;
+
+type ConsumerConfig = Parameters<JetStreamManager['consumers']['add']>[1];
+
+/** An ephemeral pull consumer the server drops by itself a minute after this process stopped using it. */
+function ephemeral(filter: string, extra: Partial<ConsumerConfig>): ConsumerConfig {
+  return { filter_subject: filter, ack_policy: AckPolicy.None, mem_storage: true, inactive_threshold: nanos(60_000), ...extra } as ConsumerConfig;
+}
+
+/**
+ * The last message per subject matching `filter` (headers only: the bodies are not read), by
+ * subject. Empty when the filter holds nothing.
+ */
+export async function lastPerSubject(jsm: JetStreamManager, js: JetStreamClient, stream: string, filter: string): Promise<Map<string, SubjectTail>> {
+  const info = await jsm.consumers.add(stream, ephemeral(filter, { deliver_policy: DeliverPolicy.LastPerSubject, headers_only: true }));
+  const out = new Map<string, SubjectTail>();
+  try {
+    let pending = info.num_pending;
+    const consumer = await js.consumers.get(stream, info.name);
+    while (pending > 0) {
+      const batch = await consumer.fetch({ max_messages: FETCH_BATCH, expires: 5000 });
+      let got = 0;
+      for await (const m of batch) {
+        got++;
+        pending = m.info.pending;
+        out.set(m.subject, { seq: m.seq, timeMs: Math.floor(m.info.timestampNanos / 1_000_000) });
+        if (pending === 0) break;
+      }
+      if (got === 0) break; // purged meanwhile
+    }
+  } finally {
+    await jsm.consumers.delete(stream, info.name).catch(() => false);
+  }
+  return out;
+}
+
+/**
+ * How many messages matching `filter` the stream holds at or after `fromSeq` (1: all of them),
+ * counted by reading their headers: the consumer's own num_pending was seen to underflow for a
+ * start sequence past the filter's last message.
+ */
+export async function countFrom(jsm: JetStreamManager, js: JetStreamClient, stream: string, filter: string, fromSeq: number): Promise<number> {
+  const deliver = fromSeq <= 1 ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: fromSeq };
+  const info = await jsm.consumers.add(stream, ephemeral(filter, { ...deliver, headers_only: true }));
+  let n = 0;
+  try {
+    const consumer = await js.consumers.get(stream, info.name);
+    for (let pending = Math.min(info.num_pending, Number.MAX_SAFE_INTEGER); pending > 0; ) {
+      const batch = await consumer.fetch({ max_messages: FETCH_BATCH, expires: 1000 });
+      let got = 0;
+      for await (const m of batch) {
+        got++;
+        n++;
+        pending = m.info.pending;
+        if (pending === 0) break;
+      }
+      if (got === 0) break;
+    }
+  } finally {
+    await jsm.consumers.delete(stream, info.name).catch(() => false);
+  }
+  return n;
+}
+
+/** Message counts per subject matching `filter`. */
+export async function subjectCounts(jsm: JetStreamManager, stream: string, filter: string): Promise<Map<string, number>> {
+  const info = await jsm.streams.info(stream, { subjects_filter: filter });
+  return new Map(Object.entries(info.state.subjects ?? {}));
+}
+
+/** One stored message, read by sequence. */
+export async function storedMessage(jsm: JetStreamManager, stream: string, seq: number): Promise<{ readonly subject: string; readonly seq: number; readonly data: Uint8Array; readonly timeMs: number }> {
+  const m = await jsm.streams.getMessage(stream, { seq });
+  if (m === null) throw new Error(`${stream}: message ${seq} is gone`);
+  return { subject: m.subject, seq: m.seq, data: m.data, timeMs: m.time.getTime() };
+}
+
+/** A durable consumer of a stream: its filters and the sequence below which it acknowledged everything. */
+export interface DurablePosition {
+  readonly durable: string;
+  /** Its filter subjects; ['>'] when it has none (it reads the whole stream). */
+  readonly filters: readonly string[];
+  /** Every message of its filters at or below this sequence is acknowledged. */
+  readonly ackFloor: number;
+}
+
+/** Every durable consumer of `stream` with its position (ephemeral consumers are left out). */
+export async function durablePositions(jsm: JetStreamManager, stream: string): Promise<DurablePosition[]> {
+  const out: DurablePosition[] = [];
+  for await (const c of jsm.consumers.list(stream)) {
+    const durable = c.config.durable_name;
+    if (durable === undefined || durable === '') continue;
+    const filters = c.config.filter_subjects ?? (c.config.filter_subject ? [c.config.filter_subject] : ['>']);
+    out.push({ durable, filters: filters.length === 0 ? ['>'] : filters, ackFloor: c.ack_floor.stream_seq });
+  }
+  return out;
+}
+
+/**
+ * Whether some subject matches both filters (`*` one token, `>` one or more at the end), e.g.
+ * `kube.c.*.service.>` and `kube.c.0.>` do, `kube.c.0.>` and `kube.c.1.>` do not.
+ */
+export function filtersOverlap(a: string, b: string): boolean {
+  const x = a.split('.');
+  const y = b.split('.');
+  for (let i = 0; ; i++) {
+    const s = x[i];
+    const t = y[i];
+    if (s === '>' || t === '>') return s !== undefined && t !== undefined;
+    if (s === undefined || t === undefined) return s === t;
+    if (s !== '*' && t !== '*' && s !== t) return false;
+  }
+}
+
+/**
+ * Removes the messages matching `filter` with a sequence below `keepFrom` (JetStream purge with a
+ * filter and `seq`); returns how many went. A `keepFrom` ≤ 1 removes nothing and asks nothing.
+ */
+export async function purgeBelow(jsm: JetStreamManager, stream: string, filter: string, keepFrom: number): Promise<number> {
+  if (keepFrom <= 1) return 0;
+  const r = await jsm.streams.purge(stream, { filter, seq: keepFrom });
+  return r.purged;
+}
