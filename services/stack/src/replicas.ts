@@ -1,10 +1,7 @@
 // `--replicas slicer=3,hints=2,watcher=2`: how many copies of each replicable service the stack
-// runs. Slicers share the KUBE partitions through Postgres leases (REPLICA_ID slicer-<n>),
-// watchers run active-active with dedup, the hints service shares its work the same way as the
-// slicer once it runs with replicas. The publisher and the agents are not replicated here.
-
-import type { Env, StackLayout } from './service-env.ts';
-import { hintsEnv } from './service-env.ts';
+// runs. Slicers and hints services share the KUBE partitions through Postgres leases
+// (REPLICA_ID slicer-<n>, hints-<n>), watchers run active-active with dedup. The publisher and
+// the agents are not replicated here.
 
 /** The services the stack can run several copies of. */
 export const REPLICA_KINDS = ['slicer', 'hints', 'watcher'] as const;
@@ -82,20 +79,4 @@ export function replicaReadiness(components: readonly { readonly name: string; i
     if (mine.length > 0) out.push({ kind, ready: mine.filter((c) => c.isReady()).length, total: mine.length });
   }
   return out;
-}
-
-// The hints service takes a replica number (REPLICA_ID hints-<n>) once it shares its work by
-// lease; until then hintsEnv has two parameters and ignores a third. Called through this wider
-// type, the stack adapts to either without a change here.
-type HintsEnvOf = (l: StackLayout, healthPort: number, replica: number) => Env;
-
-/** True when hintsEnv names replicas (REPLICA_ID), i.e. the hints service can run several copies. */
-export function hintsReplicasSupported(l: StackLayout): boolean {
-  return (hintsEnv as HintsEnvOf)(l, 0, 1)['REPLICA_ID'] !== undefined;
-}
-
-/** The env of hints replica `replica` of `count`; refuses several replicas of a hints service that cannot share its work. */
-export function hintsReplicaEnv(l: StackLayout, healthPort: number, replica: number, count: number): Env {
-  if (count > 1 && !hintsReplicasSupported(l)) throw new Error(`hints=${count}: this hints service cannot run as several replicas yet (no REPLICA_ID in hintsEnv); run hints=1`);
-  return (hintsEnv as HintsEnvOf)(l, healthPort, replica);
 }

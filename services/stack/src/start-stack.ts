@@ -22,10 +22,10 @@ import { agentInProcess, hintsInProcess, publisherInProcess, slicerInProcess, wa
 import type { BackboneReading } from './probe.ts';
 import { consumersOf, countViewKeys, readBackbone, scrapeMetric } from './probe.ts';
 import type { ReplicaCounts } from './replicas.ts';
-import { ONE_EACH, hasReplicas, hintsReplicaEnv, hintsReplicasSupported, replicaKindOf, replicaNames, replicaReadiness } from './replicas.ts';
+import { ONE_EACH, hasReplicas, replicaKindOf, replicaNames, replicaReadiness } from './replicas.ts';
 import type { RunNames } from './run-names.ts';
 import type { AgentSpec, Env, LogLevel, StackLayout, StackPublisherMode } from './service-env.ts';
-import { agentEnv, publisherEnv, slicerEnv, watcherEnv } from './service-env.ts';
+import { agentEnv, hintsEnv, publisherEnv, slicerEnv, watcherEnv } from './service-env.ts';
 import type { SettleOptions, SettleReading } from './settle.ts';
 import { waitSettled } from './settle.ts';
 import type { StackStatus } from './status.ts';
@@ -193,7 +193,6 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       logLevel,
     };
     const replicas: ReplicaCounts = { ...ONE_EACH, ...options.replicas };
-    if (wanted.has('hints') && replicas.hints > 1 && !hintsReplicasSupported(layout)) throw new Error(`hints=${replicas.hints}: this hints service cannot run as several replicas yet; run hints=1`);
     const agents = wanted.has('agents') ? pickAgents(await nodesOf(sim, kubeServer), options.agents ?? 'node', options.runDir) : [];
 
     // One component per service: the same Env either parsed here or handed to a child.
@@ -230,7 +229,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // Every watcher has put its initial lists into KUBE (the later ones find them stored).
     const watcherReady = components.length === 0 ? now : Promise.all(components.map((c) => c.ready())).then(() => {});
     if (wanted.has('slicer')) replicaNames('slicer', replicas.slicer).forEach((name, i) => add(name, 'slicer', 'slicer', (p) => slicerEnv(layout, p, i), slicerInProcess, watcherReady));
-    if (wanted.has('hints')) replicaNames('hints', replicas.hints).forEach((name, i) => add(name, 'hints', 'hints', (p) => hintsReplicaEnv(layout, p, i, replicas.hints), hintsInProcess, watcherReady));
+    if (wanted.has('hints')) replicaNames('hints', replicas.hints).forEach((name, i) => add(name, 'hints', 'hints', (p) => hintsEnv(layout, p, i), hintsInProcess, watcherReady));
     const publisherMode = options.publisherMode ?? 'off';
     if (wanted.has('publisher') && publisherMode !== 'off') add('publisher', 'publisher', 'publisher', (p) => publisherEnv(layout, publisherMode, p), publisherInProcess, watcherReady);
     for (const a of agents) add(`agent/${a.node}`, 'agents', 'proxy-agent', (p) => agentEnv(layout, a, p), agentInProcess, watcherReady);

@@ -17,7 +17,7 @@ import { isOwnSlice, jetstream, kubeSubjectOf, ownManagers, readStreamRange } fr
 import { slicerLeaseGroup } from '@slicemesh/slicer';
 import type { Component } from '../component.ts';
 import type { ReplicaCounts } from '../replicas.ts';
-import { hintsReplicasSupported, replicaKindOf } from '../replicas.ts';
+import { replicaKindOf } from '../replicas.ts';
 import { freshRunNames, newRunId } from '../run-names.ts';
 import type { Stack } from '../start-stack.ts';
 import { startStack } from '../start-stack.ts';
@@ -43,7 +43,7 @@ export interface CampaignOptions {
   readonly restartPauseMs: number;
   /** How long the chosen agent is cut off from NATS, ms. */
   readonly agentCutMs: number;
-  /** Replicas wanted; hints falls back to 1 while the hints service cannot share its work. */
+  /** Replicas per service. */
   readonly replicas: ReplicaCounts;
   readonly partitions: number;
   /** The run fails below this many KUBE events. */
@@ -194,9 +194,6 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     const run = freshRunNames(newRunId(Date.now()));
     const cutAgentPort = proxy.port;
     let cutAgent: string | undefined;
-    const probeLayout = { natsUrl: nats.url, databaseUrl: pg.url, schema: run.schema, cluster: 'chaos', partitions: o.partitions, names: run.names, kubeServer: '', batchPeriodMs: 100, ackWaitMs: 3000, logLevel: 'info' as const };
-    const replicas: ReplicaCounts = { ...o.replicas, hints: hintsReplicasSupported(probeLayout) ? o.replicas.hints : 1 };
-    if (replicas.hints !== o.replicas.hints) o.log(`hints: ${o.replicas.hints} replicas wanted, but this hints service cannot share its work yet: running 1`);
     const s = await startStack({
       natsUrl: nats.url,
       databaseUrl: pg.url,
@@ -209,7 +206,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       publisherMode: 'write',
       processes: true,
       ...(o.builtRoot !== undefined ? { builtRoot: o.builtRoot } : {}),
-      replicas,
+      replicas: o.replicas,
       runDir: join(dir, 'run'),
       logDir: join(dir, 'logs'),
       logLevel: 'info',
@@ -284,10 +281,12 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
         const deadline = killedAt + 60_000;
         while (Date.now() < deadline) {
           try {
-            if (takenOver(before, victim, await readLeases(s.db, group))) {
+            const now = await readLeases(s.db, group);
+            if (takenOver(before, victim, now)) {
               const secs = (Date.now() - killedAt) / 1000;
               takeovers.push(secs);
-              o.log(`  takeover of ${victim}'s partitions ${before.map((b) => b.partition).join(',')} in ${secs.toFixed(2)} s`);
+              const by = [...new Set(now.filter((l) => before.some((b) => b.partition === l.partition)).map((l) => (l.holder === victim ? `${victim} (restarted)` : l.holder)))];
+              o.log(`  takeover of ${victim}'s partitions ${before.map((b) => b.partition).join(',')} in ${secs.toFixed(2)} s by ${by.join(', ')}`);
               return;
             }
           } catch {

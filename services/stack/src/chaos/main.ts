@@ -19,7 +19,7 @@ export const chaosConfig = defineConfig({
   json: { env: 'CHAOS_JSON', flag: '--json', default: false, parse: 'bool', doc: 'Print the result as a JSON object on the last line of stdout.' },
   seed: { env: 'CHAOS_SEED', flag: '--seed', optional: true, parse: 'string', doc: 'Seed of the fault plan and the scenario (default chaos, or chaos-ci).' },
   duration: { env: 'CHAOS_DURATION', flag: '--duration', optional: true, parse: 'duration', doc: 'Length of the fault phase (churn under faults).' },
-  replicas: { env: 'CHAOS_REPLICAS', flag: '--replicas', default: 'slicer=3,hints=2,watcher=2', parse: parseReplicas, doc: 'Replicas per service (as npm start --replicas); hints runs 1 while the hints service cannot share its work.' },
+  replicas: { env: 'CHAOS_REPLICAS', flag: '--replicas', default: 'slicer=3,hints=2,watcher=2', parse: parseReplicas, doc: 'Replicas per service (as npm start --replicas).' },
   killEvery: { env: 'CHAOS_KILL_EVERY', flag: '--kill-every', optional: true, min: 500, parse: 'duration', doc: 'A kill -9 of a random replica this often (default 4s).' },
   agentCut: { env: 'CHAOS_AGENT_CUT', flag: '--agent-cut', optional: true, min: 0, parse: 'duration', doc: 'How long one agent is cut off from NATS.' },
   speed: { env: 'CHAOS_SPEED', flag: '--speed', optional: true, parse: positive, doc: 'Scenario speed (default 4).' },
