@@ -5,7 +5,7 @@
 // slicer on a fresh schema reading the compacted log from its start arrives at the same
 // endpoints.
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EndpointSlice, Pod } from '@slicemesh/model';
 import { makeNode, makePod, makeService } from '@slicemesh/testing';
 import { listKubeSnapshots, loadClusterSlices, loadKubeLogCuts, reconciledServiceKeys } from '@slicemesh/db';
@@ -201,4 +201,31 @@ describe('bounded KUBE log', () => {
     await s.settled(freshConfig, freshSlicer);
     expect(endpointSets(await loadClusterSlices(fresh.db, 'c1'))).toEqual(endpointSets(slicesBefore));
   }, 120_000);
+
+  it('the engine snapshots every SNAPSHOT_EVERY applied messages and compacts by itself', async () => {
+    const s = (stack = await withStack());
+    const config = s.config({ partitions: 1, snapshotEvery: 40 });
+    const slicer = await start(config);
+    let rv = 1;
+    await s.publish(makeNode('node-1', { zone: 'a' }), rv++);
+    await s.publish(makeService('web', { selector: { app: 'web' } }), rv++);
+    const pods = Array.from({ length: 5 }, (_, i) => makePod(`web-${i}`, { labels: { app: 'web' }, ips: [`10.0.0.${i + 1}`], nodeName: 'node-1' }));
+    for (let round = 0; round < 30; round++) for (const p of pods) await s.publish(podAt(p, round % 3 !== 0), rv++);
+    await s.settled(config, slicer);
+    await vi.waitFor(async () => {
+      const cuts = await loadKubeLogCuts(s.db.db, 'c1');
+      if ((cuts.get('p0') ?? 1) <= 1) throw new Error('not compacted yet');
+    }, { timeout: 20_000, interval: 200 });
+    const info = await s.js.jsm.streams.info(s.js.names.kube);
+    expect(info.state.messages).toBeLessThan(152);
+    expect((await listKubeSnapshots(s.db.db, 'c1')).length).toBeLessThanOrEqual(2);
+    const metrics = await slicer.metrics.registry.metrics();
+    expect(metrics).toMatch(/slicemesh_slicer_snapshots_total\{result="written",component="slicer"\} [1-9]/);
+    expect(metrics).toMatch(/slicemesh_slicer_log_purged_total\{scope="partition",component="slicer"\} [1-9]/);
+    // The replay now starts from the snapshot and still matches.
+    const deps = { db: s.db.db, js: s.js.js, names: s.js.names, cluster: 'c1', partitions: 1, managedBy: config.managedBy, maxEndpointsPerSlice: config.maxEndpointsPerSlice };
+    const r = await replayServiceLog(deps, { namespace: 'default', name: 'web' });
+    expect(r.problems).toEqual([]);
+    expect(r.from).toBeDefined();
+  }, 60_000);
 });

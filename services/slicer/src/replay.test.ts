@@ -5,7 +5,7 @@ import { deepFreeze, makeEndpoints, makeNode, makePod, makeService, makeSubset }
 import type { SliceChangedMessage } from './reconcile.ts';
 import type { ReplayInput } from './replay.ts';
 import { comparableSlice, replayService } from './replay.ts';
-import { Harness } from './testing/harness.ts';
+import { Harness, NODES, PART } from './testing/harness.ts';
 
 const web = makeService('web', { selector: { app: 'web' } });
 const pod = (name: string, ip: string, o: { ready?: boolean; readyTransition?: string } = {}) => makePod(name, { labels: { app: 'web' }, ips: [ip], ...o });
@@ -159,4 +159,55 @@ describe('comparableSlice', () => {
     { name: 'sees other annotations', other: { ...base, metadata: { ...base.metadata, annotations: { keep: 'w' } } }, equal: false },
   ];
   for (const tc of cases) it(tc.name, () => expect(comparableSlice(tc.other) === comparableSlice(base)).toBe(tc.equal));
+});
+
+describe('replayService from a snapshot (a purged log)', () => {
+  /** busyService with a snapshot of the projection taken after its first reconcile. */
+  async function withSnapshot(): Promise<{ h: Harness; base: NonNullable<ReplayInput['base']> }> {
+    const h = new Harness();
+    await h.put(makeNode('node-1', { zone: 'a' }));
+    await h.put(web);
+    for (let i = 1; i <= 5; i++) await h.put(pod(`p${i}`, `10.0.0.${i}`));
+    await h.reconcile('web');
+    const base = {
+      seq: h.offsets.get(PART) ?? 0,
+      nodesSeq: h.offsets.get(NODES) ?? 0,
+      reconcilesTo: Math.max(...h.store.reconciles.map((r) => r.id)),
+      objects: h.store.objects.map((o) => ({ ...o })),
+      slices: h.slices().map((s) => JSON.parse(JSON.stringify(s)) as EndpointSlice),
+    };
+    await h.put(pod('p2', '10.0.0.2'), 'Deleted.v1');
+    await h.put(pod('p3', '10.0.0.3', { ready: false, readyTransition: '2026-01-01T00:05:00Z' }));
+    await h.put(makeNode('node-1', { zone: 'b' }));
+    await h.put(pod('p9', '10.0.0.9'));
+    await h.reconcile('web');
+    return { h, base };
+  }
+
+  it('replays only the records after the snapshot, with the messages after it, to the same slices', async () => {
+    const { h, base } = await withSnapshot();
+    const full = replayService(inputOf(h));
+    // The head of the log is gone: only what came after the snapshot is left.
+    const input = inputOf(h);
+    const cut = { ...input, base, namespaceLog: input.namespaceLog.filter((m) => m.seq > base.seq), nodeLog: input.nodeLog.filter((m) => m.seq > base.nodesSeq) };
+    const r = replayService(cut);
+    expect(r.problems).toEqual([]);
+    expect(r.steps.map((s) => s.id)).toEqual(h.store.reconciles.filter((x) => x.id > base.reconcilesTo).map((x) => x.id));
+    expect(r.from).toEqual({ seq: base.seq, nodesSeq: base.nodesSeq });
+    expect(r.slices.map(comparableSlice)).toEqual(full.slices.map(comparableSlice));
+  });
+
+  it('a snapshot whose slices are not what the records continue from shows as a difference', async () => {
+    const { h, base } = await withSnapshot();
+    const wrong = { ...base, slices: base.slices.map((s) => ({ ...s, endpoints: s.endpoints.slice(1) })) };
+    expect(replayService({ ...inputOf(h), base: wrong }).ok).toBe(false);
+  });
+
+  it('a record that read the log before the snapshot is reported, not replayed', async () => {
+    const { h, base } = await withSnapshot();
+    const input = inputOf(h);
+    const records = input.records.map((r) => (r.id > base.reconcilesTo ? { ...r, kubeSeqTo: base.seq - 1 } : r));
+    const report = replayService({ ...input, records, base });
+    expect(report.problems.join('\n')).toMatch(/before the snapshot at \d+ \(nodes \d+\): not replayable/);
+  });
 });
