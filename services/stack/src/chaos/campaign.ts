@@ -14,6 +14,7 @@ import { readLeases, readOutboxBatch } from '@slicemesh/db';
 import { toDomain, WATCHED_KINDS } from '@slicemesh/kube';
 import type { WatchedObject } from '@slicemesh/kube';
 import { isOwnSlice, jetstream, kubeSubjectOf, ownManagers, readStreamRange } from '@slicemesh/nats';
+import { hintsLeaseGroup } from '@slicemesh/hints';
 import { slicerLeaseGroup } from '@slicemesh/slicer';
 import type { Component } from '../component.ts';
 import type { ReplicaCounts } from '../replicas.ts';
@@ -95,9 +96,9 @@ export interface CampaignResult {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
-/** The slicer's REPLICA_ID behind a component name (slicerEnv: slicer-<n>; one replica is `slicer`, id slicer-0). */
+/** The REPLICA_ID behind a component name (slicerEnv, hintsEnv: <kind>-<n>; one replica is named `slicer`, id slicer-0). */
 export function replicaIdOf(component: string): string {
-  return component === 'slicer' ? 'slicer-0' : component;
+  return component === 'slicer' || component === 'hints' ? `${component}-0` : component;
 }
 
 async function readKubeLog(stack: Stack): Promise<KubeLogEntry[]> {
@@ -177,6 +178,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
   const errors: string[] = [];
   const faults: FaultRecord[] = [];
   const takeovers: number[] = [];
+  const hintsTakeovers: number[] = [];
   const crashes: FaultRecord[] = [];
   let takeoversMissing = 0;
   let nats: OwnServer | undefined;
@@ -229,7 +231,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     const t0 = Date.now();
     const busy = new Set<string>(); // replicas down or restarting
     const background: Promise<void>[] = [];
-    const group = slicerLeaseGroup(s.layout.cluster);
+    const groups = { slicer: slicerLeaseGroup(s.layout.cluster), hints: hintsLeaseGroup(s.layout.cluster) };
     // Like a container runtime's restart policy: try again until the replica is up (a start while
     // NATS or Postgres is down fails fast by design).
     const restartLater = (c: Component, pauseMs: number): Promise<void> =>
@@ -276,15 +278,15 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
         await sleep(500);
       }
     })();
-    const measureTakeover = (victim: string, before: readonly LeaseState[], killedAt: number): Promise<void> =>
+    const measureTakeover = (kind: 'slicer' | 'hints', victim: string, before: readonly LeaseState[], killedAt: number): Promise<void> =>
       (async () => {
         const deadline = killedAt + 60_000;
         while (Date.now() < deadline) {
           try {
-            const now = await readLeases(s.db, group);
+            const now = await readLeases(s.db, groups[kind]);
             if (takenOver(before, victim, now)) {
               const secs = (Date.now() - killedAt) / 1000;
-              takeovers.push(secs);
+              (kind === 'slicer' ? takeovers : hintsTakeovers).push(secs);
               const by = [...new Set(now.filter((l) => before.some((b) => b.partition === l.partition)).map((l) => (l.holder === victim ? `${victim} (restarted)` : l.holder)))];
               o.log(`  takeover of ${victim}'s partitions ${before.map((b) => b.partition).join(',')} in ${secs.toFixed(2)} s by ${by.join(', ')}`);
               return;
@@ -307,13 +309,14 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
           if (name === undefined) return;
           const c = s.component(name);
           busy.add(name);
+          const kind = replicaKindOf(name);
           let before: LeaseState[] = [];
-          if (replicaKindOf(name) === 'slicer') before = heldBy(await readLeases(s.db, group).catch(() => []), replicaIdOf(name));
+          if (kind === 'slicer' || kind === 'hints') before = heldBy(await readLeases(s.db, groups[kind]).catch(() => []), replicaIdOf(name));
           const killedAt = Date.now();
           await c.kill('SIGKILL');
           faults.push({ atMs: at, kind: 'kill', target: name, ...(before.length > 0 ? { detail: `held partitions ${before.map((b) => b.partition).join(',')}` } : {}) });
           o.log(`[${(at / 1000).toFixed(1)}s] kill -9 ${name}${before.length > 0 ? ` (held partitions ${before.map((b) => b.partition).join(',')})` : ''}`);
-          if (before.length > 0) background.push(measureTakeover(replicaIdOf(name), before, killedAt));
+          if (before.length > 0 && (kind === 'slicer' || kind === 'hints')) background.push(measureTakeover(kind, replicaIdOf(name), before, killedAt));
           background.push(restartLater(c, f.durationMs ?? o.restartPauseMs));
           return;
         }
@@ -398,6 +401,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       faults,
       crashes,
       takeoversS: takeovers,
+      hintsTakeoversS: hintsTakeovers,
       takeoversMissing,
       lost: [...lost, ...effects.lost],
       duplicated: effects.duplicated,
@@ -414,7 +418,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     await pg?.stop().catch(() => {});
   }
   report ??= {
-    events: 0, eventsUnderFaults: 0, faultPhaseMs: 0, faults, crashes, takeoversS: takeovers, takeoversMissing, lost: [], duplicated: [],
+    events: 0, eventsUnderFaults: 0, faultPhaseMs: 0, faults, crashes, takeoversS: takeovers, hintsTakeoversS: hintsTakeovers, takeoversMissing, lost: [], duplicated: [],
     verify: { replay: false, truth: false, agents: false, problems: [] }, minEvents: o.minEvents, errors,
   };
   const verdict = chaosVerdict(report);

@@ -86,7 +86,7 @@ describe('the verdict', () => {
   const clean: ChaosReport = {
     events: 12_000, eventsUnderFaults: 9_000, faultPhaseMs: 150_000,
     faults: [{ atMs: 4000, kind: 'kill', target: 'slicer-1' }, { atMs: 8000, kind: 'kill', target: 'hints' }, { atMs: 30_000, kind: 'nats-restart', target: 'nats-server' }],
-    crashes: [], takeoversS: [1.2, 5.4], takeoversMissing: 0, lost: [], duplicated: [],
+    crashes: [], takeoversS: [1.2, 5.4], hintsTakeoversS: [0.8], takeoversMissing: 0, lost: [], duplicated: [],
     verify: { replay: true, truth: true, agents: true, problems: [] }, minEvents: 10_000, errors: [],
   };
 
@@ -95,9 +95,9 @@ describe('the verdict', () => {
     expect(v.ok).toBe(true);
     expect(v.json).toEqual({
       events: 12_000, kills: 2, lost: 0, duplicated: 0, verify_replay: true, verify_truth: true, verify_agents: true,
-      max_takeover_s: 5.4, events_per_s: 60, faults: { kill: 2, 'nats-restart': 1 }, crashes: {}, ok: true,
+      max_takeover_s: 5.4, max_hints_takeover_s: 0.8, events_per_s: 60, faults: { kill: 2, 'nats-restart': 1 }, crashes: {}, ok: true,
     });
-    expect(v.line).toBe('chaos: PASS — 12000 KUBE events (60/s under faults), 2 kills, 1 nats-restart; lost 0, duplicated 0; verify replay ok, truth ok, agents ok; max takeover 5.4 s');
+    expect(v.line).toBe('chaos: PASS — 12000 KUBE events (60/s under faults), 2 kills, 1 nats-restart; lost 0, duplicated 0; verify replay ok, truth ok, agents ok; max takeover 5.4 s (hints 0.8 s)');
   });
 
   const planted: { name: string; edit: Partial<ChaosReport>; why: RegExp }[] = [
@@ -106,7 +106,7 @@ describe('the verdict', () => {
     { name: 'a replay difference', edit: { verify: { replay: false, truth: true, agents: true, problems: ['replay: shop/web: slice x differs'] } }, why: /verify replay failed: replay: shop\/web/ },
     { name: 'a truth difference', edit: { verify: { replay: true, truth: false, agents: true, problems: ['truth: slicer shop/web IPv4: endpoint missing'] } }, why: /verify truth failed/ },
     { name: 'an agent not resynced', edit: { verify: { replay: true, truth: true, agents: false, problems: ['agents: agent a-1: nat SLICEMESH-SVC-X: rule missing'] } }, why: /verify agents failed/ },
-    { name: 'a takeover never seen', edit: { takeoversMissing: 1 }, why: /1 slicer kills without a takeover/ },
+    { name: 'a takeover never seen', edit: { takeoversMissing: 1 }, why: /1 slicer or hints kills without a takeover/ },
     { name: 'too few events', edit: { events: 900 }, why: /only 900 KUBE events \(at least 10000 wanted\)/ },
     { name: 'a campaign error', edit: { errors: ['did not settle: not settled after 180000 ms: 3 messages pending'] }, why: /campaign: did not settle/ },
   ];

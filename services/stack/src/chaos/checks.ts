@@ -124,7 +124,9 @@ export interface ChaosReport {
   readonly crashes: readonly FaultRecord[];
   /** Slicer takeovers measured, seconds each. */
   readonly takeoversS: readonly number[];
-  /** Slicer kills whose takeover was never seen. */
+  /** The same for the hints service's partitions (lease group hints/<cluster>). */
+  readonly hintsTakeoversS: readonly number[];
+  /** Slicer or hints kills whose takeover was never seen. */
   readonly takeoversMissing: number;
   readonly lost: readonly string[];
   readonly duplicated: readonly string[];
@@ -152,6 +154,7 @@ export interface ChaosJson {
   readonly verify_truth: boolean;
   readonly verify_agents: boolean;
   readonly max_takeover_s: number | null;
+  readonly max_hints_takeover_s: number | null;
   readonly events_per_s: number;
   readonly faults: Readonly<Record<string, number>>;
   /** Components that crashed by themselves, per component name. */
@@ -169,7 +172,7 @@ export function chaosVerdict(r: ChaosReport): ChaosVerdict {
   for (const check of ['replay', 'truth', 'agents'] as const) {
     if (!r.verify[check]) failures.push(`verify ${check} failed: ${r.verify.problems.filter((p) => p.startsWith(`${check}:`)).slice(0, 5).join('; ') || '(no detail)'}`);
   }
-  if (r.takeoversMissing > 0) failures.push(`${r.takeoversMissing} slicer kills without a takeover`);
+  if (r.takeoversMissing > 0) failures.push(`${r.takeoversMissing} slicer or hints kills without a takeover`);
   if (r.events < r.minEvents) failures.push(`only ${r.events} KUBE events (at least ${r.minEvents} wanted)`);
   for (const e of r.errors) failures.push(`campaign: ${e}`);
   const kills = r.faults.filter((f) => f.kind === 'kill').length;
@@ -177,15 +180,17 @@ export function chaosVerdict(r: ChaosReport): ChaosVerdict {
   for (const f of r.faults) faults[f.kind] = (faults[f.kind] ?? 0) + 1;
   const crashes: Record<string, number> = {};
   for (const c of r.crashes) crashes[c.target] = (crashes[c.target] ?? 0) + 1;
-  const maxTakeover = r.takeoversS.length === 0 ? null : round(Math.max(...r.takeoversS));
+  const maxOf = (xs: readonly number[]): number | null => (xs.length === 0 ? null : round(Math.max(...xs)));
+  const maxTakeover = maxOf(r.takeoversS);
+  const maxHints = maxOf(r.hintsTakeoversS);
   const eps = r.faultPhaseMs > 0 ? round((r.eventsUnderFaults * 1000) / r.faultPhaseMs, 1) : 0;
   const ok = failures.length === 0;
   const json: ChaosJson = {
     events: r.events, kills, lost: r.lost.length, duplicated: r.duplicated.length,
     verify_replay: r.verify.replay, verify_truth: r.verify.truth, verify_agents: r.verify.agents,
-    max_takeover_s: maxTakeover, events_per_s: eps, faults, crashes, ok,
+    max_takeover_s: maxTakeover, max_hints_takeover_s: maxHints, events_per_s: eps, faults, crashes, ok,
   };
   const others = Object.entries(faults).filter(([k]) => k !== 'kill').map(([k, n]) => `${n} ${k}`).join(', ');
-  const line = `chaos: ${ok ? 'PASS' : 'FAIL'} — ${r.events} KUBE events (${eps}/s under faults), ${kills} kills${others ? `, ${others}` : ''}; lost ${r.lost.length}, duplicated ${r.duplicated.length}; verify replay ${r.verify.replay ? 'ok' : 'FAIL'}, truth ${r.verify.truth ? 'ok' : 'FAIL'}, agents ${r.verify.agents ? 'ok' : 'FAIL'}; max takeover ${maxTakeover === null ? '-' : `${maxTakeover} s`}${r.crashes.length > 0 ? `; ${r.crashes.length} crashes (${Object.entries(crashes).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`;
+  const line = `chaos: ${ok ? 'PASS' : 'FAIL'} — ${r.events} KUBE events (${eps}/s under faults), ${kills} kills${others ? `, ${others}` : ''}; lost ${r.lost.length}, duplicated ${r.duplicated.length}; verify replay ${r.verify.replay ? 'ok' : 'FAIL'}, truth ${r.verify.truth ? 'ok' : 'FAIL'}, agents ${r.verify.agents ? 'ok' : 'FAIL'}; max takeover ${maxTakeover === null ? '-' : `${maxTakeover} s`}${maxHints === null ? '' : ` (hints ${maxHints} s)`}${r.crashes.length > 0 ? `; ${r.crashes.length} crashes (${Object.entries(crashes).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`;
   return { ok, failures, line, json };
 }
