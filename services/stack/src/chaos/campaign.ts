@@ -62,9 +62,9 @@ export interface CampaignOptions {
 /** The full campaign of `npm run chaos`: ≥ 10k KUBE events, a kill every 4 s, a 30 s agent cut. */
 export const FULL_CAMPAIGN: Omit<CampaignOptions, 'log'> = {
   seed: 'chaos',
-  faultPhaseMs: 180_000,
+  faultPhaseMs: 200_000,
   speed: 4,
-  podsPerSecond: 5,
+  podsPerSecond: 6,
   killEveryMs: 4000,
   restartPauseMs: 1500,
   agentCutMs: 30_000,
