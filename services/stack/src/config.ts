@@ -50,7 +50,7 @@ export const stackConfig = defineConfig({
     flag: '--replicas',
     default: 'slicer=1,hints=1,watcher=1',
     parse: parseReplicas,
-    doc: 'Copies per service, e.g. slicer=3,hints=2,watcher=2 (kinds: slicer, hints, watcher; 1..16 each; kinds not named: 1). Several are named slicer-0, slicer-1, … with their own health port and log file; slicers share the partitions by lease, watchers publish active-active with dedup.',
+    doc: 'Copies per service, e.g. slicer=3,hints=2,watcher=2 (kinds: slicer, hints, watcher; 1..16 each; kinds not named: 1). Several are named slicer-0, slicer-1, … with their own health port and log file; slicers and hints services share the partitions by lease, watchers publish active-active with dedup.',
   },
   keepState: {
     env: 'STACK_KEEP_STATE',

@@ -31,7 +31,7 @@ function banner(stack: Stack, c: StackConfig, runDir: string, web: StackWebView 
   out(`  Postgres    ${c.databaseUrl}   schema ${stack.run.schema}`);
   if (hasReplicas(stack.replicas)) {
     const names = stack.components().map((x) => x.name).filter((x) => /^(slicer|hints|watcher)(-\d+)?$/.test(x));
-    out(`  replicas    ${formatReplicas(stack.replicas)}: ${names.join(' ')} (slicers share the partitions by lease; watchers publish active-active)`);
+    out(`  replicas    ${formatReplicas(stack.replicas)}: ${names.join(' ')} (slicers and hints services share the partitions by lease; watchers publish active-active)`);
   }
   out(`  publisher   ${c.publisherMode === 'off' ? 'off' : c.publisherMode === 'write' ? `write: kubectl --server ${stack.urls.kube} get endpointslices -A` : 'shadow: counts what it would write, writes nothing'}`);
   out(`  agents      ${stack.agents.length} dry-run (${c.agents}): rules in ${runDir}/<node>.rules`);
