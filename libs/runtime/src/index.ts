@@ -14,3 +14,5 @@ export * from './shutdown.ts';
 export * from './service-host.ts';
 export * from './layout.ts';
 export * from './lease-keeper.ts';
+export * from './lease-settings.ts';
+export * from './leased-engines.ts';

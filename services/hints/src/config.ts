@@ -1,7 +1,6 @@
 // Every setting of the hints service, with its default, in one place (habit 14).
 
-import { hostname } from 'node:os';
-import { ConfigError, defineConfig } from '@slicemesh/runtime';
+import { defineConfig, leaseSettings, ownedPartitionsOf as ownedPartitionsOfSetting } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 
 const NAME_TOKEN = /^[A-Za-z0-9_-]+$/;
@@ -13,34 +12,6 @@ function streamName(text: string): string {
 
 function subjectPrefix(text: string): string {
   if (!/^(?:[A-Za-z0-9_-]+\.)*$/.test(text)) throw new Error('must be empty or dot-terminated tokens, e.g. "t1."');
-  return text;
-}
-
-/** `all`, or partition numbers and ranges such as `0,2,4-7` (the slicer's OWNED_PARTITIONS syntax). */
-export type OwnedPartitions = 'all' | readonly number[];
-
-/** Parses OWNED_PARTITIONS text; throws with the reason (range checks happen in ownedPartitionsOf). */
-export function parseOwnedPartitions(text: string): OwnedPartitions {
-  if (text.trim() === 'all') return 'all';
-  const out = new Set<number>();
-  for (const part of text.split(',').map((s) => s.trim())) {
-    const m = /^(\d{1,4})(?:-(\d{1,4}))?$/.exec(part);
-    if (m === null) throw new Error(`${JSON.stringify(part)} is not a partition number or range (e.g. 0,2,4-7 or all)`);
-    const lo = Number(m[1]);
-    const hi = m[2] === undefined ? lo : Number(m[2]);
-    if (hi < lo) throw new Error(`range ${part} is empty`);
-    for (let p = lo; p <= hi; p++) out.add(p);
-  }
-  return [...out].sort((a, b) => a - b);
-}
-
-/** `<hostname>-<pid>`: unique per process on a host and per pod in a cluster. */
-export function defaultReplicaId(): string {
-  return `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 200)}-${process.pid}`;
-}
-
-function replicaId(text: string): string {
-  if (!/^[A-Za-z0-9_.-]{1,253}$/.test(text)) throw new Error('must be 1..253 characters of [A-Za-z0-9_.-]');
   return text;
 }
 
@@ -64,28 +35,7 @@ export const hintsConfig = defineConfig({
     doc: "Number of KUBE partitions the watcher publishes (a deployment-wide constant; the watcher's and the slicer's value).",
     parse: 'int',
   },
-  ownedPartitions: {
-    env: 'OWNED_PARTITIONS',
-    flag: '--owned-partitions',
-    default: 'all',
-    parse: parseOwnedPartitions,
-    doc: 'all: take a balanced share of the partitions with the other hints replicas (leases); a list such as 0,2,4-7: take exactly those, whenever their lease is free.',
-  },
-  replicaId: {
-    env: 'REPLICA_ID',
-    flag: '--replica-id',
-    default: defaultReplicaId(),
-    parse: replicaId,
-    doc: "This replica's name among the hints replicas of the cluster (leases); unique per process. Defaults to <hostname>-<pid>.",
-  },
-  leaseTtl: {
-    env: 'LEASE_TTL',
-    flag: '--lease-ttl',
-    default: '5s',
-    min: 1000,
-    parse: 'duration',
-    doc: 'Lease time to live: a replica that stops renewing loses its partitions this long after its last renewal (renewed every TTL/5).',
-  },
+  ...leaseSettings('hints replicas'),
   kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (nodes and services are read from it).', parse: streamName },
   slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', doc: 'Stream of SliceChanged events from the slicer.', parse: streamName },
   dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', doc: 'Stream of dead letters (malformed input goes to dlq.<cluster>.hints).', parse: streamName },
@@ -173,11 +123,7 @@ export function hintsConfigWith(overrides: Partial<HintsConfig> = {}): HintsConf
 
 /** The partitions this replica may hold, sorted: all of them, or its OWNED_PARTITIONS list (checked against PARTITIONS). */
 export function ownedPartitionsOf(c: Pick<HintsConfig, 'partitions' | 'ownedPartitions'>): { readonly partitions: readonly number[]; readonly pinned?: readonly number[] } {
-  const owned = c.ownedPartitions === 'all' ? Array.from({ length: c.partitions }, (_, i) => i) : c.ownedPartitions;
-  const bad = owned.find((p) => p >= c.partitions);
-  if (bad !== undefined) throw new ConfigError('--owned-partitions', `partition ${bad} is outside 0..${c.partitions - 1} (--partitions ${c.partitions})`);
-  if (owned.length === 0) throw new ConfigError('--owned-partitions', 'owns no partition');
-  return { partitions: owned, ...(c.ownedPartitions === 'all' ? {} : { pinned: owned }) };
+  return ownedPartitionsOfSetting(c.partitions, c.ownedPartitions);
 }
 
 /** The lease group of the cluster's hints replicas (one lease per KUBE partition). */

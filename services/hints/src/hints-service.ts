@@ -11,8 +11,8 @@ import type { DbHandle, LeaseClaim } from '@slicemesh/db';
 import { HintsProjectionStore, createDb, leaseStore, migrateToLatest } from '@slicemesh/db';
 import type { BackboneNames, JetStreamClient, JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
 import { connectNats, ensureKv, ensureStreams, jetstream, jetstreamManager } from '@slicemesh/nats';
-import type { Clock, LeaseKeeper, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
-import { createLogger, createMetrics, realClock, startLeaseKeeper } from '@slicemesh/runtime';
+import type { Clock, LeasedEngines, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
+import { createLogger, createMetrics, realClock, startLeasedEngines } from '@slicemesh/runtime';
 import type { HintsConfig } from './config.ts';
 import { hintsLeaseGroup, ownedPartitionsOf } from './config.ts';
 import type { HintsEngine } from './engine.ts';
@@ -73,9 +73,7 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
   let nc: NatsConnection | undefined;
   let dbh: DbHandle | undefined;
   let conns: Connections | undefined;
-  let keeper: LeaseKeeper | undefined;
-  let engine: HintsEngine | undefined;
-  let swapping: Promise<void> = Promise.resolve();
+  let engines: LeasedEngines<HintsEngine> | undefined;
   let ready = false;
   let notReady = 'starting';
 
@@ -83,50 +81,6 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     if (stopped.signal.aborted) throw new ClosedError('hints service closed before it was ready');
     notReady = reason;
   };
-
-  // Stops the running engine, then starts one for `claims` (none: this replica stands by).
-  function swap(claims: readonly LeaseClaim[]): Promise<void> {
-    swapping = swapping.then(async () => {
-      const old = engine;
-      engine = undefined;
-      if (old !== undefined) await old.close();
-      held.set(claims.length);
-      changes.inc();
-      const c = conns;
-      if (claims.length === 0 || stopped.signal.aborted || c === undefined) {
-        log.info({ partitions: [] }, 'holding no partition');
-        return;
-      }
-      log.info({ partitions: claims.map((x) => x.partition), tokens: claims.map((x) => x.token) }, 'starting the engine for the partitions held');
-      const e = startHintsEngine({ config, names, claims, record: c.record, js: c.js, jsm: c.jsm, buckets: c.buckets, events: c.events, log, clock, metrics: m });
-      engine = e;
-      e.ready.catch((err: unknown) => {
-        if (err instanceof ClosedError || engine !== e || stopped.signal.aborted) return;
-        log.error({ err, partitions: e.partitions }, 'the engine did not start; starting it again');
-        clock.setTimer(() => {
-          if (engine === e) void swap(claims);
-        }, ENGINE_RETRY_MS);
-      });
-    });
-    return swapping;
-  }
-
-  // Until the engine for the partitions held now caught up (it may be replaced meanwhile).
-  async function engineCaughtUp(): Promise<void> {
-    for (;;) {
-      await swapping;
-      const e = engine;
-      if (e === undefined) return;
-      try {
-        await e.ready;
-        if (stopped.signal.aborted) throw new ClosedError('hints service closed before it was ready');
-        if (engine === e) return;
-      } catch (err) {
-        if (stopped.signal.aborted) throw err;
-        await new Promise((r) => clock.setTimer(() => r(undefined), 200));
-      }
-    }
-  }
 
   async function start(): Promise<void> {
     step('connecting to NATS');
@@ -144,22 +98,33 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     conns = { js, jsm, record: new HintsProjectionStore(dbh.db, cluster), buckets, events };
     step('taking leases');
     const member = config.replicaId;
-    keeper = startLeaseKeeper({
-      port: leaseStore(dbh.db, { group: hintsLeaseGroup(cluster), member, incarnation, ttlMs: config.leaseTtl, partitions: config.partitions }),
-      member,
-      partitions: config.partitions,
-      ...(owned.pinned !== undefined ? { pinned: owned.pinned } : {}),
-      ttlMs: config.leaseTtl,
+    const c = conns;
+    engines = startLeasedEngines<LeaseClaim, HintsEngine>({
+      keeper: {
+        port: leaseStore(dbh.db, { group: hintsLeaseGroup(cluster), member, incarnation, ttlMs: config.leaseTtl, partitions: config.partitions }),
+        member,
+        partitions: config.partitions,
+        ...(owned.pinned !== undefined ? { pinned: owned.pinned } : {}),
+        ttlMs: config.leaseTtl,
+        onError: (err) => log.warn({ err }, 'lease round failed'),
+        onNameClash: () => log.error({ replica: member }, 'another live process uses this REPLICA_ID: give every replica its own'),
+      },
       clock,
-      onChange: (claims) => swap(claims),
-      onError: (err) => log.warn({ err }, 'lease round failed'),
-      onNameClash: () => log.error({ replica: member }, 'another live process uses this REPLICA_ID: give every replica its own'),
+      log,
+      stopped: stopped.signal,
+      isClosedError: (err) => err instanceof ClosedError,
+      closedError: () => new ClosedError('hints service closed before it was ready'),
+      onHeld: (claims) => {
+        held.set(claims.length);
+        changes.inc();
+      },
+      retryMs: ENGINE_RETRY_MS,
+      start: (claims) => startHintsEngine({ config, names, claims, record: c.record, js: c.js, jsm: c.jsm, buckets: c.buckets, events: c.events, log, clock, metrics: m }),
     });
-    await keeper.started;
     step('catching up the partitions held');
-    await engineCaughtUp();
+    await engines.caughtUp();
     ready = true;
-    log.info({ partitions: keeper.held() }, 'ready');
+    log.info({ partitions: engines.held() }, 'ready');
   }
 
   const started = start();
@@ -173,28 +138,21 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
   function readiness(): ReadyStatus {
     if (stopped.signal.aborted) return { ready: false, reason: 'shutting down' };
     if (!ready) return { ready: false, reason: notReady };
-    const e = engine;
-    if (e !== undefined) {
-      const r = e.readiness();
-      if (!r.ready) return { ready: false, reason: `partitions ${e.partitions.join(',')}: ${r.reason}` };
-    }
-    return { ready: true };
+    return engines?.engineReadiness() ?? { ready: true };
   }
 
   let closing: Promise<void> | undefined;
   async function close(): Promise<void> {
     stopped.abort();
     // An engine still catching up ends now, so startup ends (ClosedError) instead of finishing.
-    await engine?.close();
+    await engines?.interrupt();
     await started.catch(() => {});
-    // The keeper calls swap([]) before it releases the leases: the engine is stopped first.
-    await keeper?.close();
-    await swapping;
-    await engine?.close();
+    // The keeper closes the engine before it releases the leases.
+    await engines?.close();
     await conns?.events.flush();
     if (nc !== undefined) await nc.drain().catch(() => nc?.close());
     await dbh?.close();
   }
 
-  return { ready: started, readiness, metrics, partitions: () => keeper?.held() ?? [], close: () => (closing ??= close()) };
+  return { ready: started, readiness, metrics, partitions: () => engines?.held() ?? [], close: () => (closing ??= close()) };
 }

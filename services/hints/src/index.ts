@@ -9,5 +9,6 @@ export { clusterConsumerSpecs, consumerSpecs } from './consumers.ts';
 export type { ConsumerSpec } from './consumers.ts';
 export { desiredViews, planKeyWrites, digestOf } from './view-plan.ts';
 export { reconcileService } from './service-reconciler.ts';
+export { VersionFloors } from './node-topology.ts';
 export type { ServiceReconcileReport } from './service-reconciler.ts';
 export { hintsService } from './service.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '@slicemesh/runtime';
-import { defaultDurablePrefix, parseOwnedPartitions, resolveSlicerSettings, slicerConfig, slicerConfigWith } from './config.ts';
+import { ConfigError, parseOwnedPartitions } from '@slicemesh/runtime';
+import { defaultDurablePrefix, resolveSlicerSettings, slicerConfig, slicerConfigWith } from './config.ts';
 
 describe('slicer settings', () => {
   it('documents upstream-like defaults (batch period 0, 5 workers, 100 endpoints per slice)', () => {

@@ -1,41 +1,12 @@
 // The slicer's settings, each declared once with its flag, env variable, default and doc
 // (`slicer --help` prints them), plus the values derived from them.
 
-import { hostname } from 'node:os';
 import { encodeToken, fnv1a32 } from '@slicemesh/nats';
 import type { StreamNames } from '@slicemesh/nats';
 import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, MANAGED_BY_CONTROLLER, MAX_MAX_ENDPOINTS_PER_SLICE, labelValueProblem } from '@slicemesh/model';
 import { assertSchemaName } from '@slicemesh/db';
-import { ConfigError, defineConfig } from '@slicemesh/runtime';
+import { defineConfig, leaseSettings, ownedPartitionsOf } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
-
-/** `all`, or partition numbers and ranges such as `0,2,4-7`. */
-export type OwnedPartitions = 'all' | readonly number[];
-
-/** Parses OWNED_PARTITIONS text; throws with the reason (range checks happen in resolveSlicerSettings). */
-export function parseOwnedPartitions(text: string): OwnedPartitions {
-  if (text.trim() === 'all') return 'all';
-  const out = new Set<number>();
-  for (const part of text.split(',').map((s) => s.trim())) {
-    const m = /^(\d{1,4})(?:-(\d{1,4}))?$/.exec(part);
-    if (m === null) throw new Error(`${JSON.stringify(part)} is not a partition number or range (e.g. 0,2,4-7 or all)`);
-    const lo = Number(m[1]);
-    const hi = m[2] === undefined ? lo : Number(m[2]);
-    if (hi < lo) throw new Error(`range ${part} is empty`);
-    for (let p = lo; p <= hi; p++) out.add(p);
-  }
-  return [...out].sort((a, b) => a - b);
-}
-
-/** `<hostname>-<pid>`: unique per process on a host and per pod in a cluster. */
-export function defaultReplicaId(): string {
-  return `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 200)}-${process.pid}`;
-}
-
-function replicaId(text: string): string {
-  if (!/^[A-Za-z0-9_.-]{1,253}$/.test(text)) throw new Error('must be 1..253 characters of [A-Za-z0-9_.-]');
-  return text;
-}
 
 function schemaName(text: string): string {
   assertSchemaName(text);
@@ -65,15 +36,7 @@ export const slicerConfig = defineConfig({
   dbSchema: { env: 'DB_SCHEMA', flag: '--db-schema', default: 'slicemesh', parse: schemaName, doc: 'Postgres schema holding this deployment\'s tables (created and migrated at start).' },
   cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', parse: 'string', doc: 'Name of the source cluster, as used in subjects.' },
   partitions: { env: 'PARTITIONS', flag: '--partitions', default: 1, min: 1, max: 10_000, parse: 'int', doc: 'Number of KUBE partitions the watcher publishes (a deployment-wide constant).' },
-  ownedPartitions: {
-    env: 'OWNED_PARTITIONS',
-    flag: '--owned-partitions',
-    default: 'all',
-    parse: parseOwnedPartitions,
-    doc: 'all: take a balanced share of the partitions with the other replicas (leases); a list such as 0,2,4-7: take exactly those, whenever their lease is free.',
-  },
-  replicaId: { env: 'REPLICA_ID', flag: '--replica-id', default: defaultReplicaId(), parse: replicaId, doc: 'This replica\'s name among the slicers of the cluster (leases); unique per process. Defaults to <hostname>-<pid>.' },
-  leaseTtl: { env: 'LEASE_TTL', flag: '--lease-ttl', default: '5s', min: 1000, parse: 'duration', doc: 'Lease time to live: a replica that stops renewing loses its partitions this long after its last renewal (renewed every TTL/5).' },
+  ...leaseSettings('slicers'),
   kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', parse: 'string', doc: 'Stream holding the Kubernetes event log.' },
   slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', parse: 'string', doc: 'Stream the slice changes are published to.' },
   dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', parse: 'string', doc: 'Stream for dead letters (rejected input).' },
@@ -144,14 +107,9 @@ export interface SlicerSettings {
  * owned partition is outside 0..PARTITIONS-1.
  */
 export function resolveSlicerSettings(c: SlicerConfig): SlicerSettings {
-  const owned = c.ownedPartitions === 'all' ? Array.from({ length: c.partitions }, (_, i) => i) : c.ownedPartitions;
-  const bad = owned.find((p) => p >= c.partitions);
-  if (bad !== undefined) throw new ConfigError('--owned-partitions', `partition ${bad} is outside 0..${c.partitions - 1} (--partitions ${c.partitions})`);
-  if (owned.length === 0) throw new ConfigError('--owned-partitions', 'owns no partition');
   return {
     names: { kube: c.kubeStream, slices: c.slicesStream, dlq: c.dlqStream, events: c.eventsStream, prefix: c.subjectPrefix },
-    partitions: owned,
-    ...(c.ownedPartitions === 'all' ? {} : { pinned: owned }),
+    ...ownedPartitionsOf(c.partitions, c.ownedPartitions),
     durablePrefix: c.durablePrefix ?? defaultDurablePrefix(c.cluster),
   };
 }

@@ -8,10 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, DbHandle, LeaseClaim } from '@slicemesh/db';
 import { RelayWaker, createDb, leaseStore, migrateToLatest } from '@slicemesh/db';
-import type { EventRequestPublisher, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
+import type { EventRequestPublisher, JetStreamClient, NatsConnection } from '@slicemesh/nats';
 import { connectNats, ensureStreams, eventRequestPublisher, jetstream, jetstreamManager } from '@slicemesh/nats';
-import type { Clock, LeaseKeeper, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
-import { createLogger, createMetrics, realClock, startLeaseKeeper } from '@slicemesh/runtime';
+import type { Clock, LeaseKeeper, LeasedEngines, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
+import { createLogger, createMetrics, realClock, startLeaseKeeper, startLeasedEngines } from '@slicemesh/runtime';
 import type { SlicerConfig } from './config.ts';
 import { RELAY_LEASE_GROUP, resolveSlicerSettings, slicerLeaseGroup } from './config.ts';
 import type { Engine, SnapshotOutcome } from './engine.ts';
@@ -76,9 +76,9 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
   const clock = deps.clock ?? realClock;
   const incarnation = randomUUID();
   let db: Db | undefined = deps.db;
-  let engine: Engine | undefined;
+  let engines: LeasedEngines<Engine> | undefined;
   const registry = deps.metrics ?? createMetrics('slicer');
-  const metrics = createSlicerMetrics(registry, () => (db ? outboxBacklog(db, RELAY_NAME) : Promise.resolve(0)), () => engine?.pending() ?? 0);
+  const metrics = createSlicerMetrics(registry, () => (db ? outboxBacklog(db, RELAY_NAME) : Promise.resolve(0)), () => engines?.current()?.pending() ?? 0);
   const held = registry.gauge({ name: 'slicer_partitions_held', help: 'KUBE partitions whose lease this replica holds.' });
   const takeovers = registry.counter({ name: 'slicer_partition_changes_total', help: 'Changes of the set of partitions this replica holds (each restarts its engine).' });
   const waker = new RelayWaker();
@@ -87,42 +87,14 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
   let notReady = 'starting';
   let dbHandle: DbHandle | undefined;
   let nc: NatsConnection | undefined = deps.nc;
-  let keeper: LeaseKeeper | undefined;
   let relayKeeper: LeaseKeeper | undefined;
   let relay: { readonly stop: AbortController; readonly done: Promise<void> } | undefined;
   let eventRequests: EventRequestPublisher | undefined;
-  let swapping: Promise<void> = Promise.resolve();
 
   const step = (reason: string): void => {
     if (stopped.signal.aborted) throw new ClosedError('slicer closed during startup');
     notReady = reason;
   };
-
-  // Stops the running engine, then starts one for `claims` (none: this replica stands by).
-  function swap(claims: readonly LeaseClaim[], js: JetStreamClient, jsm: JetStreamManager, store: ReturnType<typeof slicerStore>): Promise<void> {
-    swapping = swapping.then(async () => {
-      const old = engine;
-      engine = undefined;
-      if (old !== undefined) await old.close();
-      held.set(claims.length);
-      takeovers.inc();
-      if (claims.length === 0 || stopped.signal.aborted || eventRequests === undefined) {
-        log.info({ partitions: [] }, 'holding no partition');
-        return;
-      }
-      log.info({ partitions: claims.map((c) => c.partition), tokens: claims.map((c) => c.token) }, 'starting the engine for the partitions held');
-      const e = startEngine({ config, settings, claims, store, js, jsm, log, clock, metrics, eventRequests, onWrote: () => waker.wake(), ...(db !== undefined ? { db } : {}) });
-      engine = e;
-      e.ready.catch((err: unknown) => {
-        if (err instanceof ClosedError || engine !== e) return;
-        log.error({ err, partitions: e.partitions }, 'the engine did not start; starting it again');
-        clock.setTimer(() => {
-          if (engine === e) void swap(claims, js, jsm, store);
-        }, ENGINE_RETRY_MS);
-      });
-    });
-    return swapping;
-  }
 
   function startRelay(claims: readonly LeaseClaim[], js: JetStreamClient, relayDb: Db): Promise<void> {
     if (claims.length > 0 && relay === undefined && !stopped.signal.aborted) {
@@ -148,23 +120,6 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
       return r.done;
     }
     return Promise.resolve();
-  }
-
-  // Until the engine for the partitions held now caught up (it may be replaced meanwhile).
-  async function engineCaughtUp(): Promise<void> {
-    for (;;) {
-      await swapping;
-      const e = engine;
-      if (e === undefined) return;
-      try {
-        await e.ready;
-        if (stopped.signal.aborted) throw new ClosedError('slicer closed during startup');
-        if (engine === e) return;
-      } catch (err) {
-        if (stopped.signal.aborted) throw err;
-        await new Promise((r) => clock.setTimer(() => r(undefined), 200));
-      }
-    }
   }
 
   async function start(): Promise<void> {
@@ -208,48 +163,52 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
       onError: onError('relay'),
       onNameClash,
     });
-    keeper = startLeaseKeeper({
-      port: leaseStore(db, { group: slicerLeaseGroup(config.cluster), member, incarnation, ttlMs, partitions: config.partitions }),
-      member,
-      partitions: config.partitions,
-      ...(settings.pinned !== undefined ? { pinned: settings.pinned } : {}),
-      ttlMs,
+    const requests = eventRequests;
+    const engineDb = db;
+    engines = startLeasedEngines<LeaseClaim, Engine>({
+      keeper: {
+        port: leaseStore(db, { group: slicerLeaseGroup(config.cluster), member, incarnation, ttlMs, partitions: config.partitions }),
+        member,
+        partitions: config.partitions,
+        ...(settings.pinned !== undefined ? { pinned: settings.pinned } : {}),
+        ttlMs,
+        onError: onError('partitions'),
+        onNameClash,
+      },
       clock,
-      onChange: (claims) => swap(claims, js, jsm, store),
-      onError: onError('partitions'),
-      onNameClash,
+      log,
+      stopped: stopped.signal,
+      isClosedError: (err) => err instanceof ClosedError,
+      closedError: () => new ClosedError('slicer closed during startup'),
+      onHeld: (claims) => {
+        held.set(claims.length);
+        takeovers.inc();
+      },
+      retryMs: ENGINE_RETRY_MS,
+      start: (claims) => startEngine({ config, settings, claims, store, js, jsm, log, clock, metrics, eventRequests: requests, onWrote: () => waker.wake(), db: engineDb }),
     });
-    await keeper.started;
     step('catching up the partitions held');
-    await engineCaughtUp();
+    await engines.caughtUp();
     ready = true;
     metrics.ready.set(1);
-    log.info({ cluster: config.cluster, partitions: keeper.held(), schema: config.dbSchema }, 'slicer ready');
+    log.info({ cluster: config.cluster, partitions: engines.held(), schema: config.dbSchema }, 'slicer ready');
   }
 
   const started = start();
   started.catch(() => {}); // observed through `ready` and close()
   let closing: Promise<void> | undefined;
 
-  const readiness = (): ReadyStatus => {
-    if (!ready) return { ready: false, reason: notReady };
-    const e = engine;
-    if (e !== undefined && !e.isReady()) {
-      const r = e.readiness();
-      return { ready: false, reason: `partitions ${e.partitions.join(',')}: ${r.ready ? 'starting' : r.reason}` };
-    }
-    return { ready: true };
-  };
+  const readiness = (): ReadyStatus => (ready ? (engines?.engineReadiness() ?? { ready: true }) : { ready: false, reason: notReady });
 
   return {
     ready: started,
     metrics,
     isReady: () => readiness().ready,
     readiness,
-    pending: () => (closing === undefined ? (engine?.pending() ?? 0) : 0),
-    partitions: () => keeper?.held() ?? [],
+    pending: () => (closing === undefined ? (engines?.current()?.pending() ?? 0) : 0),
+    partitions: () => engines?.held() ?? [],
     snapshot: (p) => {
-      const e = engine;
+      const e = engines?.current();
       if (e === undefined || !e.isReady()) return Promise.reject(new Error(`no engine is ready for partition ${p}`));
       return e.snapshot(p);
     },
@@ -257,11 +216,9 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
       (closing ??= (async () => {
         stopped.abort();
         // An engine still catching up ends now, so startup ends (ClosedError) instead of finishing.
-        await engine?.close();
+        await engines?.interrupt();
         await started.catch(() => {});
-        await keeper?.close();
-        await swapping;
-        await engine?.close();
+        await engines?.close();
         await relayKeeper?.close();
         await relay?.done;
         await eventRequests?.flush();

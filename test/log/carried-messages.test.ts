@@ -1,6 +1,7 @@
-// A carried message (compaction's republish of an object's current version, compactor.ts) next to
-// the original, through every reader of KUBE: the slicer's ingest, the hints service's version
-// floors, the log engine (libs/history) and the watcher's start-up readback. The carried copy has
+// A carried message (compaction's republish of an object's current version, services/slicer's
+// compactor.ts) next to the original, through every reader of KUBE: the slicer's ingest, the
+// hints service's version floors, the log engine (libs/history) and the watcher's start-up
+// readback. It reads several services, so it lives here rather than beside one. The copy has
 // the original's body and resourceVersion, so every fold takes it as stale, and a reader of the
 // last message alone (the readback) takes it as the object's state.
 
@@ -12,12 +13,11 @@ import type { LogEvent } from '@slicemesh/history';
 import type { Pod, Service } from '@slicemesh/model';
 import { makeNode, makePod, makeService } from '@slicemesh/testing';
 import { parseStoredEvent } from '@slicemesh/watcher';
-import { VersionFloors } from '../../hints/src/node-topology.ts';
-import { carriedEnvelope } from './compaction.ts';
-import type { IngestDeps, IngestMessage } from './ingest.ts';
-import { ingestBatch } from './ingest.ts';
-import { MemoryStore } from './testing/memory-store.ts';
-import { atVersion, envelopeOf, subjectOf } from './testing/kube-events.ts';
+import { VersionFloors } from '@slicemesh/hints';
+import type { IngestDeps, IngestMessage } from '@slicemesh/slicer';
+import { carriedEnvelope, ingestBatch } from '@slicemesh/slicer';
+import { MemoryStore } from '../../services/slicer/src/testing/memory-store.ts';
+import { atVersion, envelopeOf, subjectOf } from '../../services/slicer/src/testing/kube-events.ts';
 
 type Obj = Service | Pod | ReturnType<typeof makeNode>;
 
