@@ -13,7 +13,7 @@ export interface CreateDbOptions {
   readonly schema?: string;
   /** Pool size. Defaults to 10. */
   readonly max?: number;
-  /** Called for errors of idle pooled connections (e.g. a server restart). Defaults to ignoring them: the pool drops the client. */
+  /** Called for errors of pooled connections, idle or busy (e.g. a server restart). Defaults to ignoring them: the query in flight fails and the pool drops the client. */
   readonly onPoolError?: (err: Error) => void;
 }
 
@@ -44,7 +44,13 @@ export async function createDb(opts: CreateDbOptions): Promise<DbHandle> {
     connectionTimeoutMillis: 5_000,
     ...(opts.schema !== undefined ? { options: `-c search_path=${opts.schema}` } : {}),
   });
-  pool.on('error', opts.onPoolError ?? (() => {}));
+  const onError = opts.onPoolError ?? (() => {});
+  pool.on('error', onError);
+  // pg only listens for a client's errors while it sits idle in the pool. A connection that dies
+  // while a query holds it (a server restart mid-transaction) would raise an unhandled 'error'
+  // event and end the process; with a listener the query fails, the caller retries, and the
+  // pool replaces the client. Attached at connect, before the client can carry any query.
+  pool.on('connect', (client) => client.on('error', onError));
   try {
     await pool.query('select 1');
   } catch (err) {

@@ -158,14 +158,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await ensureStreams(jsm, run.names);
     await ensureKv(nc, run.names.svc);
     await ensureKv(nc, run.names.views);
+    // createDb listens for errors of busy connections too, so a Postgres restart mid-query fails
+    // that query instead of ending this process.
     dbh = await createDb({ url: options.databaseUrl, schema: run.schema, max: 4 });
-    // A connection that dies while checked out (a Postgres restart mid-query) emits 'error' on its
-    // client, which pg's pool only listens to while the client is idle: without a listener of our
-    // own, that error would end this process. The query itself still fails and is retried.
-    const ignore = (): void => {};
-    dbh.pool.on('connect', (client) => client.on('error', ignore));
-    // …and the one createDb opened to check the server (pg-pool keeps its clients in _clients).
-    for (const client of (dbh.pool as unknown as { _clients?: { on(event: 'error', f: () => void): void }[] })._clients ?? []) client.on('error', ignore);
     await migrateToLatest(dbh.db, run.schema);
 
     if (options.sim === undefined && options.kubeServer === undefined) {
