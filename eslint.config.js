@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'coverage/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', 'dist.building-*/**', 'dist.old-*/**', 'coverage/**'] },
   // The few plain JavaScript files (the CLI's bin, the image's health check) run on Node.
   { files: ['**/*.js'], languageOptions: { globals: { process: 'readonly', fetch: 'readonly', AbortSignal: 'readonly', URL: 'readonly' } } },
   js.configs.recommended,

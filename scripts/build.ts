@@ -3,7 +3,7 @@
 // bundled (one file per program, shared code in dist/chunks/); npm packages stay imports, so
 // dist/ needs the production node_modules beside it. Development runs the sources directly.
 //   node scripts/build.ts            # writes dist/
-import { chmod, cp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -44,8 +44,11 @@ export interface BuildResult {
  * build a copy of its own without removing the dist/ other tests run; it must be a directory
  * named dist inside the repository, so the bundles find node_modules and their layout (builtRootOf).
  */
-export async function buildDist(root = ROOT, out = join(root, 'dist')): Promise<BuildResult> {
+export async function buildDist(root = ROOT, final = join(root, 'dist')): Promise<BuildResult> {
   const t0 = performance.now();
+  // Built beside dist/ and swapped in with two renames, so a program that starts meanwhile (a
+  // restart during someone else's build) finds a whole dist/, never a half-written one.
+  const out = `${final}.building-${process.pid}`;
   await rm(out, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: root,
@@ -72,6 +75,12 @@ export async function buildDist(root = ROOT, out = join(root, 'dist')): Promise<
   await cp(join(root, 'services/cli/src/ui/assets'), join(out, 'ui'), { recursive: true });
   // dist/ is ESM: a package.json there keeps it so wherever it is copied.
   await writeFile(join(out, 'package.json'), '{ "type": "module" }\n');
+  const old = `${final}.old-${process.pid}`;
+  await rename(final, old).catch((err: unknown) => {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  });
+  await rename(out, final);
+  await rm(old, { recursive: true, force: true });
   const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
   return { ms: performance.now() - t0, bytes };
 }
