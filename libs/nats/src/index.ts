@@ -17,3 +17,4 @@ export type { JetStreamClient, JetStreamManager, StreamInfo, ConsumerInfo } from
 export type { KV } from '@nats-io/kv';
 export { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 export * from './log-retention.ts';
+export * from './local-cluster.ts';
