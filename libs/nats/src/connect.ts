@@ -3,6 +3,7 @@
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { NatsUnreachableError } from './errors.ts';
+import { natsServerOptions, parseNatsServers, redactNatsUrl } from './servers.ts';
 
 /** How to start the local server (TOOLCHAIN.md), quoted in the unreachable error. */
 export const NATS_START_HINT =
@@ -17,7 +18,10 @@ export interface NatsStatusEvent {
 }
 
 export interface ConnectNatsOptions {
-  /** Server URL(s), comma-separated, e.g. 'nats://127.0.0.1:4222'. */
+  /**
+   * Server URL(s), comma-separated, e.g. 'nats://127.0.0.1:4222' (see parseNatsServers);
+   * credentials in a URL and tls:// apply to every server of the list.
+   */
   readonly url: string;
   /** Connection name shown by the server (e.g. 'watcher-c1'). */
   readonly name: string;
@@ -35,11 +39,12 @@ export interface ConnectNatsOptions {
  * buffers publishes while disconnected; JetStream acks time out meanwhile (see publishAcked).
  */
 export async function connectNats(opts: ConnectNatsOptions): Promise<NatsConnection> {
-  const servers = opts.url.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  // Throws, naming the bad entry, before any attempt; the client reconnects across all of them.
+  const server = natsServerOptions(parseNatsServers(opts.url));
   let nc: NatsConnection;
   try {
     nc = await connect({
-      servers,
+      ...server,
       name: opts.name,
       timeout: opts.timeoutMs ?? 5000,
       maxReconnectAttempts: -1,
@@ -51,7 +56,7 @@ export async function connectNats(opts: ConnectNatsOptions): Promise<NatsConnect
     });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    throw new NatsUnreachableError(opts.url, reason, NATS_START_HINT, { cause: err });
+    throw new NatsUnreachableError(redactNatsUrl(opts.url), reason, NATS_START_HINT, { cause: err });
   }
   const log = opts.log;
   if (log) void forwardStatus(nc, log);

@@ -105,3 +105,36 @@ export class StreamConflictError extends Error {
     this.wanted = wanted;
   }
 }
+
+/** Why the server cannot hold a stream or bucket with the replicas asked for. */
+export type ReplicasProblem = 'not-clustered' | 'too-few-servers' | 'not-updatable';
+
+/**
+ * A stream or KV bucket cannot be created or updated with NATS_REPLICAS replicas: the server is
+ * not clustered, the cluster has fewer servers up than replicas, or the server cannot change the
+ * count in place. The message says what to do; a service refuses to start with it.
+ */
+export class ReplicasUnavailableError extends Error {
+  readonly stream: string;
+  readonly wanted: number;
+  readonly existing: number | undefined;
+  readonly problem: ReplicasProblem;
+  /** The server's own description. */
+  readonly serverReason: string;
+  override readonly name = 'ReplicasUnavailableError';
+  constructor(stream: string, wanted: number, existing: number | undefined, problem: ReplicasProblem, serverReason: string, options?: ErrorOptions) {
+    const what = existing === undefined ? `creating stream ${stream}` : `updating stream ${stream} from ${existing} to ${wanted} replicas`;
+    const advice =
+      problem === 'not-clustered'
+        ? `NATS_REPLICAS=${wanted} needs a JetStream cluster of at least ${wanted} servers; this server is not clustered (${what}: ${serverReason}). Set NATS_REPLICAS=1 (--nats-replicas 1), or list the servers of a cluster in NATS_URL`
+        : problem === 'too-few-servers'
+          ? `NATS_REPLICAS=${wanted} needs at least ${wanted} JetStream servers up in the cluster, and the cluster cannot place that many (${what}: ${serverReason}). Set NATS_REPLICAS to at most the number of servers (3 survives the loss of one), or start the missing servers`
+          : `the server cannot change the replicas of stream ${stream} in place (${what}: ${serverReason}). Set NATS_REPLICAS=${existing ?? 1} to keep it, or recreate the stream (see docs/operations.md, "NATS cluster")`;
+    super(advice, options);
+    this.stream = stream;
+    this.wanted = wanted;
+    this.existing = existing;
+    this.problem = problem;
+    this.serverReason = serverReason;
+  }
+}

@@ -18,3 +18,5 @@ export type { KV } from '@nats-io/kv';
 export { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 export * from './log-retention.ts';
 export * from './local-cluster.ts';
+export * from './servers.ts';
+export * from './settings.ts';

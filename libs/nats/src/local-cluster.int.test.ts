@@ -24,7 +24,7 @@ describe('startLocalNatsCluster', () => {
     expect(cluster.urls).toHaveLength(3);
     expect(cluster.url).toBe(cluster.urls.join(','));
     expect(new Set(cluster.servers.map((s) => s.pid)).size).toBe(3);
-    const nc = await connectNats({ url: cluster.url, name: 'local-cluster-test' });
+    const nc = await connectNats({ url: cluster.url, name: 'local-cluster-test', reconnectWaitMs: 100 });
     try {
       const jsm = await jetstreamManager(nc);
       const info = await jsm.streams.add({ name: 'R3TEST', subjects: ['r3test.>'], num_replicas: 3 });
@@ -41,8 +41,30 @@ describe('startLocalNatsCluster', () => {
       expect(victim.pid).toBeUndefined();
       await victim.start();
       expect(victim.running).toBe(true);
-      const after = await jsm.streams.info('R3TEST');
-      expect(after.state.messages).toBe(1);
+      // The client may have been on the killed server: requests answer again once it has moved.
+      await expect.poll(async () => (await jsm.streams.info('R3TEST').catch(() => undefined))?.state.messages, { timeout: 15_000 }).toBe(1);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('connectNats takes the whole list and moves to another server when its own is killed', async () => {
+    await cluster.waitForMeta(); // the server restarted above is back in the meta group
+    const nc = await connectNats({ url: cluster.url, name: 'local-cluster-failover', reconnectWaitMs: 100 });
+    try {
+      // The client was given every server and retries forever.
+      const opts = (nc as unknown as { options: { servers: string[]; maxReconnectAttempts: number } }).options;
+      expect([...opts.servers].sort()).toEqual(cluster.servers.map((s) => `127.0.0.1:${s.port}`).sort());
+      expect(opts.maxReconnectAttempts).toBe(-1);
+      const jsm = await jetstreamManager(nc);
+      await jsm.streams.add({ name: 'FAILOVER', subjects: ['failover.>'], num_replicas: 3 });
+      const first = nc.getServer();
+      const victim = cluster.servers.find((s) => first.endsWith(`:${s.port}`))!;
+      await victim.kill('SIGKILL');
+      await expect.poll(() => nc.getServer(), { timeout: 10_000 }).not.toBe(first);
+      // The R3 stream still takes messages with one server of three gone.
+      await expect.poll(async () => (await jsm.jetstream().publish('failover.a', 'x')).seq, { timeout: 15_000 }).toBe(1);
+      await victim.start();
     } finally {
       await nc.close();
     }

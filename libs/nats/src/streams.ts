@@ -8,7 +8,8 @@ import { Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
 import { nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { StreamConflictError } from './errors.ts';
+import { ReplicasUnavailableError, StreamConflictError } from './errors.ts';
+import type { ReplicasProblem } from './errors.ts';
 import { eventsStreamSubject, streamSubjects } from '@slicemesh/contracts';
 
 /** Stream names and the subject prefix. Tests make unique ones (testing/jetstream.ts). */
@@ -47,8 +48,21 @@ export interface StreamOptions {
   readonly maxAgeMs?: number;
   /** Defaults to 'file'. Cannot change on an existing stream (StreamConflictError). */
   readonly storage?: 'file' | 'memory';
-  /** Defaults to 1. */
+  /**
+   * Replicas of each stream (NATS_REPLICAS), defaults to 1. An existing stream with another count
+   * is updated to it (a cluster can change it in place); ReplicasUnavailableError when the
+   * server cannot hold that many.
+   */
   readonly replicas?: number;
+  /** Told when an existing stream's replica count is changed. */
+  readonly onReplicasChanged?: (change: ReplicasChange) => void;
+}
+
+/** An existing stream (or a bucket's stream) whose replica count ensureStreams/ensureKv changed. */
+export interface ReplicasChange {
+  readonly stream: string;
+  readonly from: number;
+  readonly to: number;
 }
 
 const DEFAULT_DUPLICATE_WINDOW_MS = 120_000;
@@ -75,17 +89,18 @@ export async function ensureStreams(
     max_age: nanos(opts.maxAgeMs ?? 0),
     duplicate_window: nanos(opts.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
   };
-  const kube = await ensureStream(jsm, { ...base, name: names.kube, subjects: [subjects.kube] });
-  const slices = await ensureStream(jsm, { ...base, name: names.slices, subjects: [subjects.slices] });
-  const dlq = await ensureStream(jsm, { ...base, name: names.dlq, subjects: [subjects.dlq] });
+  const changed = opts.onReplicasChanged;
+  const kube = await ensureStream(jsm, { ...base, name: names.kube, subjects: [subjects.kube] }, changed);
+  const slices = await ensureStream(jsm, { ...base, name: names.slices, subjects: [subjects.slices] }, changed);
+  const dlq = await ensureStream(jsm, { ...base, name: names.dlq, subjects: [subjects.dlq] }, changed);
   if (names.events === undefined) return { kube, slices, dlq };
-  const events = await ensureStream(jsm, { ...base, name: names.events, subjects: [eventsStreamSubject(names)] });
+  const events = await ensureStream(jsm, { ...base, name: names.events, subjects: [eventsStreamSubject(names)] }, changed);
   return { kube, slices, dlq, events };
 }
 
 type EnsuredConfig = Pick<StreamConfig, 'name' | 'subjects' | 'retention' | 'storage' | 'discard' | 'num_replicas' | 'max_age' | 'duplicate_window'>;
 
-async function ensureStream(jsm: JetStreamManager, want: EnsuredConfig): Promise<StreamInfo> {
+async function ensureStream(jsm: JetStreamManager, want: EnsuredConfig, onReplicasChanged?: (change: ReplicasChange) => void): Promise<StreamInfo> {
   let info: StreamInfo;
   try {
     info = await jsm.streams.info(want.name);
@@ -94,12 +109,14 @@ async function ensureStream(jsm: JetStreamManager, want: EnsuredConfig): Promise
     try {
       return await jsm.streams.add(want);
     } catch (addErr) {
+      throwIfReplicasProblem(addErr, want.name, want.num_replicas, undefined);
       // Another process created it between our info and add: fall through to compare.
       if (!isApiError(addErr, STREAM_NAME_IN_USE)) throw addErr;
       info = await jsm.streams.info(want.name);
     }
   }
   const have = info.config;
+  refuseUnclustered(info, want.num_replicas);
   for (const field of ['storage', 'retention'] as const) {
     if (have[field] !== want[field]) throw new StreamConflictError(want.name, field, have[field], want[field]);
   }
@@ -111,7 +128,46 @@ async function ensureStream(jsm: JetStreamManager, want: EnsuredConfig): Promise
     have.duplicate_window !== want.duplicate_window;
   if (!drifted) return info;
   const { name: _name, storage: _storage, retention: _retention, ...mutable } = want;
-  return jsm.streams.update(want.name, { ...have, ...mutable });
+  const updated = await updateStream(jsm, want.name, { ...have, ...mutable }, have.num_replicas);
+  if (have.num_replicas !== want.num_replicas) onReplicasChanged?.({ stream: want.name, from: have.num_replicas, to: want.num_replicas });
+  return updated;
+}
+
+/** jsm.streams.update, with a replicas problem turned into ReplicasUnavailableError. */
+async function updateStream(jsm: JetStreamManager, name: string, config: StreamConfig, existingReplicas: number): Promise<StreamInfo> {
+  try {
+    return await jsm.streams.update(name, config);
+  } catch (err) {
+    throwIfReplicasProblem(err, name, config.num_replicas, existingReplicas);
+    throw err;
+  }
+}
+
+// JetStream API error codes (nats-server errors.json) that mean "cannot hold that many replicas".
+const REPLICAS_PROBLEMS: ReadonlyMap<number, ReplicasProblem> = new Map([
+  [10074, 'not-clustered'], // replicas > 1 not supported in non-clustered mode
+  [10023, 'too-few-servers'], // insufficient resources
+  [10005, 'too-few-servers'], // no suitable peers for placement
+  [10061, 'not-updatable'], // replicas configuration can not be updated
+]);
+
+/**
+ * A server that is not part of a cluster reports no `cluster` in stream info, and nats-server
+ * 2.9 accepts an update to num_replicas 3 there (stored, never replicated): refuse before it.
+ * (Creating a stream with more than one replica is refused by the server itself, code 10074.)
+ */
+function refuseUnclustered(info: StreamInfo, wanted: number): void {
+  if (wanted <= 1 || (info.cluster?.name ?? '') !== '') return;
+  throw new ReplicasUnavailableError(info.config.name, wanted, info.config.num_replicas, 'not-clustered', 'stream info names no cluster');
+}
+
+function throwIfReplicasProblem(err: unknown, stream: string, wanted: number, existing: number | undefined): void {
+  if (!(err instanceof JetStreamApiError)) return;
+  let problem = REPLICAS_PROBLEMS.get(err.code);
+  // A single server names the replicas in its text under other codes in some versions.
+  if (problem === undefined && wanted > 1 && /non-clustered/i.test(err.message)) problem = 'not-clustered';
+  if (problem === undefined || wanted === existing) return;
+  throw new ReplicasUnavailableError(stream, wanted, existing, problem, err.message, { cause: err });
 }
 
 export interface KvBucketOptions {
@@ -119,26 +175,39 @@ export interface KvBucketOptions {
   readonly history?: number;
   /** Defaults to 'file'. */
   readonly storage?: 'file' | 'memory';
-  /** Defaults to 1. */
+  /** Replicas of the bucket's stream (NATS_REPLICAS), defaults to 1; see StreamOptions.replicas. */
   readonly replicas?: number;
+  /** Told when an existing bucket's replica count is changed. */
+  readonly onReplicasChanged?: (change: ReplicasChange) => void;
 }
 
 /**
  * Creates the bucket if missing (or opens it) and returns it; if it exists with another
- * history, updates the history in place. Used for `svc` and `views`.
+ * history or replica count, updates them in place (ReplicasUnavailableError when the server
+ * cannot hold that many replicas). Used for `svc`, `views` and `hinted`.
  */
 export async function ensureKv(nc: NatsConnection, bucket: string, opts: KvBucketOptions = {}): Promise<KV> {
   const history = opts.history ?? 1;
-  const kv = await new Kvm(nc).create(bucket, {
-    history,
-    storage: opts.storage === 'memory' ? StorageType.Memory : StorageType.File,
-    replicas: opts.replicas ?? 1,
-  });
+  const replicas = opts.replicas ?? 1;
+  let kv: KV;
+  try {
+    kv = await new Kvm(nc).create(bucket, {
+      history,
+      storage: opts.storage === 'memory' ? StorageType.Memory : StorageType.File,
+      replicas,
+    });
+  } catch (err) {
+    throwIfReplicasProblem(err, `KV_${bucket}`, replicas, undefined);
+    throw err;
+  }
+  // Kvm.create binds to an existing bucket as it is: compare and update here.
   const status = await kv.status();
-  if (status.history !== history) {
+  const have = status.streamInfo.config;
+  refuseUnclustered(status.streamInfo, replicas);
+  if (status.history !== history || have.num_replicas !== replicas) {
     const jsm = await jetstreamManager(nc);
-    const stream = status.streamInfo.config.name;
-    await jsm.streams.update(stream, { ...status.streamInfo.config, max_msgs_per_subject: history });
+    await updateStream(jsm, have.name, { ...have, max_msgs_per_subject: history, num_replicas: replicas }, have.num_replicas);
+    if (have.num_replicas !== replicas) opts.onReplicasChanged?.({ stream: have.name, from: have.num_replicas, to: replicas });
   }
   return kv;
 }

@@ -1,5 +1,6 @@
 // Every setting of the hints service, with its default, in one place (habit 14).
 
+import { NATS_REPLICAS_SETTING, NATS_URL_SETTING } from '@slicemesh/nats';
 import { defineConfig, leaseSettings, ownedPartitionsOf as ownedPartitionsOfSetting } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 
@@ -16,7 +17,8 @@ function subjectPrefix(text: string): string {
 }
 
 export const hintsConfig = defineConfig({
-  natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', doc: 'NATS server(s) with JetStream, comma-separated.', parse: 'string' },
+  natsUrl: NATS_URL_SETTING,
+  natsReplicas: NATS_REPLICAS_SETTING,
   databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', doc: 'Postgres server.', parse: 'url' },
   dbSchema: {
     env: 'DB_SCHEMA',

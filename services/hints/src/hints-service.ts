@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DbHandle, LeaseClaim } from '@slicemesh/db';
 import { HintsProjectionStore, createDb, leaseStore, migrateToLatest } from '@slicemesh/db';
-import type { BackboneNames, JetStreamClient, JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
+import type { BackboneNames, JetStreamClient, JetStreamManager, KV, NatsConnection, ReplicasChange } from '@slicemesh/nats';
 import { connectNats, ensureKv, ensureStreams, jetstream, jetstreamManager } from '@slicemesh/nats';
 import type { Clock, LeasedEngines, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import { createLogger, createMetrics, realClock, startLeasedEngines } from '@slicemesh/runtime';
@@ -88,9 +88,10 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
     step('creating streams and buckets');
-    await ensureStreams(jsm, names);
+    const replicas = { replicas: config.natsReplicas, onReplicasChanged: (c: ReplicasChange) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') };
+    await ensureStreams(jsm, names, replicas);
     const events = hintsEvents(js, { cluster, prefix: names.prefix, clock, metrics, log });
-    const buckets = { views: await ensureKv(nc, names.views), svc: await ensureKv(nc, names.svc), hinted: await ensureKv(nc, names.hinted) };
+    const buckets = { views: await ensureKv(nc, names.views, replicas), svc: await ensureKv(nc, names.svc, replicas), hinted: await ensureKv(nc, names.hinted, replicas) };
     step('connecting to Postgres');
     dbh = await createDb({ url: config.databaseUrl, schema: config.dbSchema, onPoolError: (err) => log.warn({ err }, 'idle Postgres connection failed') });
     step('migrating');

@@ -1,6 +1,7 @@
 // proxy-agent settings: every default in one place (habit 14). `parseProxyAgentConfig` adds the
 // checks that involve more than one setting.
 
+import { NATS_URL_SETTING } from '@slicemesh/nats';
 import { IPTABLES_CHAIN_MODES, defaultMasqueradeBit } from '@slicemesh/dataplane';
 import type { ConfigOf } from '@slicemesh/runtime';
 import { ConfigError, defineConfig } from '@slicemesh/runtime';
@@ -29,7 +30,7 @@ function parseIPList(text: string): string[] {
 }
 
 export const proxyAgentConfig = defineConfig({
-  natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', parse: 'url', doc: 'NATS server(s) holding the svc and views buckets.' },
+  natsUrl: NATS_URL_SETTING,
   cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', parse: 'string', doc: 'Cluster name, the first token of every key the agent watches.' },
   nodeName: { env: 'NODE_NAME', flag: '--node-name', parse: 'string', doc: 'This node: endpoints on it are local (traffic policies Local).' },
   nodeZone: {

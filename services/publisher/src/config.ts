@@ -1,7 +1,7 @@
 // Every setting of the publisher, with its default, in one place (habit 14).
 
 import { assertSchemaName } from '@slicemesh/db';
-import { DEFAULT_OWN_MANAGERS, parseOwnManagers } from '@slicemesh/nats';
+import { DEFAULT_OWN_MANAGERS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseOwnManagers } from '@slicemesh/nats';
 import { defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 import { PUBLISHER_MODES } from './apply.ts';
@@ -38,7 +38,8 @@ export const publisherConfig = defineConfig({
     doc: 'shadow: read the API and count what would be written, write nothing; write: create, update and delete the slices (kube-controller-manager must then run with --controllers=*,-endpointslice,-endpointslicemirroring).',
     parse: 'string',
   },
-  natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', doc: 'NATS server(s) with JetStream, comma-separated.', parse: 'string' },
+  natsUrl: NATS_URL_SETTING,
+  natsReplicas: NATS_REPLICAS_SETTING,
   databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', doc: 'Postgres server (the applied SLICES sequence is recorded there).', parse: 'url' },
   dbSchema: { env: 'DB_SCHEMA', flag: '--db-schema', default: 'slicemesh', doc: "Postgres schema; the publisher's offset row lives beside the slicer's tables.", parse: schemaName },
   cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', doc: 'Source cluster name: the SLICES subjects read (slices.<cluster>.>).', parse: 'string' },

@@ -23,7 +23,7 @@ import type { DbHandle } from '@slicemesh/db';
 import { advanceOffset, createDb, getOffset, migrateToLatest } from '@slicemesh/db';
 import type { EndpointSliceApi } from '@slicemesh/kube';
 import { buildKubeConfig, endpointSliceApi, serverOf } from '@slicemesh/kube';
-import type { ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
+import type { ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection, ReplicasChange } from '@slicemesh/nats';
 import {
   connectNats, consumeBatchesInOrder, ensureKv, ensureStreams, fnv1a32, hintedStreamFilter, jetstream, jetstreamManager, kvStreamOf, parseHintedEntry,
   SLICE_CHANGED, parseSliceChanged, restartDurableAt, slicesFilter,
@@ -253,9 +253,10 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     nc = await connectNats({ url: config.natsUrl, name: `publisher-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
-    await ensureStreams(jsm, names);
+    const replicas = { replicas: config.natsReplicas, onReplicasChanged: (c: ReplicasChange) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') };
+    await ensureStreams(jsm, names, replicas);
     // The bucket is declared as the hints service declares it, so either may start first.
-    if (config.source === 'hinted') await ensureKv(nc, config.hintedBucket);
+    if (config.source === 'hinted') await ensureKv(nc, config.hintedBucket, replicas);
     aborted();
     dbh = await createDb({ url: config.databaseUrl, schema: config.dbSchema, max: 2, onPoolError: (err) => log.warn({ err }, 'idle Postgres connection failed') });
     await migrateToLatest(dbh.db, config.dbSchema);

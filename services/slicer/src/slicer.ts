@@ -138,7 +138,7 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
     step('creating streams');
-    if (config.ensureStreams) await ensureStreams(jsm, names);
+    if (config.ensureStreams) await ensureStreams(jsm, names, { replicas: config.natsReplicas, onReplicasChanged: (c) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') });
     eventRequests = eventRequestPublisher(js, {
       prefix: names.prefix,
       onResult: (r) => {

@@ -3,14 +3,14 @@
 // Exit: 0 identical, 1 differences (listed), 2 bad settings or servers unreachable.
 
 import { createDb } from '@slicemesh/db';
-import { connectNats, jetstream } from '@slicemesh/nats';
+import { NATS_URL_SETTING, connectNats, jetstream } from '@slicemesh/nats';
 import { ConfigError, defineConfig, helpRequested } from '@slicemesh/runtime';
 import { PERSISTENT_RUN, freshRunNames } from './run-names.ts';
 import type { RunNames } from './run-names.ts';
 import { replayIntoScratch } from './replay.ts';
 
 const replayConfig = defineConfig({
-  natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', parse: 'string', doc: 'NATS server holding the run.' },
+  natsUrl: NATS_URL_SETTING,
   databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', parse: 'url', doc: 'Postgres server holding the run.' },
   runId: { env: 'STACK_RUN_ID', flag: '--run-id', optional: true, parse: 'string', doc: 'The run `npm start -- --cleanup=false` printed; unset: the persistent (--keep-state) names.' },
   cluster: { env: 'STACK_CLUSTER', flag: '--cluster', default: 'local', parse: 'string', doc: 'Cluster id of the run.' },

@@ -6,7 +6,13 @@ import type { BackboneNames } from '@slicemesh/nats';
 
 /** Everything the services of one stack share. */
 export interface StackLayout {
+  /** Comma-separated server list (NATS_URL). */
   readonly natsUrl: string;
+  /**
+   * NATS_REPLICAS of every service that creates streams or buckets (watcher, slicer, hints,
+   * publisher): 1 on a single server, 3 on a cluster. Defaults to 1.
+   */
+  readonly natsReplicas?: number;
   readonly databaseUrl: string;
   readonly schema: string;
   /** Source cluster id: first token of every subject and key. */
@@ -39,7 +45,7 @@ export interface AgentSpec {
 export type Env = Readonly<Record<string, string>>;
 
 function streams(l: StackLayout): Env {
-  return { KUBE_STREAM: l.names.kube, SLICES_STREAM: l.names.slices, DLQ_STREAM: l.names.dlq, EVENTS_STREAM: l.names.events ?? 'EVENTS', SUBJECT_PREFIX: l.names.prefix };
+  return { NATS_REPLICAS: String(l.natsReplicas ?? 1), KUBE_STREAM: l.names.kube, SLICES_STREAM: l.names.slices, DLQ_STREAM: l.names.dlq, EVENTS_STREAM: l.names.events ?? 'EVENTS', SUBJECT_PREFIX: l.names.prefix };
 }
 
 /** services/watcher/src/config.ts */

@@ -1,6 +1,7 @@
 // The watcher's settings, each declared once with its flag, env variable, default and doc
 // (`watcher --help` prints them), plus the values derived from them.
 
+import { NATS_REPLICAS_SETTING, NATS_URL_SETTING } from '@slicemesh/nats';
 import { DEFAULT_OWN_MANAGERS, parseOwnManagers } from '@slicemesh/contracts';
 import { DEFAULT_MAX_OBJECT_BYTES } from '@slicemesh/kube';
 import type { StreamNames } from '@slicemesh/nats';
@@ -31,7 +32,8 @@ export const watcherConfig = defineConfig({
     parse: 'bool',
     doc: 'Use the pod service account. Also chosen when no other connection is set and KUBERNETES_SERVICE_HOST is; otherwise ~/.kube/config.',
   },
-  natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', parse: 'string', doc: 'NATS server URL(s), comma-separated.' },
+  natsUrl: NATS_URL_SETTING,
+  natsReplicas: NATS_REPLICAS_SETTING,
   partitions: { env: 'PARTITIONS', flag: '--partitions', default: 1, min: 1, max: 10_000, parse: 'int', doc: 'Number of KUBE partitions (a deployment-wide constant shared with the slicer).' },
   kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', parse: 'string', doc: 'Stream holding the Kubernetes event log.' },
   slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', parse: 'string', doc: 'Stream of slice changes (only declared here).' },

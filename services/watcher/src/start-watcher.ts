@@ -74,7 +74,7 @@ export function startWatcher(config: WatcherConfig, deps: WatcherDeps = {}): Wat
         await ownNc?.drain();
         throw new Error('watcher closed before it was ready');
       }
-      if (config.ensureStreams) await ensureStreams(await jetstreamManager(nc), names);
+      if (config.ensureStreams) await ensureStreams(await jetstreamManager(nc), names, { replicas: config.natsReplicas, onReplicasChanged: (c) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') });
       const maxPayload = nc.info?.max_payload;
       if (maxPayload !== undefined) maxObjectBytes = Math.min(maxObjectBytes, maxPayload - ENVELOPE_BYTES);
       kubeLog = natsKubeLog(nc, names);

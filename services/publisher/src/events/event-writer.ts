@@ -28,7 +28,7 @@ import { recordEvent } from './record-event.ts';
 
 export type EventWriterConfig = Pick<
   PublisherConfig,
-  | 'mode' | 'natsUrl' | 'cluster' | 'kubeStream' | 'slicesStream' | 'dlqStream' | 'eventsStream' | 'subjectPrefix' | 'durablePrefix'
+  | 'mode' | 'natsUrl' | 'natsReplicas' | 'cluster' | 'kubeStream' | 'slicesStream' | 'dlqStream' | 'eventsStream' | 'subjectPrefix' | 'durablePrefix'
   | 'kubeServer' | 'kubeconfig' | 'kubeContext' | 'inCluster' | 'kubeApiQps' | 'kubeApiBurst' | 'requestTimeout' | 'eventMaxAge' | 'logLevel'
 >;
 
@@ -170,7 +170,7 @@ export function startEventWriter(config: EventWriterConfig, deps: EventWriterDep
     nc = await connectNats({ url: config.natsUrl, name: `publisher-events-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
-    await ensureStreams(jsm, names);
+    await ensureStreams(jsm, names, { replicas: config.natsReplicas, onReplicasChanged: (c) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') });
     const info = await ensureDurable(jsm, config.eventsStream, { durable, filterSubject: eventsFilter(cluster, names), ackWaitMs: ACK_WAIT_MS });
     backlogLeft = info.num_pending + info.num_ack_pending;
     if (backlogLeft === 0) backlogDone();

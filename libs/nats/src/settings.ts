@@ -1,0 +1,24 @@
+// The NATS settings every service declares the same way (spread into defineConfig of
+// @slicemesh/runtime): the server list and the replica count of what the service creates.
+
+import { parseNatsUrlSetting } from './servers.ts';
+
+/** NATS_URL / --nats-url: a checked, comma-separated server list (see parseNatsServers). */
+export const NATS_URL_SETTING = {
+  env: 'NATS_URL',
+  flag: '--nats-url',
+  default: 'nats://127.0.0.1:4222',
+  parse: parseNatsUrlSetting,
+  doc: 'NATS server(s) with JetStream, comma-separated (nats://host:port, tls://host:port or host:port; credentials in a URL and tls:// apply to all); the client reconnects across them.',
+} as const;
+
+/** NATS_REPLICAS / --nats-replicas: replicas of every stream and KV bucket a service creates or updates at start. */
+export const NATS_REPLICAS_SETTING = {
+  env: 'NATS_REPLICAS',
+  flag: '--nats-replicas',
+  default: 1,
+  min: 1,
+  max: 5,
+  parse: 'int',
+  doc: 'Replicas of every JetStream stream and KV bucket this service creates or updates at start: 1 on a single server, 3 on a cluster (survives the loss of one server). An existing one with another count is changed to it; give every service the same value.',
+} as const;
