@@ -41,7 +41,7 @@ import { withTestDb } from '@slicemesh/db/testing';
 import type { TestDb } from '@slicemesh/db/testing';
 import type { EndpointSlice } from '@slicemesh/model';
 import { ANNOTATION_TOPOLOGY_MODE, LABEL_ZONE } from '@slicemesh/model';
-import { connectNats, kvWatchJson, openKv, pendingCount, zoneViewsFilter } from '@slicemesh/nats';
+import { connectNats, kvWatchJson, openKv, pendingCount, sumCounts, zoneViewsFilter } from '@slicemesh/nats';
 import { withJetStream } from '@slicemesh/nats/testing';
 import type { JetStreamFixture } from '@slicemesh/nats/testing';
 import { UNZONED_VIEW } from '@slicemesh/proxy-state';
@@ -659,10 +659,10 @@ class Pipeline {
   }
 
   /** Messages the slicer's KUBE consumers have not yet had acknowledged (pending + in flight). */
-  async slicerBacklog(): Promise<number> {
-    let n = 0;
-    for (const c of consumersOf(this.stack.layout)) if (c.service === 'slicer') n += await pendingCount(this.stack.jsm, c.stream, c.durable).catch(() => 0);
-    return n;
+  async slicerBacklog(): Promise<number | null> {
+    const counts: (number | null)[] = [];
+    for (const c of consumersOf(this.stack.layout)) if (c.service === 'slicer') counts.push(await pendingCount(this.stack.jsm, c.stream, c.durable).catch(() => 0));
+    return sumCounts(counts); // null (shown as ?) when the server reports a count that cannot be true
   }
 
   /** Follows the unzoned views in KV (every endpoint of every slice). */
@@ -827,7 +827,7 @@ async function largeService(ctx: PhaseContext, res: Results, rows: Row[]): Promi
     const status = async () => {
       const slicer = await pipe.scrape('slicer');
       return (
-        `${pipe.tracker.readyCount()} of ${n} endpoints ready in KV views; KUBE ${await pipe.kubeCount()} messages, ${await pipe.slicerBacklog()} not yet taken by the slicer; ` +
+        `${pipe.tracker.readyCount()} of ${n} endpoints ready in KV views; KUBE ${await pipe.kubeCount()} messages, ${(await pipe.slicerBacklog()) ?? '?'} not yet taken by the slicer; ` +
         `slicer reconciles: ${diffResults({}, counterBy(slicer, SLICER_RECONCILES, 'result'))}, outbox lag ${gaugeValue(slicer, SLICER_OUTBOX_LAG)}; ` +
         `SLICES ${await pipe.slicesCount()} messages; ${pipe.states()}`
       );

@@ -6,6 +6,8 @@ import type { ConsumerConfig, ConsumerInfo, JetStreamClient, JetStreamManager, J
 import { nanos } from '@nats-io/transport-node';
 import { ConsumerConflictError } from './errors.ts';
 import { isApiError } from './streams.ts';
+import { checkedCount, sumCounts } from './counts.ts';
+import type { ImpossibleCountSink } from './counts.ts';
 
 const CONSUMER_NOT_FOUND = 10014;
 
@@ -187,8 +189,11 @@ export function toConsumed(m: JsMsg): ConsumedMessage {
 /**
  * Messages the durable still has to finish: not yet delivered (num_pending) plus delivered but
  * unacked (num_ack_pending). 0 means caught up with the stream as of this call (readiness).
+ * null when the server reports a count that cannot be true (e.g. num_pending 2^64 − 1 after a
+ * restart): unknown, told to `onImpossible` (wrap it in onceEach to log it once).
  */
-export async function pendingCount(jsm: JetStreamManager, stream: string, durable: string): Promise<number> {
+export async function pendingCount(jsm: JetStreamManager, stream: string, durable: string, onImpossible?: ImpossibleCountSink): Promise<number | null> {
   const info = await jsm.consumers.info(stream, durable);
-  return info.num_pending + info.num_ack_pending;
+  const what = `consumer ${stream}/${durable}`;
+  return sumCounts([checkedCount(info.num_pending, `${what} num_pending`, onImpossible), checkedCount(info.num_ack_pending, `${what} num_ack_pending`, onImpossible)]);
 }

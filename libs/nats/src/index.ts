@@ -20,3 +20,4 @@ export * from './log-retention.ts';
 export * from './local-cluster.ts';
 export * from './servers.ts';
 export * from './settings.ts';
+export * from './counts.ts';

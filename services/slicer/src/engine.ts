@@ -30,6 +30,7 @@ import {
   kubePartitionFilter,
   partitionOf,
   pendingCount,
+  sumCounts,
   restartDurableAt,
 } from '@slicemesh/nats';
 import type { Clock, Logger, ReadyStatus } from '@slicemesh/runtime';
@@ -401,7 +402,8 @@ export function startEngine(deps: EngineDeps): Engine {
       try {
         const pending = await Promise.all(durables.map((d) => pendingCount(jsm, names.kube, d)));
         if (pending.every((n) => n === 0)) return;
-        notReady = `consuming the initial backlog (${pending.reduce((a, b) => a + b, 0)} messages left)`;
+        const left = sumCounts(pending); // unknown (?) while the server reports a count that cannot be true
+        notReady = `consuming the initial backlog (${left ?? '?'} messages left)`;
       } catch (err) {
         notReady = `cannot read consumer state: ${err instanceof Error ? err.message : String(err)}`;
       }

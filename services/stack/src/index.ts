@@ -15,7 +15,7 @@ export { deleteRunState } from './run-state.ts';
 export { preflight, preflightMessage, FRESH_MACHINE_HINT } from './preflight.ts';
 export type { PreflightOptions, PreflightResult } from './preflight.ts';
 export { consumersOf, readBackbone, countViewKeys, sumMetric, scrapeMetric } from './probe.ts';
-export type { BackboneReading, WatchedConsumer, ProbeDeps } from './probe.ts';
+export type { BackboneReading, WatchedConsumer, ProbeDeps, UnknownCount } from './probe.ts';
 export { waitSettled, pendingWork, motionKey, NotSettledError } from './settle.ts';
 export type { SettleOptions, SettleReading } from './settle.ts';
 export { formatStatus } from './status.ts';

@@ -3,8 +3,8 @@
 
 import type { Db } from '@slicemesh/db';
 import { countSlices, loadDecisionFlags } from '@slicemesh/db';
-import type { JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
-import { isApiError, openKv, pendingCount, svcClusterFilter } from '@slicemesh/nats';
+import type { ImpossibleCountSink, JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
+import { checkedCount, describeImpossibleCount, isApiError, onceEach, openKv, pendingCount, svcClusterFilter } from '@slicemesh/nats';
 import { clusterConsumerSpecs } from '@slicemesh/hints';
 import { RELAY_NAME, outboxBacklog, resolveSlicerSettings, slicerConfig, slicerDurables } from '@slicemesh/slicer';
 import type { StackLayout } from './service-env.ts';
@@ -27,7 +27,13 @@ export function consumersOf(layout: StackLayout): WatchedConsumer[] {
   ];
 }
 
-/** One reading of the backbone. Counts are null when their source does not exist yet. */
+/** The counts of a reading that the server reported as something that cannot be true. */
+export type UnknownCount = 'kubeSeq' | 'slicesSeq' | 'viewsSeq' | 'deadLetters' | 'pending';
+
+/**
+ * One reading of the backbone. Counts are null when their source does not exist yet, or when
+ * the server reported a value that cannot be true (then also named in `unknown`).
+ */
 export interface BackboneReading {
   readonly kubeSeq: number | null;
   readonly slicesSeq: number | null;
@@ -43,6 +49,8 @@ export interface BackboneReading {
   readonly slices: number;
   readonly hintedServices: number;
   readonly decidedServices: number;
+  /** Counts above that are null because the server's value could not be true (shown as `?`). */
+  readonly unknown?: readonly UnknownCount[];
 }
 
 export interface ProbeDeps {
@@ -52,36 +60,51 @@ export interface ProbeDeps {
   readonly layout: StackLayout;
   /** Health URLs of the slicers: their dirty marks live in memory and are read from /metrics. */
   readonly slicerUrls?: () => readonly (string | undefined)[];
+  /**
+   * Told of a count the server reported that cannot be true (e.g. a consumer's num_pending of
+   * 2^64 − 1 after a restart). Default: one line on stderr per count, once per process.
+   */
+  readonly onImpossibleCount?: ImpossibleCountSink;
 }
 
-async function lastSeq(jsm: JetStreamManager, stream: string): Promise<number | null> {
+/** The default of ProbeDeps.onImpossibleCount: each count's first impossible value, on stderr. */
+const reportOnce = onceEach((c) => void process.stderr.write(`${describeImpossibleCount(c)}\n`));
+
+const UNKNOWN = 'unknown';
+type Read = number | null | typeof UNKNOWN;
+
+async function lastSeq(jsm: JetStreamManager, stream: string, onImpossible: ImpossibleCountSink): Promise<Read> {
   try {
-    return (await jsm.streams.info(stream)).state.last_seq;
+    return checkedCount((await jsm.streams.info(stream)).state.last_seq, `stream ${stream} last_seq`, onImpossible) ?? UNKNOWN;
   } catch (err) {
     if (isApiError(err, 10059)) return null; // stream not found (yet)
     throw err;
   }
 }
 
-async function messages(jsm: JetStreamManager, stream: string): Promise<number | null> {
+async function messages(jsm: JetStreamManager, stream: string, onImpossible: ImpossibleCountSink): Promise<Read> {
   try {
-    return (await jsm.streams.info(stream)).state.messages;
+    return checkedCount((await jsm.streams.info(stream)).state.messages, `stream ${stream} messages`, onImpossible) ?? UNKNOWN;
   } catch (err) {
     if (isApiError(err, 10059)) return null;
     throw err;
   }
 }
 
-async function pendingOf(jsm: JetStreamManager, consumers: readonly WatchedConsumer[]): Promise<number | null> {
+async function pendingOf(jsm: JetStreamManager, consumers: readonly WatchedConsumer[], onImpossible: ImpossibleCountSink): Promise<Read> {
   let total = 0;
+  let unknown = false;
   for (const c of consumers) {
+    let n: number | null;
     try {
-      total += await pendingCount(jsm, c.stream, c.durable);
+      n = await pendingCount(jsm, c.stream, c.durable, onImpossible);
     } catch {
       return null; // not created yet (service still starting) or stream missing
     }
+    if (n === null) unknown = true;
+    else total += n;
   }
-  return total;
+  return unknown ? UNKNOWN : total;
 }
 
 // Unreachable slicers count as 0: one still starting has not consumed anything either, and the
@@ -95,23 +118,29 @@ async function dirtyServices(urls: readonly (string | undefined)[]): Promise<num
 export async function readBackbone(deps: ProbeDeps, consumers: readonly WatchedConsumer[]): Promise<BackboneReading> {
   const { jsm, db, layout } = deps;
   const n = layout.names;
-  const [kubeSeq, slicesSeq, viewsSeq, deadLetters, pending, dirty, outbox, sliceCount, decisions] = await Promise.all([
-    lastSeq(jsm, n.kube),
-    lastSeq(jsm, n.slices),
-    lastSeq(jsm, `KV_${n.views}`),
-    messages(jsm, n.dlq),
-    pendingOf(jsm, consumers),
+  const onImpossible = deps.onImpossibleCount ?? reportOnce;
+  const [kubeSeqRead, slicesSeqRead, viewsSeqRead, deadLettersRead, pendingRead, dirty, outbox, sliceCount, decisions] = await Promise.all([
+    lastSeq(jsm, n.kube, onImpossible),
+    lastSeq(jsm, n.slices, onImpossible),
+    lastSeq(jsm, `KV_${n.views}`, onImpossible),
+    messages(jsm, n.dlq, onImpossible),
+    pendingOf(jsm, consumers, onImpossible),
     dirtyServices(deps.slicerUrls?.() ?? []),
     outboxBacklog(db, RELAY_NAME),
     countSlices(db, layout.cluster),
     loadDecisionFlags(db, layout.cluster),
   ]);
   const key = (d: { namespace: string; service: string }): string => `${d.namespace}/${d.service}`;
+  const reads = { kubeSeq: kubeSeqRead, slicesSeq: slicesSeqRead, viewsSeq: viewsSeqRead, deadLetters: deadLettersRead, pending: pendingRead };
+  const unknown = (Object.keys(reads) as UnknownCount[]).filter((k) => reads[k] === UNKNOWN);
+  const value = (r: Read): number | null => (r === UNKNOWN ? null : r);
   return {
-    kubeSeq, slicesSeq, viewsSeq, deadLetters, pending, dirty, outbox,
+    kubeSeq: value(kubeSeqRead), slicesSeq: value(slicesSeqRead), viewsSeq: value(viewsSeqRead), deadLetters: value(deadLettersRead), pending: value(pendingRead),
+    dirty, outbox,
     slices: sliceCount,
     hintedServices: new Set(decisions.filter((d) => d.enabled).map(key)).size,
     decidedServices: new Set(decisions.map(key)).size,
+    ...(unknown.length > 0 ? { unknown } : {}),
   };
 }
 

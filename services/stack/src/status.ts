@@ -1,6 +1,6 @@
 // The live summary `npm start` prints every few seconds: one compact line a person can follow.
 
-import type { BackboneReading } from './probe.ts';
+import type { BackboneReading, UnknownCount } from './probe.ts';
 import type { ReplicaReadiness } from './replicas.ts';
 
 export interface StackStatus extends BackboneReading {
@@ -20,6 +20,11 @@ export interface StackStatus extends BackboneReading {
 
 const num = (n: number | null): string => (n === null ? '-' : String(n));
 
+/** A count read from NATS: `?` when the server's value could not be true (see BackboneReading.unknown), `-` when absent. */
+function count(s: StackStatus, field: UnknownCount): string {
+  return s.unknown?.includes(field) === true ? '?' : num(s[field]);
+}
+
 function uptime(ms: number): string {
   const s = Math.floor(ms / 1000);
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
@@ -31,19 +36,21 @@ function uptime(ms: number): string {
  * (with `--replicas`, ` | replicas slicer 3/3 hints 1/1 watcher 2/2` before the agents: ready / run per kind)
  * with ` | not ready: slicer, hints` appended while any component is not ready. `backlog` adds
  * the consumers' pending messages, dirty Services and unpublished outbox rows (0 = settled).
+ * A count the server reported as something that cannot be true (e.g. a pending count of
+ * 2^64 − 1) prints `?`, never as a number; `-` is a count whose source does not exist yet.
  */
 export function formatStatus(s: StackStatus): string {
-  const backlog = s.pending === null ? '-' : String(s.pending + s.dirty + s.outbox);
+  const backlog = s.unknown?.includes('pending') === true ? '?' : s.pending === null ? '-' : String(s.pending + s.dirty + s.outbox);
   const parts = [
     `objects ${num(s.objectsSeen)}`,
-    `KUBE seq ${num(s.kubeSeq)}`,
+    `KUBE seq ${count(s, 'kubeSeq')}`,
     `slices ${s.slices}`,
     `hinted ${s.hintedServices}/${s.decidedServices} svc`,
     `views ${num(s.viewKeys)}`,
     ...(s.apiWrites !== undefined ? [`${s.apiWrites.shadow ? 'would write' : 'API writes'} ${num(s.apiWrites.count)}`] : []),
     ...(s.replicas !== undefined && s.replicas.length > 0 ? [`replicas ${s.replicas.map((r) => `${r.kind} ${r.ready}/${r.total}`).join(' ')}`] : []),
     `agents ${s.agents.synced}/${s.agents.total} synced`,
-    `DLQ ${num(s.deadLetters)}`,
+    `DLQ ${count(s, 'deadLetters')}`,
     `backlog ${backlog}`,
   ];
   if (s.notReady.length > 0) parts.push(`not ready: ${s.notReady.join(', ')}`);
