@@ -25,7 +25,7 @@ import type { EndpointSliceApi } from '@slicemesh/kube';
 import { buildKubeConfig, endpointSliceApi, serverOf } from '@slicemesh/kube';
 import type { ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection, ReplicasChange } from '@slicemesh/nats';
 import {
-  connectNats, consumeBatchesInOrder, ensureKv, ensureStreams, fnv1a32, hintedStreamFilter, jetstream, jetstreamManager, kvStreamOf, parseHintedEntry,
+  checkedCount, connectNats, consumeBatchesInOrder, ensureKv, ensureStreams, fnv1a32, hintedStreamFilter, jetstream, jetstreamManager, kvStreamOf, parseHintedEntry,
   SLICE_CHANGED, parseSliceChanged, restartDurableAt, slicesFilter,
 } from '@slicemesh/nats';
 import type { Parsed, SliceChangedMessage } from '@slicemesh/nats';
@@ -182,7 +182,9 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     held.clear();
     heldLast = 0;
     const info = await restartDurableAt(jsm, source.stream, durableOpts, offset + 1);
-    backlogLeft = info.num_pending;
+    // A count that cannot be true (num_pending 2^64 − 1 after a server restart) would gather
+    // forever and never apply: unknown counts as no backlog, so every batch is applied as it comes.
+    backlogLeft = checkedCount(info.num_pending, `consumer ${source.stream}/${info.name} num_pending`, (c) => log.warn({ count: c.what, value: String(c.value) }, 'impossible pending count from NATS; applying batch by batch')) ?? 0;
     if (backlogLeft === 0) backlogApplied();
   }
 

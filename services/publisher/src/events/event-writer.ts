@@ -10,8 +10,8 @@
 
 import type { CoreEventApi } from '@slicemesh/kube';
 import { buildKubeConfig, coreEventApi, serverOf } from '@slicemesh/kube';
-import type { ConsumedMessage, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
-import { connectNats, consumeLoop, ensureDurable, ensureStreams, eventsFilter, jetstream, jetstreamManager, parseEventRequest } from '@slicemesh/nats';
+import type { ConsumedMessage, HandlerOutcome, ImpossibleCount, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
+import { checkedCount, connectNats, consumeLoop, ensureDurable, ensureStreams, eventsFilter, jetstream, jetstreamManager, parseEventRequest, sumCounts } from '@slicemesh/nats';
 import type { Clock, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import { createLogger, createMetrics, realClock } from '@slicemesh/runtime';
 import { StoppedError, sleepOn } from '../apply.ts';
@@ -172,7 +172,9 @@ export function startEventWriter(config: EventWriterConfig, deps: EventWriterDep
     const jsm = await jetstreamManager(nc);
     await ensureStreams(jsm, names, { replicas: config.natsReplicas, onReplicasChanged: (c) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') });
     const info = await ensureDurable(jsm, config.eventsStream, { durable, filterSubject: eventsFilter(cluster, names), ackWaitMs: ACK_WAIT_MS });
-    backlogLeft = info.num_pending + info.num_ack_pending;
+    // Unknown (a count that cannot be true, e.g. 2^64 − 1 after a server restart): no backlog to wait for.
+    const warn = (c: ImpossibleCount): void => log.warn({ count: c.what, value: String(c.value) }, 'impossible pending count from NATS; not waiting for the backlog');
+    backlogLeft = sumCounts([checkedCount(info.num_pending, `consumer ${config.eventsStream}/${durable} num_pending`, warn), checkedCount(info.num_ack_pending, `consumer ${config.eventsStream}/${durable} num_ack_pending`, warn)]) ?? 0;
     if (backlogLeft === 0) backlogDone();
     if (stop.signal.aborted) throw new Error('event writer closed before it was ready');
     log.info({ durable, backlog: backlogLeft, qps: config.kubeApiQps, burst: config.kubeApiBurst }, 'consuming EVENTS');
