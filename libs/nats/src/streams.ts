@@ -158,7 +158,7 @@ const REPLICAS_PROBLEMS: ReadonlyMap<number, ReplicasProblem> = new Map([
  */
 function refuseUnclustered(info: StreamInfo, wanted: number): void {
   if (wanted <= 1 || (info.cluster?.name ?? '') !== '') return;
-  throw new ReplicasUnavailableError(info.config.name, wanted, info.config.num_replicas, 'not-clustered', 'stream info names no cluster');
+  throw new ReplicasUnavailableError(info.config.name, wanted, info.config.num_replicas, 'not-clustered', 'its stream info names no cluster');
 }
 
 function throwIfReplicasProblem(err: unknown, stream: string, wanted: number, existing: number | undefined): void {
