@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@slicemesh/runtime';
-import { parseRunDuration, stackConfig } from './config.ts';
+import { localClusterReplicas, natsClusterConflict, parseNatsClusterSize, parseRunDuration, stackConfig } from './config.ts';
 
 describe('--duration', () => {
   const cases = [
@@ -46,4 +46,30 @@ describe('stack settings', () => {
       expect((err as Error).message).toContain(tc.flag);
     });
   }
+});
+
+describe('--nats-cluster', () => {
+  it('is 1 (no servers of its own) by default, and takes 3 to 7 servers', () => {
+    expect(stackConfig.parse([], {}).natsCluster).toBe(1);
+    expect(stackConfig.parse(['--nats-cluster', '3'], {}).natsCluster).toBe(3);
+    for (const n of [1, 3, 5, 7]) expect(parseNatsClusterSize(String(n))).toBe(n);
+  });
+  it('refuses 2 (no quorum with either lost), 0, 8, and anything not a whole number, naming the flag', () => {
+    expect(() => parseNatsClusterSize('2')).toThrow(/quorum/);
+    for (const bad of ['0', '8', '3.5', 'three', '']) expect(() => parseNatsClusterSize(bad), bad).toThrow(/1 \(no local cluster: NATS_URL\) or a number of servers from 3 to 7/);
+    expect(() => stackConfig.parse(['--nats-cluster', '2'], {})).toThrow(/--nats-cluster/);
+  });
+  it('every stream and bucket gets 3 replicas on a cluster of 3 or more', () => {
+    expect([3, 4, 5, 7].map(localClusterReplicas)).toEqual([3, 3, 3, 3]);
+  });
+  it('an explicit --nats-url conflicts with a local cluster (NATS_URL from the environment gives way)', () => {
+    expect(natsClusterConflict(['--nats-cluster', '3', '--nats-url', 'nats://x:4222'], 3)).toMatch(/--nats-cluster 3 starts its own 3 nats-servers, so --nats-url cannot be given with it/);
+    expect(natsClusterConflict(['--nats-url=nats://x:4222'], 3)).toBeDefined();
+    expect(natsClusterConflict(['--nats-url', 'nats://x:4222'], 1)).toBeUndefined();
+    expect(natsClusterConflict(['--nats-cluster', '3'], 3)).toBeUndefined();
+  });
+  it('--nats-url takes a server list and names a bad entry', () => {
+    expect(stackConfig.parse(['--nats-url', 'nats://a:4222,nats://b:4222'], {}).natsUrl).toBe('nats://a:4222,nats://b:4222');
+    expect(() => stackConfig.parse(['--nats-url', 'nats://a:4222,foo bar'], {})).toThrow(/--nats-url/);
+  });
 });

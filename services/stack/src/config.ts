@@ -1,6 +1,7 @@
 // `npm start` settings: each declared once with flag, env variable, default and doc
 // (`npm start -- --help` prints them).
 
+import { NATS_URL_SETTING } from '@slicemesh/nats';
 import { parseDuration, defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 import { AGENT_MODES } from './agents.ts';
@@ -19,8 +20,46 @@ function speed(text: string): number {
   return n;
 }
 
+/** The largest `--nats-cluster`: more servers only add replication traffic on one machine. */
+export const MAX_LOCAL_NATS_SERVERS = 7;
+
+/**
+ * `--nats-cluster N`: 1 (the default: no servers of its own, NATS_URL) or a cluster of 3 to 7
+ * local nats-servers. 2 is refused: a replicated stream on two servers stops when either is lost
+ * (no quorum), so it survives nothing one server does not.
+ */
+export function parseNatsClusterSize(text: string): number {
+  const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (n === 1 || (n >= 3 && n <= MAX_LOCAL_NATS_SERVERS)) return n;
+  if (n === 2) throw new Error('must be 1 or 3..7: a cluster of 2 loses its quorum with either server, so it survives nothing one server does not');
+  throw new Error(`must be 1 (no local cluster: NATS_URL) or a number of servers from 3 to ${MAX_LOCAL_NATS_SERVERS}`);
+}
+
+/** Replicas of every stream and bucket on a local cluster of `size` servers: 3 (one server may go), never more than the servers. */
+export function localClusterReplicas(size: number): number {
+  return Math.min(3, size);
+}
+
+/**
+ * Why the settings cannot run, or undefined: a local cluster (`--nats-cluster` 3 or more) starts
+ * its own servers, so a `--nats-url` given on the command line would be ignored. (NATS_URL from
+ * the environment is only a default and gives way.)
+ */
+export function natsClusterConflict(argv: readonly string[], natsCluster: number): string | undefined {
+  if (natsCluster <= 1) return undefined;
+  if (!argv.some((a) => a === '--nats-url' || a.startsWith('--nats-url='))) return undefined;
+  return `--nats-cluster ${natsCluster} starts its own ${natsCluster} nats-servers, so --nats-url cannot be given with it: drop --nats-url, or drop --nats-cluster to run against your servers (a comma-separated --nats-url lists a cluster's servers)`;
+}
+
 export const stackConfig = defineConfig({
-  natsUrl: { env: 'NATS_URL', flag: '--nats-url', default: 'nats://127.0.0.1:4222', parse: 'string', doc: 'NATS server with JetStream.' },
+  natsUrl: { ...NATS_URL_SETTING, doc: `${NATS_URL_SETTING.doc} Not with --nats-cluster, which starts servers of its own.` },
+  natsCluster: {
+    env: 'STACK_NATS_CLUSTER',
+    flag: '--nats-cluster',
+    default: 1,
+    parse: parseNatsClusterSize,
+    doc: 'Start this many clustered nats-servers on free local ports (3..7; 1: none, use --nats-url) and run the stack on all of them with every stream and bucket replicated 3 times; their store is a temporary directory (<run-dir>/nats-cluster with --keep-state), and they stop at exit.',
+  },
   databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', parse: 'url', doc: 'Postgres server.' },
   scenario: { env: 'STACK_SCENARIO', flag: '--scenario', optional: true, parse: 'string', doc: "cluster-sim scenario YAML; default: cluster-sim's scenarios/default.yaml." },
   speed: { env: 'STACK_SPEED', flag: '--speed', default: 1, parse: speed, doc: 'Play the scenario this many times faster.' },

@@ -2,10 +2,14 @@
 // startStack → live summary → shutdown (Ctrl-C, SIGTERM or --duration).
 // Run: npm start -- [--flag value ...] (dist/stack.js), or from the sources: node services/stack/src/main.ts
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError, helpRequested, onShutdown } from '@slicemesh/runtime';
 import { DEFAULT_SCENARIO_FILE } from '@slicemesh/cluster-sim';
-import { stackConfig } from './config.ts';
+import type { LocalNatsCluster } from '@slicemesh/nats';
+import { startLocalNatsCluster } from '@slicemesh/nats';
+import { localClusterReplicas, natsClusterConflict, stackConfig } from './config.ts';
 import type { StackConfig } from './config.ts';
 import { preflight, preflightMessage } from './preflight.ts';
 import { formatReplicas, hasReplicas } from './replicas.ts';
@@ -21,13 +25,51 @@ import { verifyAll } from './verify-all.ts';
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 const err = (line: string): void => void process.stderr.write(`${line}\n`);
 
-function banner(stack: Stack, c: StackConfig, runDir: string, web: StackWebView | undefined): void {
+/** The stack's own NATS cluster (`--nats-cluster`), its store directory and whether that goes at exit. */
+interface OwnNats {
+  readonly cluster: LocalNatsCluster;
+  readonly dir: string;
+  readonly keep: boolean;
+  readonly replicas: number;
+}
+
+/**
+ * Starts `size` clustered nats-servers on free ports with their stores in a temporary directory
+ * (<runDir>/nats-cluster with --keep-state, kept for the next run) and waits until JetStream can
+ * place replicated streams.
+ */
+async function startOwnNats(size: number, keep: boolean, runDir: string): Promise<OwnNats> {
+  const dir = keep ? join(runDir, 'nats-cluster') : mkdtempSync(join(tmpdir(), 'slicemesh-nats-'));
+  let cluster: LocalNatsCluster | undefined;
+  try {
+    cluster = await startLocalNatsCluster({ size, dir });
+    await cluster.waitForMeta(60_000);
+    return { cluster, dir, keep, replicas: localClusterReplicas(size) };
+  } catch (e) {
+    await cluster?.stop().catch(() => {});
+    if (!keep) rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/** Stops the servers and removes their store unless kept. Idempotent. */
+async function stopOwnNats(own: OwnNats | undefined): Promise<void> {
+  if (own === undefined) return;
+  await own.cluster.stop().catch(() => {});
+  if (!own.keep) rmSync(own.dir, { recursive: true, force: true });
+}
+
+function banner(stack: Stack, c: StackConfig, runDir: string, web: StackWebView | undefined, own: OwnNats | undefined): void {
   const n = stack.run.names;
   const scenario = c.scenario ?? DEFAULT_SCENARIO_FILE;
   out(`slicemesh stack — cluster '${c.cluster}', scenario ${scenario} at speed ${c.speed}${c.processes ? ', services as child processes' : ''}`);
   out(`  run         ${stack.run.persistent ? 'persistent state (--keep-state)' : `${stack.run.id}${c.cleanup ? ' (removed at exit)' : ' (kept at exit)'}`}`);
   out(`  kube API    ${stack.urls.kube}   e.g. kubectl --server ${stack.urls.kube} get pods -A`);
-  out(`  NATS        ${c.natsUrl}   streams ${[n.kube, n.slices, n.dlq, ...(n.events === undefined ? [] : [n.events])].join(' ')}, buckets ${n.svc} ${n.views} ${n.hinted}${n.prefix ? `, subjects ${n.prefix}…` : ''}`);
+  if (own !== undefined) {
+    out(`  NATS servers local cluster of ${own.cluster.servers.length}: ${own.cluster.servers.map((x) => `${x.name} ${x.url}`).join(', ')}`);
+    out(`              every stream and bucket with ${own.replicas} replicas; store ${own.dir} (${own.keep ? 'kept' : 'removed at exit'}), server logs ${own.dir}/<server>.log; stopped at exit`);
+  }
+  out(`  NATS        ${stack.urls.nats}   streams ${[n.kube, n.slices, n.dlq, ...(n.events === undefined ? [] : [n.events])].join(' ')}, buckets ${n.svc} ${n.views} ${n.hinted}${n.prefix ? `, subjects ${n.prefix}…` : ''}`);
   out(`  Postgres    ${c.databaseUrl}   schema ${stack.run.schema}`);
   if (hasReplicas(stack.replicas)) {
     const names = stack.components().map((x) => x.name).filter((x) => /^(slicer|hints|watcher)(-\d+)?$/.test(x));
@@ -52,19 +94,40 @@ async function main(argv: readonly string[]): Promise<void> {
     err(`slicemesh: ${e.message}`);
     process.exit(2);
   }
-  const checked = await preflight({ natsUrl: c.natsUrl, databaseUrl: c.databaseUrl });
+  const conflict = natsClusterConflict(argv, c.natsCluster);
+  if (conflict !== undefined) {
+    err(`slicemesh: ${conflict}`);
+    process.exit(2);
+  }
+  const runDir = resolve(c.runDir);
+  let own: OwnNats | undefined;
+  if (c.natsCluster > 1) {
+    try {
+      own = await startOwnNats(c.natsCluster, c.keepState, runDir);
+    } catch (e) {
+      err(`slicemesh: cannot start a local NATS cluster of ${c.natsCluster}: ${e instanceof Error ? e.message : String(e)}`);
+      process.exit(1);
+    }
+  }
+  const natsUrl = own?.cluster.url ?? c.natsUrl;
+  /** Exits after stopping the stack's own NATS servers (and removing their store). */
+  const exitNow = async (code: number): Promise<never> => {
+    await stopOwnNats(own);
+    process.exit(code);
+  };
+  const checked = await preflight({ natsUrl, databaseUrl: c.databaseUrl });
   if (checked.problems.length > 0) {
     err(preflightMessage(checked.problems));
-    process.exit(1);
+    await exitNow(1);
   }
 
   const run = c.keepState ? PERSISTENT_RUN : freshRunNames(newRunId(Date.now()));
-  const runDir = resolve(c.runDir);
   const t0 = Date.now();
   let stack: Stack;
   try {
     stack = await startStack({
-      natsUrl: c.natsUrl,
+      natsUrl,
+      ...(own !== undefined ? { natsReplicas: own.replicas } : {}),
       databaseUrl: c.databaseUrl,
       run,
       cluster: c.cluster,
@@ -84,15 +147,15 @@ async function main(argv: readonly string[]): Promise<void> {
     });
   } catch (e) {
     err(`slicemesh: cannot start the stack: ${e instanceof Error ? e.message : String(e)}`);
-    if (!run.persistent) await deleteRunState(c.natsUrl, c.databaseUrl, run).catch(() => {});
-    process.exit(1);
+    if (!run.persistent) await deleteRunState(natsUrl, c.databaseUrl, run).catch(() => {});
+    return exitNow(1);
   }
   // The web view is a window on the log, not part of the pipeline: without it the stack runs on.
-  const web = await startWebView({ natsUrl: c.natsUrl, databaseUrl: c.databaseUrl, run, cluster: c.cluster, port: c.uiPort }).catch((e: unknown) => {
+  const web = await startWebView({ natsUrl, databaseUrl: c.databaseUrl, run, cluster: c.cluster, port: c.uiPort }).catch((e: unknown) => {
     err(`slicemesh: the web view did not start: ${e instanceof Error ? e.message : String(e)}`);
     return undefined;
   });
-  banner(stack, c, runDir, web);
+  banner(stack, c, runDir, web, own);
 
   let failed = false;
   const summary = async (): Promise<void> => {
@@ -130,8 +193,13 @@ async function main(argv: readonly string[]): Promise<void> {
     () => stack.close(),
     async () => {
       if (run.persistent) return;
-      if (c.cleanup) await deleteRunState(c.natsUrl, c.databaseUrl, run);
+      if (c.cleanup) await deleteRunState(natsUrl, c.databaseUrl, run);
       else out(`kept: replay with  npm run replay -- --run-id ${run.id} --cluster ${c.cluster} --partitions ${c.partitions}`);
+    },
+    async () => {
+      if (own === undefined) return;
+      await stopOwnNats(own);
+      out(`NATS cluster stopped${own.keep ? ` (store kept in ${own.dir})` : ''}`);
     },
     async () => out('stopped'),
   ];

@@ -34,7 +34,10 @@ export type ServiceKind = 'watcher' | 'slicer' | 'hints' | 'publisher' | 'agents
 export const SERVICE_KINDS: readonly ServiceKind[] = ['watcher', 'slicer', 'hints', 'publisher', 'agents'];
 
 export interface StackOptions {
+  /** NATS server(s), comma-separated (every server of a cluster). */
   readonly natsUrl: string;
+  /** Replicas of every stream and bucket (NATS_REPLICAS of every service). Defaults to 1; 3 on a cluster of 3 or more. */
+  readonly natsReplicas?: number;
   readonly databaseUrl: string;
   /** Stream, bucket and schema names (freshRunNames(id) or PERSISTENT_RUN). */
   readonly run: RunNames;
@@ -155,9 +158,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   let ownSim: ClusterSim | undefined;
   try {
     const jsm = await jetstreamManager(nc);
-    await ensureStreams(jsm, run.names);
-    await ensureKv(nc, run.names.svc);
-    await ensureKv(nc, run.names.views);
+    const natsReplicas = options.natsReplicas ?? 1;
+    await ensureStreams(jsm, run.names, { replicas: natsReplicas });
+    await ensureKv(nc, run.names.svc, { replicas: natsReplicas });
+    await ensureKv(nc, run.names.views, { replicas: natsReplicas });
     // createDb listens for errors of busy connections too, so a Postgres restart mid-query fails
     // that query instead of ending this process.
     dbh = await createDb({ url: options.databaseUrl, schema: run.schema, max: 4 });
@@ -177,6 +181,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const kubeServer = options.kubeServer ?? (sim as ClusterSim).url;
     const layout: StackLayout = {
       natsUrl: options.natsUrl,
+      natsReplicas,
       databaseUrl: options.databaseUrl,
       schema: run.schema,
       cluster: options.cluster ?? 'local',

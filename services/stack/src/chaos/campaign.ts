@@ -4,8 +4,12 @@
 // with SIGKILL and restarted, NATS and Postgres are restarted, every watch is cut and one agent
 // is cut off from NATS. Then churn stops, the stack settles, and chaosVerdict (checks.ts) judges:
 // nothing lost, nothing duplicated, the three --verify checks clean, every agent resynced.
+// In nats_cluster mode (`natsCluster`: 3) NATS is a cluster of three servers of its own with every
+// stream and bucket replicated 3 times, and the NATS fault is a kill -9 of one server (the KUBE
+// leader, then one drawn from the seed), started again after a pause; the campaign measures the
+// longest stall across each, every service's reconnect, and that the restart is absorbed.
 
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClusterSim } from '@slicemesh/cluster-sim';
@@ -13,7 +17,8 @@ import type { LeaseState } from '@slicemesh/db';
 import { readLeases, readOutboxBatch } from '@slicemesh/db';
 import { toDomain, WATCHED_KINDS } from '@slicemesh/kube';
 import type { WatchedObject } from '@slicemesh/kube';
-import { isOwnSlice, jetstream, kubeSubjectOf, ownManagers, readStreamRange } from '@slicemesh/nats';
+import type { LocalNatsCluster, LocalNatsServer } from '@slicemesh/nats';
+import { isOwnSlice, jetstream, kubeSubjectOf, ownManagers, readStreamRange, startLocalNatsCluster } from '@slicemesh/nats';
 import { hintsLeaseGroup } from '@slicemesh/hints';
 import { slicerLeaseGroup } from '@slicemesh/slicer';
 import type { Component } from '../component.ts';
@@ -25,6 +30,8 @@ import { startStack } from '../start-stack.ts';
 import { verifyAll } from '../verify-all.ts';
 import type { ChaosReport, ChaosVerdict, FaultRecord, KubeLogEntry, OutboxEntry, SlicesEntry } from './checks.ts';
 import { chaosVerdict, compareEffects, heldBy, lostEvents, takenOver } from './checks.ts';
+import type { NatsKillFigures } from './nats-figures.ts';
+import { longestGap, natsStatusLines, reconnectOf, warnLineTimes } from './nats-figures.ts';
 import type { PlannedFault } from './plan.ts';
 import { planFaults } from './plan.ts';
 import { chaosScenario } from './scenario.ts';
@@ -55,6 +62,16 @@ export interface CampaignOptions {
   readonly keepDir?: boolean;
   /** Child processes run the bundles in <builtRoot>/dist (npm run chaos builds first); default: this process's own form. */
   readonly builtRoot?: string;
+  /**
+   * nats_cluster mode: this many clustered nats-servers (3 or more) instead of one, every stream and
+   * bucket with 3 replicas, and kill -9 of one server at a time instead of the NATS restart (no
+   * agent cut: the cluster tells a client every server, so a proxy cannot cut it off).
+   */
+  readonly natsCluster?: number;
+  /** nats_cluster mode: how long a killed server stays down, ms. Defaults to 5000. */
+  readonly natsDownMs?: number;
+  /** nats_cluster mode: the longest stall allowed across a nats-kill, ms (one summary interval). Defaults to 5000. */
+  readonly stallBarMs?: number;
   /** Progress lines (stderr in the CLI). */
   readonly log: (line: string) => void;
 }
@@ -86,6 +103,9 @@ export const CI_CAMPAIGN: Omit<CampaignOptions, 'log'> = {
   settleTimeoutMs: 90_000,
 };
 
+/** The CI version on a 3-server NATS cluster (test/chaos/chaos.nats-cluster.e2e.test.ts). */
+export const CI_NATS_CLUSTER_CAMPAIGN: Omit<CampaignOptions, 'log'> = { ...CI_CAMPAIGN, seed: 'chaos-ci-nats', natsCluster: 3 };
+
 export interface CampaignResult {
   readonly verdict: ChaosVerdict;
   readonly report: ChaosReport;
@@ -107,7 +127,7 @@ async function readKubeLog(stack: Stack): Promise<KubeLogEntry[]> {
     const body = m.data as { type?: string; object?: { metadata?: { uid?: string; resourceVersion?: string } } } | undefined;
     const meta = body?.object?.metadata;
     if (body === undefined || meta === undefined) continue;
-    out.push({ seq: m.seq, subject: m.subject, deleted: body.type === 'Deleted.v1', uid: meta.uid ?? '', resourceVersion: meta.resourceVersion ?? '' });
+    out.push({ seq: m.seq, subject: m.subject, deleted: body.type === 'Deleted.v1', uid: meta.uid ?? '', resourceVersion: meta.resourceVersion ?? '', timeMs: Date.parse(m.time) });
   }
   return out;
 }
@@ -154,7 +174,7 @@ async function readSlices(stack: Stack): Promise<SlicesEntry[]> {
       } catch {
         reconcileID = `(not JSON, seq ${m.seq})`;
       }
-      out.push({ seq: m.seq, msgId: m.header?.get('Nats-Msg-Id') ?? '', subject: m.subject, reconcileID });
+      out.push({ seq: m.seq, msgId: m.header?.get('Nats-Msg-Id') ?? '', subject: m.subject, reconcileID, timeMs: m.time.getTime() });
     }
   }
   return out;
@@ -171,6 +191,29 @@ async function kubeSeq(stack: Stack): Promise<number> {
   }
 }
 
+/** A nats-kill as it happened: epoch ms of the kill and the restart, and the cluster's answers. */
+interface NatsKillRecord {
+  readonly server: string;
+  readonly wasKubeLeader: boolean;
+  readonly atMs: number;
+  readonly killedAt: number;
+  restartedAt?: number;
+  leaderElectedS?: number;
+  absorbedS?: number;
+}
+
+/** Within `ms`, or rejects: a stream info request to a cluster losing a server may hang until its own timeout. */
+function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([p, sleep(ms).then(() => Promise.reject(new Error(`no answer within ${ms} ms`)))]);
+}
+
+/** True when the stream has a leader and every replica of its group is current and online. */
+async function allCurrent(stack: Stack, stream: string, replicas: number): Promise<boolean> {
+  const c = (await within(stack.jsm.streams.info(stream), 2000)).cluster;
+  const peers = c?.replicas ?? [];
+  return c?.leader !== undefined && peers.length === replicas - 1 && peers.every((p) => p.current && !p.offline);
+}
+
 /** Runs one campaign. Never throws for a failed check: the verdict says what failed. */
 export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
   const dir = mkdtempSync(join(tmpdir(), 'slicemesh-chaos-'));
@@ -182,22 +225,36 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
   const crashes: FaultRecord[] = [];
   let takeoversMissing = 0;
   let nats: OwnServer | undefined;
+  let cluster: LocalNatsCluster | undefined;
+  const natsKills: NatsKillRecord[] = [];
+  const natsReplicas = o.natsCluster !== undefined && o.natsCluster > 1 ? 3 : 1;
+  let churnStoppedAt = 0;
   let pg: OwnServer | undefined;
   let proxy: TcpProxy | undefined;
   let stack: Stack | undefined;
   let report: ChaosReport | undefined;
   try {
-    nats = await startOwnNats(join(dir, 'nats-server'), o.log);
+    let natsUrl: string;
+    if (natsReplicas > 1) {
+      cluster = await startLocalNatsCluster({ size: o.natsCluster as number, dir: join(dir, 'nats-cluster'), log: o.log });
+      await cluster.waitForMeta(60_000);
+      natsUrl = cluster.url;
+      o.log(`own NATS cluster of ${cluster.servers.length}: ${natsUrl}, every stream and bucket with ${natsReplicas} replicas`);
+    } else {
+      nats = await startOwnNats(join(dir, 'nats-server'), o.log);
+      proxy = await startTcpProxy(nats.port);
+      natsUrl = nats.url;
+    }
     pg = await startOwnPostgres(join(dir, 'postgres'), o.log);
-    proxy = await startTcpProxy(nats.port);
     const scenarioFile = join(dir, 'scenario.yaml');
     // Long enough never to end by itself: the campaign stops the churn when the fault phase ends.
     writeFileSync(scenarioFile, chaosScenario({ seed: o.seed, durationSeconds: Math.ceil(((o.faultPhaseMs + 600_000) * o.speed) / 1000), podsPerSecond: o.podsPerSecond }));
     const run = freshRunNames(newRunId(Date.now()));
-    const cutAgentPort = proxy.port;
+    const cutAgentPort = proxy?.port;
     let cutAgent: string | undefined;
     const s = await startStack({
-      natsUrl: nats.url,
+      natsUrl,
+      natsReplicas,
       databaseUrl: pg.url,
       run,
       cluster: 'chaos',
@@ -214,7 +271,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       logLevel: 'info',
       // The first agent talks to NATS through the proxy that cuts it off.
       envOverrides: (name) => {
-        if (!name.startsWith('agent/')) return undefined;
+        if (!name.startsWith('agent/') || cutAgentPort === undefined) return undefined;
         cutAgent ??= name;
         return name === cutAgent ? { NATS_URL: `nats://127.0.0.1:${cutAgentPort}` } : undefined;
       },
@@ -224,7 +281,10 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     await s.ready;
     const sim = s.sim as ClusterSim;
     const victims = s.components().filter((c) => replicaKindOf(c.name) !== undefined).map((c) => c.name);
-    const plan = planFaults({ seed: o.seed, durationMs: o.faultPhaseMs, killEveryMs: o.killEveryMs, restartPauseMs: o.restartPauseMs, victims, agentCutMs: o.agentCutMs });
+    const plan = planFaults({
+      seed: o.seed, durationMs: o.faultPhaseMs, killEveryMs: o.killEveryMs, restartPauseMs: o.restartPauseMs, victims, agentCutMs: o.agentCutMs,
+      ...(cluster !== undefined ? { natsServers: cluster.servers.length, natsDownMs: o.natsDownMs ?? 5000 } : {}),
+    });
     o.log(`ready; fault phase of ${o.faultPhaseMs / 1000} s: ${plan.filter((f) => f.kind === 'kill').length} kills among ${victims.join(', ')}, then ${plan.filter((f) => f.kind !== 'kill').map((f) => `${f.kind} at ${f.atMs / 1000} s`).join(', ')}`);
 
     const seq0 = await kubeSeq(s);
@@ -300,6 +360,53 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
         o.log(`  no takeover of ${victim}'s partitions within 60 s`);
       })();
 
+    // kill -9 of one server of the cluster; in the background: the new KUBE leader (when the
+    // leader went), the restart after the pause, and the time until every replica is current.
+    const natsKill = async (f: PlannedFault, at: number): Promise<void> => {
+      const c = cluster as LocalNatsCluster;
+      const leader = await within(s.jsm.streams.info(s.run.names.kube), 2000).then((i) => i.cluster?.leader, () => undefined);
+      const victim: LocalNatsServer =
+        f.server === 'kube-leader' ? (c.servers.find((x) => x.name === leader) ?? (c.servers[0] as LocalNatsServer)) : (c.servers[(f.server ?? 0) % c.servers.length] as LocalNatsServer);
+      const rec: NatsKillRecord = { server: victim.name, wasKubeLeader: victim.name === leader, atMs: at, killedAt: Date.now() };
+      await victim.kill('SIGKILL');
+      natsKills.push(rec);
+      faults.push({ atMs: at, kind: 'nats-kill', target: victim.name, ...(rec.wasKubeLeader ? { detail: 'KUBE leader' } : {}) });
+      o.log(`[${(at / 1000).toFixed(1)}s] kill -9 nats-server ${victim.name}${rec.wasKubeLeader ? ' (leader of KUBE)' : leader === undefined ? ' (KUBE leader unknown)' : ` (KUBE leader: ${leader})`}; start it again in ${(f.durationMs ?? 5000) / 1000} s`);
+      background.push(
+        (async () => {
+          const restartAt = rec.killedAt + (f.durationMs ?? 5000);
+          while (rec.wasKubeLeader && Date.now() < restartAt) {
+            const now = await within(s.jsm.streams.info(s.run.names.kube), 2000).then((i) => i.cluster?.leader, () => undefined);
+            if (now !== undefined && now !== victim.name) {
+              rec.leaderElectedS = (Date.now() - rec.killedAt) / 1000;
+              o.log(`  KUBE has a new leader, ${now}, ${rec.leaderElectedS.toFixed(2)} s after the kill`);
+              break;
+            }
+            await sleep(100);
+          }
+          await sleep(Math.max(0, restartAt - Date.now()));
+          try {
+            await victim.start();
+          } catch (e) {
+            errors.push(`restart of nats-server ${victim.name} failed: ${message(e)}`);
+            return;
+          }
+          rec.restartedAt = Date.now();
+          const streams = [s.run.names.kube, s.run.names.slices];
+          while (Date.now() - rec.restartedAt < 60_000) {
+            const ok = await Promise.all(streams.map((x) => allCurrent(s, x, natsReplicas))).then((xs) => xs.every(Boolean), () => false);
+            if (ok) {
+              rec.absorbedS = (Date.now() - rec.restartedAt) / 1000;
+              o.log(`  nats-server ${victim.name} back; every replica of KUBE and SLICES current ${rec.absorbedS.toFixed(2)} s after its restart`);
+              return;
+            }
+            await sleep(250);
+          }
+          o.log(`  nats-server ${victim.name}: replicas of KUBE and SLICES not all current 60 s after its restart`);
+        })(),
+      );
+    };
+
     const execute = async (f: PlannedFault): Promise<void> => {
       const at = Date.now() - t0;
       switch (f.kind) {
@@ -320,6 +427,9 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
           background.push(restartLater(c, f.durationMs ?? o.restartPauseMs));
           return;
         }
+        case 'nats-kill':
+          await natsKill(f, at);
+          return;
         case 'nats-restart':
           o.log(`[${(at / 1000).toFixed(1)}s] kill -9 nats-server, start it again`);
           await (nats as OwnServer).restart(1000);
@@ -365,6 +475,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     }
     while (Date.now() - t0 < o.faultPhaseMs) await sleep(250);
     sim.driver.stop(); // churn stops: nothing changes any more
+    churnStoppedAt = Date.now();
     const faultPhaseMs = Date.now() - t0;
     const seq1 = await kubeSeq(s);
     o.log(`churn stopped after ${(faultPhaseMs / 1000).toFixed(1)} s: ${seq1} KUBE events (${seq1 - seq0} under faults); waiting for restarts and the settle`);
@@ -394,6 +505,11 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     const effects = compareEffects(outbox, slices);
     const v = await verifyAll(s);
     for (const line of v.summary) o.log(`  ${line}`);
+    const natsFigures = cluster === undefined ? undefined : natsKillFigures(s, natsKills, log, slices, churnStoppedAt, join(dir, 'logs'));
+    for (const k of natsFigures ?? []) {
+      const rec = k.services.filter((x) => x.reconnectS !== undefined);
+      o.log(`  nats-kill of ${k.server}${k.wasKubeLeader ? ' (KUBE leader)' : ''}: longest stall ${Object.entries(k.stallS).map(([n, x]) => `${n} ${x.toFixed(2)} s`).join(', ')}; ${rec.length} services reconnected (${rec.map((x) => `${x.component} ${(x.reconnectS as number).toFixed(2)} s`).join(', ') || 'none'})`);
+    }
     report = {
       events: await kubeSeq(s),
       eventsUnderFaults: seq1 - seq0,
@@ -408,6 +524,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       verify: { replay: v.replay, truth: v.truth, agents: v.agents, problems: v.problems },
       minEvents: o.minEvents,
       errors,
+      ...(natsFigures !== undefined && cluster !== undefined ? { natsCluster: { servers: cluster.servers.length, kills: natsFigures, stallBarS: (o.stallBarMs ?? 5000) / 1000 } } : {}),
     };
   } catch (e) {
     errors.push(`aborted: ${message(e)}`);
@@ -415,6 +532,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     await stack?.close().catch((e: unknown) => errors.push(`closing the stack: ${message(e)}`));
     await proxy?.close().catch(() => {});
     await nats?.stop().catch(() => {});
+    await cluster?.stop().catch(() => {});
     await pg?.stop().catch(() => {});
   }
   report ??= {
@@ -424,4 +542,36 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
   const verdict = chaosVerdict(report);
   if (verdict.ok && o.keepDir !== true) rmSync(dir, { recursive: true, force: true });
   return { verdict, report, dir };
+}
+
+/**
+ * What each nats-kill did: the longest time without a stored message of KUBE and SLICES (the
+ * server's timestamps; the KV buckets keep only the last value per key) from the kill until 5 s
+ * after the restart, and each
+ * service's reconnect from its log until the next kill (at most 60 s).
+ */
+function natsKillFigures(stack: Stack, kills: readonly NatsKillRecord[], kube: readonly KubeLogEntry[], slices: readonly SlicesEntry[], end: number, logDir: string): NatsKillFigures[] {
+  const times: Record<string, number[]> = {
+    KUBE: kube.map((m) => m.timeMs ?? 0).sort((a, b) => a - b),
+    SLICES: slices.map((m) => m.timeMs ?? 0).sort((a, b) => a - b),
+  };
+  const logs = stack.components().map((c) => {
+    const file = join(logDir, `${c.name.replace(/\//g, '-')}.log`);
+    const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+    return { component: c.name, status: natsStatusLines(text), warns: warnLineTimes(text) };
+  });
+  return kills.map((k, i) => {
+    const to = (k.restartedAt ?? k.killedAt) + 5000;
+    const until = Math.min(kills[i + 1]?.killedAt ?? Number.POSITIVE_INFINITY, k.killedAt + 60_000);
+    const stallS = Object.fromEntries(Object.entries(times).map(([name, ts]) => [name, longestGap(ts, k.killedAt, Math.min(to, end), end) / 1000]));
+    return {
+      server: k.server,
+      wasKubeLeader: k.wasKubeLeader,
+      atMs: k.atMs,
+      ...(k.leaderElectedS !== undefined ? { leaderElectedS: k.leaderElectedS } : {}),
+      ...(k.absorbedS !== undefined ? { absorbedS: k.absorbedS } : {}),
+      stallS,
+      services: logs.map((l) => reconnectOf(l.component, l.status, l.warns, k.killedAt, until)),
+    };
+  });
 }

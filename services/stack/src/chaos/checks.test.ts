@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { LeaseState } from '@slicemesh/db';
 import type { ChaosReport, KubeLogEntry, OutboxEntry, SlicesEntry } from './checks.ts';
 import { chaosVerdict, compareEffects, foldByVersion, heldBy, lostEvents, takenOver } from './checks.ts';
+import type { NatsKillFigures, ServiceReconnect } from './nats-figures.ts';
 
 const up = (seq: number, subject: string, uid: string, rv: string): KubeLogEntry => ({ seq, subject, deleted: false, uid, resourceVersion: rv });
 const del = (seq: number, subject: string, uid: string, rv: string): KubeLogEntry => ({ seq, subject, deleted: true, uid, resourceVersion: rv });
@@ -125,5 +126,57 @@ describe('the verdict', () => {
     expect(v.ok).toBe(true);
     expect(v.json.crashes).toEqual({ 'slicer-0': 2 });
     expect(v.line).toMatch(/; 2 crashes \(slicer-0 ×2\)$/);
+  });
+});
+
+describe('the verdict in nats_cluster mode', () => {
+  const service = (component: string, reconnectS?: number, lines = reconnectS === undefined ? 0 : 1): ServiceReconnect => ({
+    component, ...(reconnectS !== undefined ? { reconnectS } : {}), disconnectLines: lines, reconnectLines: lines, warnLines: 0,
+  });
+  const kill = (server: string, wasKubeLeader: boolean, stall: number, services: ServiceReconnect[]): NatsKillFigures => ({
+    server, wasKubeLeader, atMs: 10_000, leaderElectedS: wasKubeLeader ? 2.5 : undefined, absorbedS: 1.5, stallS: { KUBE: stall, SLICES: stall / 2 }, services,
+  } as NatsKillFigures);
+  const base: ChaosReport = {
+    events: 3000, eventsUnderFaults: 1500, faultPhaseMs: 50_000,
+    faults: [{ atMs: 10_000, kind: 'nats-kill', target: 'nats-2', detail: 'KUBE leader' }, { atMs: 35_000, kind: 'nats-kill', target: 'nats-1' }],
+    crashes: [], takeoversS: [], hintsTakeoversS: [], takeoversMissing: 0, lost: [], duplicated: [],
+    verify: { replay: true, truth: true, agents: true, problems: [] }, minEvents: 1500, errors: [],
+  };
+  const clean: ChaosReport = {
+    ...base,
+    natsCluster: {
+      servers: 3, stallBarS: 5,
+      kills: [kill('nats-2', true, 3.2, [service('watcher-0', 1.1), service('slicer-0', 0.4), service('hints-0')]), kill('nats-1', false, 0.8, [service('publisher', 0.2, 2), service('slicer-0')])],
+    },
+  };
+
+  it('a clean run passes and reports the stall, the reconnects, the new leader and the restart absorbed', () => {
+    const v = chaosVerdict(clean);
+    expect(v.failures).toEqual([]);
+    expect(v.json).toMatchObject({
+      nats_servers: 3, max_stall_s: 3.2, reconnect_s: 1.1, reconnect_median_s: 0.4, reconnects: 3, reconnect_lines_max: 2, warn_lines_max: 0, leader_elected_s: 2.5, absorbed_s: 1.5,
+      faults: { 'nats-kill': 2 }, ok: true,
+    });
+    expect(v.line).toContain('2 nats-kill');
+    expect(v.line).toContain('NATS cluster of 3: max stall 3.2 s (bar 5 s), reconnects 3 (max 1.1 s, median 0.4 s, ≤ 2 lines per service per kill; warnings ≤ 0), new KUBE leader 2.5 s, restart absorbed 1.5 s');
+  });
+
+  const kills = clean.natsCluster?.kills ?? [];
+  const planted: { name: string; kills: NatsKillFigures[]; why: RegExp }[] = [
+    { name: 'a stall longer than one summary interval', kills: [kill('nats-2', true, 7.25, []), kills[1] as NatsKillFigures], why: /nats-kill of nats-2 \(KUBE leader\): KUBE stored nothing for 7\.25 s \(at most 5 s/ },
+    { name: 'no kill of the KUBE leader', kills: [kills[1] as NatsKillFigures], why: /no nats-kill took down the leader of KUBE/ },
+    { name: 'a restart never absorbed', kills: [{ ...(kills[0] as NatsKillFigures), absorbedS: undefined } as NatsKillFigures], why: /nats-server|never absorbed/ },
+    { name: 'reconnects logged per message', kills: [kill('nats-2', true, 1, [service('watcher-0', 1, 40)])], why: /watcher-0 logged 40 disconnects and 40 reconnects/ },
+  ];
+  for (const tc of planted) {
+    it(`fails on ${tc.name}`, () => {
+      const v = chaosVerdict({ ...base, natsCluster: { servers: 3, stallBarS: 5, kills: tc.kills } });
+      expect(v.ok).toBe(false);
+      expect(v.failures.join('\n')).toMatch(tc.why);
+    });
+  }
+
+  it('the single-server campaign has none of these keys', () => {
+    expect(Object.keys(chaosVerdict(base).json)).not.toContain('max_stall_s');
   });
 });

@@ -4,6 +4,8 @@
 
 import { supersedes } from '@slicemesh/model';
 import type { LeaseState } from '@slicemesh/db';
+import type { NatsKillFigures } from './nats-figures.ts';
+import { RECONNECT_LINES_BAR, summarizeNatsKills } from './nats-figures.ts';
 
 /** One KUBE message as the lost-events check needs it. */
 export interface KubeLogEntry {
@@ -12,6 +14,8 @@ export interface KubeLogEntry {
   readonly deleted: boolean;
   readonly uid: string;
   readonly resourceVersion: string;
+  /** When the stream stored it (server time, ms). */
+  readonly timeMs?: number;
 }
 
 /**
@@ -58,6 +62,8 @@ export interface SlicesEntry {
   readonly msgId: string;
   readonly subject: string;
   readonly reconcileID: string;
+  /** When the stream stored it (server time, ms). */
+  readonly timeMs?: number;
 }
 
 export interface EffectsCheck {
@@ -108,7 +114,7 @@ export function heldBy(leases: readonly LeaseState[], victim: string): LeaseStat
 /** A fault the campaign injected. */
 export interface FaultRecord {
   readonly atMs: number;
-  readonly kind: 'kill' | 'nats-restart' | 'postgres-restart' | 'watch-cut' | 'agent-cut' | 'crash';
+  readonly kind: 'kill' | 'nats-restart' | 'nats-kill' | 'postgres-restart' | 'watch-cut' | 'agent-cut' | 'crash';
   readonly target: string;
   readonly detail?: string;
 }
@@ -135,6 +141,8 @@ export interface ChaosReport {
   readonly minEvents: number;
   /** Errors of the campaign itself (a restart that failed, a settle that timed out). */
   readonly errors: readonly string[];
+  /** nats_cluster mode: the servers of the campaign's NATS cluster, what each nats-kill did, and the longest stall allowed (s). */
+  readonly natsCluster?: { readonly servers: number; readonly kills: readonly NatsKillFigures[]; readonly stallBarS: number };
 }
 
 export interface ChaosVerdict {
@@ -159,6 +167,18 @@ export interface ChaosJson {
   readonly faults: Readonly<Record<string, number>>;
   /** Components that crashed by themselves, per component name. */
   readonly crashes: Readonly<Record<string, number>>;
+  /** nats_cluster mode only: servers of the cluster, the longest stall across a nats-kill, the services' reconnects (max, median, count), most reconnect lines of one service per kill, the new KUBE leader, the restart absorbed. */
+  readonly nats_servers?: number;
+  readonly max_stall_s?: number | null;
+  readonly reconnect_s?: number | null;
+  readonly reconnect_median_s?: number | null;
+  readonly reconnects?: number;
+  readonly reconnect_lines_max?: number;
+  /** Most lines at warn or above one service wrote for one nats-kill, and which service. */
+  readonly warn_lines_max?: number;
+  readonly warn_lines_by?: string;
+  readonly leader_elected_s?: number | null;
+  readonly absorbed_s?: number | null;
   readonly ok: boolean;
 }
 
@@ -175,6 +195,19 @@ export function chaosVerdict(r: ChaosReport): ChaosVerdict {
   if (r.takeoversMissing > 0) failures.push(`${r.takeoversMissing} slicer or hints kills without a takeover`);
   if (r.events < r.minEvents) failures.push(`only ${r.events} KUBE events (at least ${r.minEvents} wanted)`);
   for (const e of r.errors) failures.push(`campaign: ${e}`);
+  const nats = r.natsCluster === undefined ? undefined : { ...r.natsCluster, summary: summarizeNatsKills(r.natsCluster.kills) };
+  if (nats !== undefined) {
+    if (!nats.kills.some((k) => k.wasKubeLeader)) failures.push('no nats-kill took down the leader of KUBE');
+    for (const k of nats.kills) {
+      const [stream, worst] = Object.entries(k.stallS).sort((a, b) => b[1] - a[1])[0] ?? ['-', 0];
+      if (worst > nats.stallBarS) failures.push(`nats-kill of ${k.server}${k.wasKubeLeader ? ' (KUBE leader)' : ''}: ${stream} stored nothing for ${worst.toFixed(2)} s (at most ${nats.stallBarS} s, one summary interval)`);
+      if (k.absorbedS === undefined) failures.push(`nats-kill of ${k.server}: its restart was never absorbed (KUBE and SLICES replicas not all current)`);
+      for (const sv of k.services) {
+        const lines = Math.max(sv.disconnectLines, sv.reconnectLines);
+        if (lines > RECONNECT_LINES_BAR) failures.push(`nats-kill of ${k.server}: ${sv.component} logged ${sv.disconnectLines} disconnects and ${sv.reconnectLines} reconnects (once per connection expected, not per message)`);
+      }
+    }
+  }
   const kills = r.faults.filter((f) => f.kind === 'kill').length;
   const faults: Record<string, number> = {};
   for (const f of r.faults) faults[f.kind] = (faults[f.kind] ?? 0) + 1;
@@ -188,9 +221,21 @@ export function chaosVerdict(r: ChaosReport): ChaosVerdict {
   const json: ChaosJson = {
     events: r.events, kills, lost: r.lost.length, duplicated: r.duplicated.length,
     verify_replay: r.verify.replay, verify_truth: r.verify.truth, verify_agents: r.verify.agents,
-    max_takeover_s: maxTakeover, max_hints_takeover_s: maxHints, events_per_s: eps, faults, crashes, ok,
+    max_takeover_s: maxTakeover, max_hints_takeover_s: maxHints, events_per_s: eps, faults, crashes,
+    ...(nats === undefined
+      ? {}
+      : {
+          nats_servers: nats.servers, max_stall_s: nats.summary.maxStallS, reconnect_s: nats.summary.maxReconnectS, reconnect_median_s: nats.summary.medianReconnectS,
+          reconnects: nats.summary.reconnects, reconnect_lines_max: nats.summary.maxReconnectLines,
+          warn_lines_max: nats.summary.maxWarnLines, ...(nats.summary.noisiest !== undefined ? { warn_lines_by: nats.summary.noisiest } : {}), leader_elected_s: nats.summary.maxLeaderElectedS, absorbed_s: nats.summary.maxAbsorbedS,
+        }),
+    ok,
   };
+  const natsPart =
+    nats === undefined
+      ? ''
+      : `; NATS cluster of ${nats.servers}: max stall ${nats.summary.maxStallS ?? '-'} s (bar ${nats.stallBarS} s), reconnects ${nats.summary.reconnects} (max ${nats.summary.maxReconnectS ?? '-'} s, median ${nats.summary.medianReconnectS ?? '-'} s, ≤ ${nats.summary.maxReconnectLines} lines per service per kill; warnings ≤ ${nats.summary.maxWarnLines}${nats.summary.noisiest !== undefined ? ` (${nats.summary.noisiest})` : ''}), new KUBE leader ${nats.summary.maxLeaderElectedS ?? '-'} s, restart absorbed ${nats.summary.maxAbsorbedS ?? '-'} s`;
   const others = Object.entries(faults).filter(([k]) => k !== 'kill').map(([k, n]) => `${n} ${k}`).join(', ');
-  const line = `chaos: ${ok ? 'PASS' : 'FAIL'} — ${r.events} KUBE events (${eps}/s under faults), ${kills} kills${others ? `, ${others}` : ''}; lost ${r.lost.length}, duplicated ${r.duplicated.length}; verify replay ${r.verify.replay ? 'ok' : 'FAIL'}, truth ${r.verify.truth ? 'ok' : 'FAIL'}, agents ${r.verify.agents ? 'ok' : 'FAIL'}; max takeover ${maxTakeover === null ? '-' : `${maxTakeover} s`}${maxHints === null ? '' : ` (hints ${maxHints} s)`}${r.crashes.length > 0 ? `; ${r.crashes.length} crashes (${Object.entries(crashes).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`;
+  const line = `chaos: ${ok ? 'PASS' : 'FAIL'} — ${r.events} KUBE events (${eps}/s under faults), ${kills} kills${others ? `, ${others}` : ''}; lost ${r.lost.length}, duplicated ${r.duplicated.length}; verify replay ${r.verify.replay ? 'ok' : 'FAIL'}, truth ${r.verify.truth ? 'ok' : 'FAIL'}, agents ${r.verify.agents ? 'ok' : 'FAIL'}; max takeover ${maxTakeover === null ? '-' : `${maxTakeover} s`}${maxHints === null ? '' : ` (hints ${maxHints} s)`}${natsPart}${r.crashes.length > 0 ? `; ${r.crashes.length} crashes (${Object.entries(crashes).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`;
   return { ok, failures, line, json };
 }

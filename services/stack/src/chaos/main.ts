@@ -6,7 +6,7 @@ import { ConfigError, defineConfig, helpRequested } from '@slicemesh/runtime';
 import { parseReplicas } from '../replicas.ts';
 import { REPO_ROOT } from '../child-process.ts';
 import type { CampaignOptions } from './campaign.ts';
-import { CI_CAMPAIGN, FULL_CAMPAIGN, runCampaign } from './campaign.ts';
+import { CI_CAMPAIGN, CI_NATS_CLUSTER_CAMPAIGN, FULL_CAMPAIGN, runCampaign } from './campaign.ts';
 
 function positive(text: string): number {
   const n = Number(text);
@@ -25,6 +25,15 @@ export const chaosConfig = defineConfig({
   speed: { env: 'CHAOS_SPEED', flag: '--speed', optional: true, parse: positive, doc: 'Scenario speed (default 4).' },
   churn: { env: 'CHAOS_CHURN', flag: '--churn', optional: true, parse: positive, doc: 'Pods replaced per second of cluster time (default 3).' },
   minEvents: { env: 'CHAOS_MIN_EVENTS', flag: '--min-events', optional: true, min: 0, parse: 'int', doc: 'Fail below this many KUBE events.' },
+  natsCluster: {
+    env: 'CHAOS_NATS_CLUSTER',
+    flag: '--nats-cluster',
+    default: false,
+    parse: 'bool',
+    doc: 'nats_cluster mode: NATS is a cluster of 3 servers of its own, every stream and bucket with 3 replicas; the NATS fault is a kill -9 of one server (the KUBE leader, then one drawn from the seed), started again after --nats-down; no agent cut. Adds the longest stall, the reconnects and the restart absorbed to the summary.',
+  },
+  natsDown: { env: 'CHAOS_NATS_DOWN', flag: '--nats-down', optional: true, min: 0, parse: 'duration', doc: 'nats_cluster mode: how long a killed server stays down (default 5s).' },
+  stallBar: { env: 'CHAOS_STALL_BAR', flag: '--stall-bar', optional: true, min: 0, parse: 'duration', doc: "nats_cluster mode: fail when a stream stores nothing for longer across a nats-kill (default 5s, the stack's summary interval)." },
   keep: { env: 'CHAOS_KEEP', flag: '--keep', default: false, parse: 'bool', doc: 'Keep the temporary directory (logs, data) also when the campaign passes (a failing one is always kept).' },
   built: { env: 'CHAOS_BUILT', flag: '--built', default: false, parse: 'bool', doc: 'Run the services from dist/ (npm run build first; npm run chaos does) instead of from the sources.' },
 });
@@ -34,7 +43,7 @@ const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
 async function main(argv: readonly string[]): Promise<void> {
   if (helpRequested(argv)) {
-    out(`Usage: npm run chaos -- [--ci] [--json] [--flag value ...]\n\nThe fault campaign: churn under kill -9 of replicas, NATS and Postgres restarts, a cut watch and a cut agent (own nats-server and Postgres), then checks: nothing lost, nothing duplicated, replay, truth and agents clean.\n\n${chaosConfig.usage()}`);
+    out(`Usage: npm run chaos -- [--ci] [--json] [--flag value ...]\n\nThe fault campaign: churn under kill -9 of replicas, NATS and Postgres restarts, a cut watch and a cut agent (own nats-server and Postgres; --nats-cluster: a 3-server NATS cluster losing one server at a time), then checks: nothing lost, nothing duplicated, replay, truth and agents clean.\n\n${chaosConfig.usage()}`);
     return;
   }
   let c;
@@ -45,7 +54,7 @@ async function main(argv: readonly string[]): Promise<void> {
     err(`chaos: ${e.message}`);
     process.exit(2);
   }
-  const base = c.ci ? CI_CAMPAIGN : FULL_CAMPAIGN;
+  const base = c.ci ? (c.natsCluster ? CI_NATS_CLUSTER_CAMPAIGN : CI_CAMPAIGN) : c.natsCluster ? { ...FULL_CAMPAIGN, seed: 'chaos-nats', natsCluster: 3 } : FULL_CAMPAIGN;
   const opts: CampaignOptions = {
     ...base,
     ...(c.seed !== undefined ? { seed: c.seed } : {}),
@@ -56,6 +65,8 @@ async function main(argv: readonly string[]): Promise<void> {
     ...(c.churn !== undefined ? { podsPerSecond: c.churn } : {}),
     ...(c.minEvents !== undefined ? { minEvents: c.minEvents } : {}),
     ...(c.built ? { builtRoot: REPO_ROOT } : {}),
+    ...(c.natsDown !== undefined ? { natsDownMs: c.natsDown } : {}),
+    ...(c.stallBar !== undefined ? { stallBarMs: c.stallBar } : {}),
     replicas: c.replicas,
     keepDir: c.keep,
     log: (line) => err(`chaos ${line}`),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planFaults, prng } from './plan.ts';
+import { NATS_QUIET_MS, planFaults, prng } from './plan.ts';
 
 const OPTS = { seed: 's', durationMs: 60_000, killEveryMs: 4000, restartPauseMs: 1500, victims: ['slicer-0', 'slicer-1', 'slicer-2', 'hints', 'watcher-0', 'watcher-1'], agentCutMs: 10_000 };
 
@@ -30,6 +30,21 @@ describe('the fault plan', () => {
   it('an agent cut ends before the phase does', () => {
     const cut = planFaults({ ...OPTS, durationMs: 40_000, agentCutMs: 30_000 }).find((f) => f.kind === 'agent-cut');
     expect(cut).toEqual({ atMs: 10_000, kind: 'agent-cut', durationMs: 30_000 });
+  });
+
+  it('on a NATS cluster: kills the KUBE leader at 20 %, a server drawn from the seed at 70 %, each down for a while, and cuts no agent', () => {
+    const plan = planFaults({ ...OPTS, natsServers: 3, natsDownMs: 4000 });
+    expect(plan.filter((f) => f.kind !== 'kill').map((f) => [f.kind, f.atMs])).toEqual([['nats-kill', 12_000], ['postgres-restart', 24_000], ['watch-cut', 33_000], ['nats-kill', 42_000]]);
+    const [leader, other] = plan.filter((f) => f.kind === 'nats-kill');
+    expect(leader).toEqual({ atMs: 12_000, kind: 'nats-kill', server: 'kube-leader', durationMs: 4000 });
+    expect([0, 1, 2]).toContain(other?.server);
+    const kills = plan.filter((f) => f.kind === 'kill');
+    const single = planFaults(OPTS).filter((f) => f.kind === 'kill');
+    for (const k of kills) expect(single).toContainEqual(k);
+    // No replica dies near a server's loss: the stall measured there is the server's alone.
+    for (const k of kills) for (const n of [leader, other]) expect(k.atMs <= (n?.atMs ?? 0) - NATS_QUIET_MS || k.atMs >= (n?.atMs ?? 0) + 4000 + NATS_QUIET_MS, `kill at ${k.atMs}`).toBe(true);
+    expect(single.length - kills.length).toBeGreaterThan(0);
+    expect(kills.length).toBeGreaterThanOrEqual(6);
   });
 
   it('needs someone to kill', () => expect(() => planFaults({ ...OPTS, victims: [] })).toThrow(/no replicas/));

@@ -1,8 +1,13 @@
 // The fault schedule of a campaign, decided up front from a seed so that a failing run can be
 // played again: a kill -9 of a random replica every few seconds, and one each of the one-off
-// faults at fixed points of the fault phase.
+// faults at fixed points of the fault phase. On a NATS cluster (nats_cluster mode) the NATS fault is
+// a kill -9 of one server of the cluster, twice: first the leader of the KUBE stream, then a
+// server drawn from the seed; each is started again after a pause.
 
-export type OneOffFault = 'nats-restart' | 'postgres-restart' | 'watch-cut' | 'agent-cut';
+export type OneOffFault = 'nats-restart' | 'nats-kill' | 'postgres-restart' | 'watch-cut' | 'agent-cut';
+
+/** Which server a `nats-kill` takes down: the KUBE stream's leader when it happens, or the n-th server (0-based). */
+export type NatsKillTarget = 'kube-leader' | number;
 
 export interface PlannedFault {
   readonly atMs: number;
@@ -10,8 +15,10 @@ export interface PlannedFault {
   readonly kind: 'kill' | OneOffFault;
   /** The replica killed (kills only). */
   readonly target?: string;
-  /** Kill: the pause before its restart; agent-cut: how long the agent stays cut off. */
+  /** Kill and nats-kill: the pause before its restart; agent-cut: how long the agent stays cut off. */
   readonly durationMs?: number;
+  /** nats-kill only. */
+  readonly server?: NatsKillTarget;
 }
 
 export interface PlanOptions {
@@ -26,7 +33,18 @@ export interface PlanOptions {
   readonly victims: readonly string[];
   /** How long the cut agent stays cut off, ms. */
   readonly agentCutMs: number;
+  /**
+   * Servers of the campaign's NATS cluster; 1 or absent: one server (restarted once). With a
+   * cluster, the NATS faults are two nats-kills and there is no agent cut: a client learns every
+   * server of a cluster from the servers themselves, so a proxy in front of one cannot cut it off.
+   */
+  readonly natsServers?: number;
+  /** nats-kill: how long the server stays down, ms. Defaults to 5000. */
+  readonly natsDownMs?: number;
 }
+
+/** nats_cluster mode: no replica is killed this close to a nats-kill (before it, or after the server's restart). */
+export const NATS_QUIET_MS = 5000;
 
 /** A small deterministic PRNG (mulberry32) seeded by a string. */
 export function prng(seed: string): () => number {
@@ -45,7 +63,9 @@ export function prng(seed: string): () => number {
 /**
  * Kills spread over the phase (never the same replica twice in a row, none in its last
  * restart pause), the one-off faults at 20 % (NATS), 40 % (Postgres), 55 % (watch cut) and 65 %
- * (agent cut, which must end before the phase does); sorted by time.
+ * (agent cut, which must end before the phase does); sorted by time. On a NATS cluster: a
+ * nats-kill of the KUBE leader at 20 %, one of a server drawn from the seed at 70 %, no agent cut,
+ * and no replica kill within NATS_QUIET_MS of a server's loss.
  */
 export function planFaults(o: PlanOptions): PlannedFault[] {
   if (o.victims.length === 0) throw new Error('no replicas to kill');
@@ -59,9 +79,22 @@ export function planFaults(o: PlanOptions): PlannedFault[] {
     last = target;
   }
   const at = (f: number): number => Math.round(o.durationMs * f);
-  out.push({ atMs: at(0.2), kind: 'nats-restart' });
+  const servers = o.natsServers ?? 1;
+  if (servers > 1) {
+    const down = o.natsDownMs ?? 5000;
+    const natsKills: PlannedFault[] = [
+      { atMs: at(0.2), kind: 'nats-kill', server: 'kube-leader', durationMs: down },
+      { atMs: at(0.7), kind: 'nats-kill', server: Math.floor(rnd() * servers), durationMs: down },
+    ];
+    // No replica kill from NATS_QUIET_MS before a server's loss until NATS_QUIET_MS after its
+    // restart: the stall measured across it is the server's, not two watchers down at once.
+    const quiet = (t: number): boolean => natsKills.some((n) => t > n.atMs - NATS_QUIET_MS && t < n.atMs + down + NATS_QUIET_MS);
+    out.splice(0, out.length, ...out.filter((f) => !quiet(f.atMs)), ...natsKills);
+  } else {
+    out.push({ atMs: at(0.2), kind: 'nats-restart' });
+  }
   out.push({ atMs: at(0.4), kind: 'postgres-restart' });
   out.push({ atMs: at(0.55), kind: 'watch-cut' });
-  out.push({ atMs: Math.min(at(0.65), Math.max(0, o.durationMs - o.agentCutMs)), kind: 'agent-cut', durationMs: o.agentCutMs });
+  if (servers <= 1) out.push({ atMs: Math.min(at(0.65), Math.max(0, o.durationMs - o.agentCutMs)), kind: 'agent-cut', durationMs: o.agentCutMs });
   return out.sort((a, b) => a.atMs - b.atMs);
 }
