@@ -24,12 +24,24 @@ interface ComposeService {
   readonly volumes?: readonly string[];
   readonly ports?: readonly string[];
   readonly profiles?: readonly string[];
+  readonly healthcheck?: unknown;
 }
 
-const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+interface Compose {
   services: Record<string, ComposeService>;
   volumes: Record<string, unknown>;
-};
+}
+
+/** Compose's `${NAME:-default}` interpolation, from `env` or the default. */
+function interpolate(text: string, env: Readonly<Record<string, string>>): string {
+  return text.replace(/\$\{([A-Z0-9_]+):-([^}]*)\}/g, (_, name: string, fallback: string) => env[name] ?? fallback);
+}
+
+const COMPOSE_TEXT = readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8');
+/** The file as compose reads it: with no SLICEMESH_* variables set, or with an env file's. */
+const composeWith = (env: Readonly<Record<string, string>>): Compose => parse(interpolate(COMPOSE_TEXT, env), { merge: true }) as Compose;
+/** Port variables keep their `${…:-port}` form: the published-port check reads their defaults. */
+const compose = parse(COMPOSE_TEXT.replace(/\$\{SLICEMESH_(?![A-Z0-9_]*_PORT\b)[A-Z0-9_]+:-([^}]*)\}/g, '$1'), { merge: true }) as Compose;
 const services = Object.entries(compose.services);
 const ours = services.filter(([, s]) => s.image === 'slicemesh:dev');
 const envOf = (name: string): Record<string, string> => ({ ...(compose.services[name]?.environment ?? {}) });
@@ -101,11 +113,88 @@ describe('docker-compose.yml', () => {
         else expect(compose.volumes[source], `${name} volume ${source}`).toBeDefined();
       }
       // "${SLICEMESH_X_PORT:-4222}:4222": the host port is the variable's default.
-      published.push(...(s.ports ?? []).map((p) => /^\$\{SLICEMESH_[A-Z_]+_PORT:-(\d+)\}:\d+$/.exec(p)?.[1] ?? p));
+      published.push(...(s.ports ?? []).map((p) => /^\$\{SLICEMESH_[A-Z0-9_]+_PORT:-(\d+)\}:\d+$/.exec(p)?.[1] ?? p));
     }
     expect(published.length).toBe(new Set(published).size);
   });
 });
+
+describe('docker-compose.yml with a 3-server NATS cluster (profile nats-cluster, infra/nats/cluster.env)', () => {
+  const envFile = readFileSync(join(REPO_ROOT, 'infra/nats/cluster.env'), 'utf8');
+  const env = Object.fromEntries(
+    envFile
+      .split('\n')
+      .filter((l) => /^[A-Z0-9_]+=/.test(l))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+  const profiles = (env['COMPOSE_PROFILES'] ?? '').split(',');
+  const clustered = composeWith(env);
+  const active = Object.entries(clustered.services).filter(([, s]) => s.profiles === undefined || s.profiles.some((p) => profiles.includes(p)));
+  const natsServers = active.filter(([, s]) => /^nats:/.test(s.image ?? ''));
+  /** Host names that reach a service: its name and its network aliases. */
+  const hostsOf = (name: string): string[] => {
+    const s = clustered.services[name] as ComposeService & { networks?: Record<string, { aliases?: string[] } | null> };
+    return [name, ...Object.values(s.networks ?? {}).flatMap((n) => n?.aliases ?? [])];
+  };
+  const confOf = (s: ComposeService): string => {
+    const mount = (s.volumes ?? []).find((v) => v.split(':')[1] === '/etc/nats/nats.conf') ?? '';
+    return readFileSync(join(REPO_ROOT, mount.split(':')[0] ?? ''), 'utf8');
+  };
+  const pipeline = active.filter(([, s]) => s.image === 'slicemesh:dev' && PARSERS[programOf(s)] !== undefined);
+
+  it('the env file turns the profile on; without it the profile\'s servers do not run and the services use the one server, unreplicated', () => {
+    expect(profiles).toEqual(['nats-cluster']);
+    expect(natsServers.map(([n]) => n).sort()).toEqual(['nats', 'nats-2', 'nats-3']);
+    for (const n of ['nats-2', 'nats-3']) expect(compose.services[n]?.profiles, n).toEqual(['nats-cluster']);
+    const plain = composeWith({});
+    expect(confOfPlain(plain)).toContain('server_name');
+    for (const [name, s] of Object.entries(plain.services).filter(([, x]) => x.image === 'slicemesh:dev' && PARSERS[programOf(x)] !== undefined)) {
+      expect(s.environment?.['NATS_URL'], name).toBe('nats://nats:4222');
+      expect(String(s.environment?.['NATS_REPLICAS']), name).toBe('1');
+    }
+  });
+
+  it('three servers of one cluster: distinct names, routes to all three by names that reach them, JetStream on a volume each', () => {
+    const names = new Set<string>();
+    const volumes = new Set<string>();
+    for (const [name, s] of natsServers) {
+      const conf = confOf(s);
+      names.add(/server_name:\s*(\S+)/.exec(conf)?.[1] ?? '');
+      expect(/cluster\s*\{[^}]*name:\s*slicemesh/s.test(conf), name).toBe(true);
+      expect(/store_dir:\s*\/data\//.test(conf), name).toBe(true);
+      const routes = [...conf.matchAll(/nats-route:\/\/([a-z0-9-]+):6222/g)].map((m) => m[1] as string);
+      expect(routes.length, name).toBe(3);
+      for (const host of routes) expect(natsServers.some(([n]) => hostsOf(n).includes(host)), `${name}: route to ${host}`).toBe(true);
+      const data = (s.volumes ?? []).find((v) => v.endsWith(':/data'))?.split(':')[0] ?? '';
+      expect(clustered.volumes[data], `${name}: volume ${data}`).toBeDefined();
+      volumes.add(data);
+      expect(s.healthcheck, name).toBeDefined();
+    }
+    expect([...names].sort()).toEqual(['nats-1', 'nats-2', 'nats-3']);
+    expect(volumes.size).toBe(3);
+  });
+
+  it('every service lists the three servers and replicates every stream and bucket 3 times, and its configuration accepts that', () => {
+    expect(pipeline.length).toBeGreaterThanOrEqual(5);
+    for (const [name, s] of pipeline) {
+      const e = s.environment ?? {};
+      const hosts = (e['NATS_URL'] ?? '').split(',').map((u) => new URL(u).hostname);
+      expect(hosts.length, name).toBe(3);
+      for (const h of hosts) expect(natsServers.filter(([n]) => hostsOf(n).includes(h)).length, `${name}: ${h}`).toBe(1);
+      expect(new Set(hosts.map((h) => natsServers.find(([n]) => hostsOf(n).includes(h))?.[0])).size, name).toBe(3);
+      expect(String(e['NATS_REPLICAS']), name).toBe('3');
+      const parsed = PARSERS[programOf(s)]?.({ ...e }) as { natsUrl?: string; natsReplicas?: number };
+      expect(parsed.natsUrl, name).toBe(e['NATS_URL']);
+      if (parsed.natsReplicas !== undefined) expect(parsed.natsReplicas, name).toBe(3);
+    }
+  });
+});
+
+/** The NATS configuration the `nats` service mounts. */
+function confOfPlain(c: Compose): string {
+  const mount = (c.services['nats']?.volumes ?? []).find((v) => v.split(':')[1] === '/etc/nats/nats.conf') ?? '';
+  return readFileSync(join(REPO_ROOT, mount.split(':')[0] ?? ''), 'utf8');
+}
 
 describe('infra/Dockerfile', () => {
   const text = readFileSync(join(REPO_ROOT, 'infra/Dockerfile'), 'utf8');

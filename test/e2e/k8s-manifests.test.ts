@@ -101,7 +101,11 @@ const SCHEMAS: Readonly<Record<string, (o: unknown) => void>> = {
   'rbac.authorization.k8s.io/v1/RoleBinding': (o) => new RoleBinding(o as never).validate(),
 };
 
-function validate(o: K8sObject): void {
+function validate(rendered: K8sObject): void {
+  // kustomize folds a long Secret value's base64 over several lines; the API server's decoder (Go's
+  // base64) skips the line breaks, the schema's "byte" format does not.
+  const data = (rendered as { data?: Record<string, string> }).data;
+  const o = rendered.kind === 'Secret' && data !== undefined ? ({ ...rendered, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, v.replace(/\s+/g, '')])) } as K8sObject) : rendered;
   const schema = SCHEMAS[`${o.apiVersion}/${o.kind}`];
   if (schema === undefined) throw new Error(`${o.apiVersion} ${o.kind} ${o.metadata.name}: no schema in this test; add its kubernetes-models class to SCHEMAS`);
   try {
@@ -539,16 +543,46 @@ describe('infra/k8s: pods are sized and locked down', () => {
 
 describe('infra/k8s: where the servers are', () => {
   for (const install of INSTALLS.filter((i) => i.servers === 'inside')) {
-    it(`${install.dir}: NATS_URL and DATABASE_URL name Services in front of StatefulSets on persistent volumes`, () => {
+    it(`${install.dir}: DATABASE_URL names a Service in front of a StatefulSet on a persistent volume`, () => {
       const r = rendered(install);
-      const { natsUrl, databaseUrl = '' } = r.program('slicer').settings;
-      for (const url of [natsUrl, databaseUrl]) {
-        const { host, port } = hostAndPort(url);
-        const backing = servicesOf(r, host, port);
-        expect(backing.map((b) => `${b.workload.kind} ${b.workload.metadata.name}`), url).toEqual([`StatefulSet ${host}`]);
-        expect(backing[0]?.workload.spec.replicas, url).toBe(1);
-        expect(backing[0]?.workload.spec.volumeClaimTemplates?.length, url).toBe(1);
-      }
+      const { databaseUrl = '' } = r.program('slicer').settings;
+      const { host, port } = hostAndPort(databaseUrl);
+      const backing = servicesOf(r, host, port);
+      expect(backing.map((b) => `${b.workload.kind} ${b.workload.metadata.name}`), databaseUrl).toEqual([`StatefulSet ${host}`]);
+      expect(backing[0]?.workload.spec.replicas, databaseUrl).toBe(1);
+      expect(backing[0]?.workload.spec.volumeClaimTemplates?.length, databaseUrl).toBe(1);
+    });
+
+    it(`${install.dir}: NATS is a cluster of 3 servers (a StatefulSet on a volume each, behind a headless Service); NATS_URL lists every one of them, and NATS_REPLICAS=3 everywhere streams or buckets are made`, () => {
+      const r = rendered(install);
+      const { natsUrl } = r.program('slicer').settings;
+      const entries = natsUrl.split(',').map(hostAndPort);
+      const [first] = entries;
+      const serviceName = first?.host.split('.')[1] ?? '';
+      const backing = servicesOf(r, serviceName, first?.port ?? 0);
+      expect(backing.map((b) => `${b.workload.kind} ${b.workload.metadata.name}`), natsUrl).toEqual(['StatefulSet nats']);
+      const sts = backing[0]?.workload as Workload & { spec: { serviceName?: string; podManagementPolicy?: string } };
+      expect(backing[0]?.service.spec?.clusterIP).toBe('None');
+      expect(backing[0]?.service.spec?.publishNotReadyAddresses, 'routes must resolve before the servers are ready').toBe(true);
+      expect(sts.spec.serviceName).toBe(serviceName);
+      expect(sts.spec.replicas).toBe(3);
+      expect(sts.spec.podManagementPolicy, 'no server is ready before the cluster forms, so they cannot start one by one').toBe('Parallel');
+      expect(sts.spec.volumeClaimTemplates?.length).toBe(1);
+      // <pod>.<headless service>: one entry per pod of the StatefulSet, each once.
+      expect(entries.map((e) => e.host).sort()).toEqual([0, 1, 2].map((i) => `${sts.metadata.name}-${i}.${serviceName}`));
+      for (const e of entries) expect(e.port).toBe(4222);
+      const conf = r.one<IConfigMap & K8sObject>('ConfigMap', sts.spec.template.spec?.volumes?.find((v) => v.configMap !== undefined)?.configMap?.name ?? '')?.data?.['nats.conf'] ?? '';
+      const routes = [...conf.matchAll(/nats-route:\/\/([a-z0-9.-]+):(\d+)/g)].map((m) => `${m[1]}:${m[2]}`).sort();
+      expect(routes).toEqual(entries.map((e) => `${e.host}:6222`).sort());
+      const container = containersOf(sts)[0] as IContainer;
+      expect(container.ports?.find((p) => p.containerPort === 6222)?.name).toBe('cluster');
+      expect(backing[0]?.service.spec?.ports?.some((p) => p.port === 6222)).toBe(true);
+      // Every server has its own name (its pod's), stable across restarts.
+      expect(container.command?.join(' ')).toContain('--server_name $(POD_NAME)');
+      expect(container.env?.find((e) => e.name === 'POD_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+      expect(conf).not.toMatch(/server_name:/);
+      for (const program of ['watcher', 'slicer', 'hints', 'publisher']) expect(r.program(program).env['NATS_REPLICAS'], program).toBe('3');
+      for (const program of ['watcher', 'slicer', 'hints', 'publisher']) expect((r.program(program).settings as Settings & { natsReplicas?: number }).natsReplicas, program).toBe(3);
     });
 
     it(`${install.dir}: the Postgres password is only in a Secret, shared by Postgres and the three services that connect`, () => {
