@@ -9,12 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DpServicePort, DpState } from '@slicemesh/dataplane';
-import { dpEndpoint as ep, dpServicePort as svc, dpState } from '@slicemesh/dataplane/testing';
 import type { Exec, ExecRequest } from '@slicemesh/netfilter';
 import { NftApplier, netnsExec, spawnExec } from '@slicemesh/netfilter';
 import { missingTools, netnsAddFailure } from '@slicemesh/netfilter/testing/netns-lab';
 import { realClock } from '@slicemesh/runtime';
+import { RESTART_PORTS, restartState, restartWeb } from './restart-fixture.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NftablesBackend } from './backends/nftables-backend.ts';
 
@@ -23,17 +22,9 @@ const tools = missingTools(['nft']);
 const unavailable = failure !== null ? `cannot create network namespaces: ${failure}` : tools.length > 0 ? `missing tools: ${tools.join(', ')}` : null;
 const id = randomUUID().slice(0, 6);
 
-const web = (n: number): DpServicePort => svc('ns1/web:http', { clusterIP: '10.96.0.10', endpoints: Array.from({ length: n }, (_, i) => ep(`10.180.0.${i + 1}`, { port: 8080 })) });
-const PORTS: DpServicePort[] = [
-  web(3),
-  svc('ns1/db:pg', { clusterIP: '10.96.0.11', port: 5432, sessionAffinityTimeoutSeconds: 10800, endpoints: [ep('10.180.1.1', { port: 5432 }), ep('10.180.1.2', { port: 5432 })] }),
-  svc('ns1/dns:dns', { clusterIP: '10.96.0.12', port: 53, protocol: 'UDP', endpoints: [ep('10.180.2.1', { port: 53 })] }),
-  svc('ns2/empty:http', { clusterIP: '10.96.0.13' }),
-  svc('ns2/np:http', { clusterIP: '10.96.0.14', nodePort: 30080, endpoints: [ep('10.180.3.1', { port: 8080 })] }),
-  svc('ns2/lb:https', { clusterIP: '10.96.0.16', port: 443, nodePort: 30443, loadBalancerIPs: ['192.0.2.10'], loadBalancerSourceRanges: ['203.0.113.0/24'], endpoints: [ep('10.180.5.1', { port: 8443 })] }),
-  svc('ns2/internal:http', { clusterIP: '10.96.0.17', internalPolicyLocal: true, endpoints: [ep('10.180.6.1', { port: 8080, isLocal: true })] }),
-];
-const state = (ports: readonly DpServicePort[]): DpState => dpState(ports, { podCIDR: '10.180.0.0/16', nodeIPs: ['192.168.9.1'], primaryNodeIP: '192.168.9.1' });
+const web = restartWeb;
+const PORTS = RESTART_PORTS;
+const state = restartState;
 
 function nft(ns: string, args: readonly string[]): string {
   const r = spawnSync('ip', ['netns', 'exec', ns, 'nft', ...args], { encoding: 'utf8' });
