@@ -2,7 +2,7 @@
 // one run names everything that is missing, with the command that starts it.
 
 import { createDb } from '@slicemesh/db';
-import { connectNats, jetstreamManager } from '@slicemesh/nats';
+import { connectNats, jetstreamManager, redactNatsUrl } from '@slicemesh/nats';
 
 /** How to get both servers on a fresh machine (see README.md). */
 export const FRESH_MACHINE_HINT =
@@ -34,7 +34,7 @@ async function checkNats(url: string, timeoutMs: number): Promise<string | undef
     return undefined;
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    return `NATS at ${url} answers but JetStream is not usable (${reason}) — restart nats-server with -js (and -sd <dir>)`;
+    return `NATS at ${redactNatsUrl(url)} answers but JetStream is not usable (${reason}) — restart nats-server with -js (and -sd <dir>)`;
   } finally {
     await nc.close();
   }

@@ -7,7 +7,7 @@ import { createDb, latestReconcileSettings, loadReconcilePoints } from '@sliceme
 import type { DeadLetterEntry, LogEvent, LogPoint, LogSettings, LogSource, ScheduledReconcile } from '@slicemesh/history';
 import { EMPTY_SNAPSHOT, logSettings } from '@slicemesh/history';
 import type { DeadLetterBody, JetStreamClient, NatsConnection, StoredMessage, StreamNames } from '@slicemesh/nats';
-import { DEFAULT_NAMES, connectNats, encodeToken, firstMessageFrom, jetstream, jetstreamManager, parseReconcileID, readStreamRange, streamSeqBounds } from '@slicemesh/nats';
+import { DEFAULT_NAMES, connectNats, encodeToken, firstMessageFrom, jetstream, jetstreamManager, parseReconcileID, readStreamRange, redactNatsUrl, streamSeqBounds } from '@slicemesh/nats';
 
 export interface LiveLogOptions {
   /** Example: `nats://127.0.0.1:4222`. */
@@ -73,7 +73,7 @@ export async function openLiveLog(opts: LiveLogOptions): Promise<LiveLog> {
   let settings: LogSettings | undefined;
   const source: LiveLog = {
     kind: 'live',
-    description: `${names.kube} on ${opts.natsUrl}`,
+    description: `${names.kube} on ${redactNatsUrl(opts.natsUrl)}`,
     js,
     names,
     trimmedBefore: kubeBounds !== null && kubeBounds.first > 1 ? kubeBounds.first : null,

@@ -5,7 +5,7 @@
 import type { LogSettings, LogSource } from '@slicemesh/history';
 import { HistoryInputError, openLogFile } from '@slicemesh/history';
 import { MAX_MAX_ENDPOINTS_PER_SLICE } from '@slicemesh/model';
-import { DEFAULT_NAMES } from '@slicemesh/nats';
+import { DEFAULT_NAMES, redactNatsUrl } from '@slicemesh/nats';
 import { UsageError } from '../cli-error.ts';
 import { openLiveLog } from './live-log.ts';
 
@@ -72,6 +72,6 @@ export async function openLogSource(flags: SourceFlags, env: Env): Promise<LogSo
     });
   } catch (err) {
     if (err instanceof UsageError) throw err;
-    throw new HistoryInputError(`cannot open the live log (NATS ${natsUrl}${databaseUrl ? ', Postgres' : ''}): ${err instanceof Error ? err.message : String(err)}; use -f FILE for an exported log`);
+    throw new HistoryInputError(`cannot open the live log (NATS ${redactNatsUrl(natsUrl)}${databaseUrl ? ', Postgres' : ''}): ${err instanceof Error ? err.message : String(err)}; use -f FILE for an exported log`);
   }
 }
