@@ -5,6 +5,8 @@ import { withJetStream } from '../testing/jetstream.ts';
 import { connectNats, NATS_START_HINT } from './connect.ts';
 import type { NatsStatusEvent } from './connect.ts';
 import { NatsUnreachableError } from './errors.ts';
+import { spawn } from 'node:child_process';
+import { findNatsServerBinary } from './local-cluster.ts';
 
 /** A local port nothing listens on (bound, then released). */
 async function freePort(): Promise<number> {
@@ -91,6 +93,39 @@ describe('connectNats', () => {
     } finally {
       await nc.close();
       await fwd.cut();
+    }
+  });
+
+  it('a list: an unreachable first entry is skipped, and credentials in one URL apply to every server (masked in errors)', async () => {
+    const binary = findNatsServerBinary();
+    if (binary === undefined) throw new Error('nats-server not found');
+    const port = await freePort();
+    const server = spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '--user', 'u', '--pass', 's3cret'], { stdio: 'ignore' });
+    try {
+      const dead = `nats://127.0.0.1:${await freePort()}`;
+      const good = `nats://u:s3cret@127.0.0.1:${port}`;
+      let nc: Awaited<ReturnType<typeof connectNats>> | undefined;
+      const until = Date.now() + 10_000;
+      while (nc === undefined) {
+        try {
+          nc = await connectNats({ url: `${dead},${good}`, name: 'list-test', timeoutMs: 1000 });
+        } catch (err) {
+          if (Date.now() > until) throw err;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      expect(nc.getServer()).toBe(`127.0.0.1:${port}`);
+      await nc.close();
+      // The client ignores credentials in a URL: the same server without them in its entry is
+      // reached with those of another entry.
+      const other = await connectNats({ url: `nats://u:s3cret@127.0.0.1:${await freePort()},127.0.0.1:${port}`, name: 'list-test-2', timeoutMs: 2000 });
+      await other.close();
+      const refused = await connectNats({ url: `nats://u:wrong@127.0.0.1:${port}`, name: 'list-test-3', timeoutMs: 2000 }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(NatsUnreachableError);
+      expect((refused as Error).message).toContain(`NATS not reachable at nats://u:***@127.0.0.1:${port}`);
+      expect((refused as Error).message).not.toContain('wrong');
+    } finally {
+      server.kill('SIGKILL');
     }
   });
 });
