@@ -1,14 +1,15 @@
 // Fan-out worker (a child of bench/fanout.bench.ts): hosts many lightweight agents, each with
-// its own NATS connection and its own watch of one zone's views (or of every view, the
-// unscoped agent). An agent applies each entry to its in-memory view state and records when
-// each revision arrived and how many bytes it received after its initial set. Renders no rules.
+// its own NATS connection and its own watch of one zone's views (or of the unfiltered view, the
+// unscoped agent, which gets every endpoint of every slice as kube-proxy does). An agent applies
+// each entry to its in-memory view state and records when each revision arrived (wall clock,
+// epoch ms, comparable with the trigger times the slicer writes) and how many entries it
+// received after its initial set. Renders no rules.
 //
 // Protocol (IPC): parent sends { agents: [{ id, filter }], url, bucket }; worker answers
-// { ready } once every agent has its initial set, then on { report } answers with, per
-// revision, the latest arrival and how many agents got it, and per agent the bytes and
-// entries received after the initial set.
+// { ready, rssBytes, retries } once every agent has its initial set; on { progress } it answers
+// the newest revision each agent applied; on { report }, per revision, the latest arrival and
+// how many agents got it, and per agent the entries received after the initial set.
 
-import { performance } from 'node:perf_hooks';
 import type { KV, NatsConnection } from '@slicemesh/nats';
 import { connectNats, kvWatchJson, openKv } from '@slicemesh/nats';
 
@@ -22,59 +23,107 @@ interface Start {
   readonly bucket: string;
 }
 
-const now = (): number => performance.timeOrigin + performance.now();
+/** Wall clock: latencies are taken against trigger times, which are wall-clock instants. */
+const now = (): number => Date.now();
 /** revision → [latest arrival (epoch ms), agents that applied it]. */
 const arrivals = new Map<number, [number, number]>();
-const perAgent = new Map<string, { bytes: number; entries: number }>();
+/** Entries each agent received after its initial set (their bytes are the parent's to add: it saw every put). */
+const perAgent = new Map<string, { entries: number }>();
+/** The newest revision each agent has applied. */
+const lastRevision = new Map<string, number>();
 const connections: NatsConnection[] = [];
 const stop = new AbortController();
 
+let retries = 0;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One agent: connects, watches its filter, applies every entry. Rejects when it fails; before its initial set, having closed its connection. */
 async function runAgent(spec: AgentSpec, url: string, bucket: string, ready: () => void): Promise<void> {
   const nc = await connectNats({ url, name: `fanout-${spec.id}`, timeoutMs: 60_000 });
   connections.push(nc);
-  const kv: KV = await openKv(nc, bucket);
-  const view = new Map<string, unknown>(); // the agent's proxy state, keyed like the bucket
-  const stats = { bytes: 0, entries: 0 };
-  perAgent.set(spec.id, stats);
   let initial = true;
-  for await (const c of kvWatchJson(kv, { key: spec.filter, signal: stop.signal, onInitialDone: () => ((initial = false), ready()) })) {
-    if (c.op === 'PUT') view.set(c.key, c.value);
-    else view.delete(c.key);
-    if (initial) continue;
-    const t = now();
-    stats.entries++;
-    stats.bytes += c.key.length + (c.op === 'PUT' ? JSON.stringify(c.value).length : 0);
-    const a = arrivals.get(c.revision);
-    if (a === undefined) arrivals.set(c.revision, [t, 1]);
-    else {
-      a[0] = Math.max(a[0], t);
-      a[1]++;
+  try {
+    const kv: KV = await openKv(nc, bucket);
+    const view = new Map<string, unknown>(); // the agent's proxy state, keyed like the bucket
+    const stats = { entries: 0 };
+    perAgent.set(spec.id, stats);
+    for await (const c of kvWatchJson(kv, { key: spec.filter, signal: stop.signal, onInitialDone: () => ((initial = false), ready()) })) {
+      if (c.op === 'PUT') view.set(c.key, c.value);
+      else view.delete(c.key);
+      if (initial) {
+        lastRevision.set(spec.id, c.revision);
+        continue;
+      }
+      const t = now();
+      lastRevision.set(spec.id, c.revision);
+      stats.entries++;
+      const a = arrivals.get(c.revision);
+      if (a === undefined) arrivals.set(c.revision, [t, 1]);
+      else {
+        a[0] = Math.max(a[0], t);
+        a[1]++;
+      }
     }
+  } catch (e) {
+    if (initial) {
+      connections.splice(connections.indexOf(nc), 1);
+      await nc.close().catch(() => {});
+    }
+    throw e;
   }
+}
+
+/**
+ * Starts an agent, again (up to 5 times, backing off) when its connect or watch setup fails
+ * before its initial set: on a loaded machine a JetStream request can time out. Resolves once
+ * it has its initial set, or when it gave up (then the parent hears of it).
+ */
+function startAgent(spec: AgentSpec, url: string, bucket: string, ready: () => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    void (async () => {
+      let readied = false;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await runAgent(spec, url, bucket, () => {
+            readied = true;
+            ready();
+            resolve();
+          });
+          return;
+        } catch (e) {
+          if (readied) return; // a watch that broke later: its missing arrivals show in the figures
+          if (attempt >= 5) {
+            process.send?.({ error: `${spec.id}: ${e instanceof Error ? e.message : String(e)} (after ${attempt} attempts)` });
+            resolve();
+            return;
+          }
+          retries++;
+          await sleep(1000 * attempt);
+        }
+      }
+    })();
+  });
 }
 
 // The bench process went away (finished or crashed): nothing left to report to.
 process.on('disconnect', () => process.exit(0));
 
 process.on('message', (msg: unknown) => {
-  const m = msg as Partial<Start> & { report?: boolean };
+  const m = msg as Partial<Start> & { report?: boolean; progress?: boolean };
   if (m.agents !== undefined && m.url !== undefined && m.bucket !== undefined) {
     const { agents, url, bucket } = m as Start;
     let pending = agents.length;
     const ready = () => {
-      if (--pending === 0) process.send?.({ ready: true, rssBytes: process.memoryUsage().rss });
+      if (--pending === 0) process.send?.({ ready: true, rssBytes: process.memoryUsage().rss, retries });
     };
     // Connect in small waves: 250 simultaneous connects and watch setups swamp a 2-core box.
     void (async () => {
       for (let i = 0; i < agents.length; i += 25) {
-        await Promise.all(agents.slice(i, i + 25).map((a) => new Promise<void>((resolve) => {
-          void runAgent(a, url, bucket, () => { ready(); resolve(); }).catch((e: unknown) => {
-            process.send?.({ error: `${a.id}: ${e instanceof Error ? e.message : String(e)}` });
-            resolve();
-          });
-        })));
+        await Promise.all(agents.slice(i, i + 25).map((a) => startAgent(a, url, bucket, ready)));
       }
     })();
+  } else if (m.progress) {
+    process.send?.({ progress: [...lastRevision] });
   } else if (m.report) {
     process.send?.({ arrivals: [...arrivals], perAgent: [...perAgent], rssBytes: process.memoryUsage().rss }, () => {
       stop.abort();

@@ -1,172 +1,227 @@
-// Fanout section (issue 10 part 1, the view-to-agent leg): 1000 lightweight agents, each with
-// its own NATS connection and its own zone watch, in a few worker processes
-// (bench/fanout-agents.ts), over a simulated cluster of 1000 nodes in 3 zones plus a few
-// unzoned ones, and one unscoped agent that watches every view. The publisher plays the hints
-// service: a pod's Ready transition becomes its Service's new zone views (computed ahead), and
-// the trigger time is when they are written to a fresh views bucket. Ten full agents
-// (startProxyAgent, dry-run backend, default MIN_SYNC_PERIOD 1 s) render rules beside them.
-// Measured at 20 changes/s and in a 500/s burst: latency from the trigger to the change
-// applied on every lightweight agent that must apply it, and to the first rules file a full
-// agent writes after the change reached it; entries and bytes per agent per change (zoned
-// agents against the unscoped one), NATS server CPU and memory, memory per agent, and an SVG
-// of the latency distributions. Not measured here: the Ready transition → views leg of the
-// pipeline (watcher, slicer, hints: the backbone section's figures).
+// Fanout section (issue 10 part 1): network-programming latency from a pod's Ready transition
+// to the change applied on every agent that must apply it, through the production path.
+//
+// - The cluster (bench/fanout-cluster.ts): 1000 nodes in 3 zones plus 6 unzoned ones, Services
+//   of 5 pods (every other one trafficDistribution PreferClose), fed into the run's KUBE stream
+//   as the watcher feeds it (its toDomain and eventFor: same subjects, envelopes, msg ids). A
+//   change is one pod's Ready condition flipping with lastTransitionTime = now (ms precision;
+//   the API server keeps seconds, which would blur every figure by up to 1 s).
+// - The pipeline: the slicer and the hints service as deployed, child processes of
+//   `node dist/<svc>.js` started by services/stack's startStack (as the backbone section runs
+//   them; the bundles are built into .bench/fanout-build/dist so the dist/ others run is left
+//   alone), on fresh streams, buckets and schema removed afterwards. The slicer stamps each
+//   slice it writes with `endpoints.kubernetes.io/last-change-trigger-time` (A.10: the earliest
+//   newer Ready transition of its pods); the hints service's zone views keep the slice's
+//   metadata, annotation included.
+// - The agents: 1000 lightweight agents (bench/fanout-agents.ts: own NATS connection, own zone
+//   watch, in-memory apply, no rules), one unscoped agent watching the unfiltered view (every
+//   endpoint of every slice: what kube-proxy receives), and 10 full agents (startProxyAgent,
+//   dry-run backend, default MIN_SYNC_PERIOD 1 s).
+//
+// Latency origin: the trigger time the view carries (= the pod's Ready lastTransitionTime; the
+// bench checks it against its own record of when it flipped which pod IP). A change is one
+// (slice, trigger time): the zone views whose endpoints it changed must be applied by every
+// agent of those zones; its latency is the latest arrival among them minus the trigger time. A
+// view rewritten with only a new annotation (a zone whose endpoints did not change) is received
+// and counted in the bytes, but nothing needs applying. Second row: from the view's KV write
+// (the server's timestamp of the put) to the same arrivals: the fan-out's share alone. The watch
+// leg before KUBE (API server → watcher) is not in these figures: the backbone section has it.
 
-import { fork, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { hintCluster } from '@slicemesh/core';
-import type { EndpointSlice, Node, Service } from '@slicemesh/model';
-import { LABEL_ZONE } from '@slicemesh/model';
+import { createDb } from '@slicemesh/db';
+import type { EndpointSlice } from '@slicemesh/model';
+import { ANNOTATION_TRIGGER_TIME } from '@slicemesh/model';
 import type { KV, KvChange, NatsConnection } from '@slicemesh/nats';
-import { connectNats, ensureKv, kvDelete, kvPutJson, kvWatchJson, openKv, svcKey, viewKey } from '@slicemesh/nats';
+import { connectNats, ensureKv, ensureStreams, jetstream, jetstreamManager, kvWatchJson, openKv, zoneViewsFilter } from '@slicemesh/nats';
 import type { KvChangeSource, ProxyAgentHandle } from '@slicemesh/proxy-agent';
 import { parseProxyAgentConfig, startProxyAgent } from '@slicemesh/proxy-agent';
+import { UNZONED_VIEW } from '@slicemesh/proxy-state';
 import { createLogger } from '@slicemesh/runtime';
-import type { ZoneViews } from '@slicemesh/proxy-state';
-import { UNZONED_VIEW, diffZoneViews, zoneViews } from '@slicemesh/proxy-state';
-import { makeBenchSlice } from './cluster-gen.ts';
+import { REPO_ROOT, deleteRunState, freshRunNames, newRunId, startStack } from '@slicemesh/stack';
+import type { Stack } from '@slicemesh/stack';
+import { buildDist } from '../scripts/build.ts';
+import type { Flip } from './fanout-cluster.ts';
+import { FanoutCluster, PODS_PER_SERVICE, UNZONED_NODES } from './fanout-cluster.ts';
 import { fmtBytes, fmtMs, printTable } from './harness.ts';
 import { percentile } from './summary.ts';
 
 type Row = [string, string, string?];
 const CLUSTER = 'fanout';
-const NS = 'bench';
-const ZONES = ['zone-a', 'zone-b', 'zone-c'];
-const UNZONED_NODES = 6;
-const ENDPOINTS = 5;
+const NODES = 1000;
+const PARTITIONS = 4;
+const ORIGIN = 'origin: the pod\'s Ready transition (trigger-time annotation)';
 
-const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const errText = (e: unknown): string => (e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e));
+const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 
-function nodes(count: number): Node[] {
-  return Array.from({ length: count }, (_, i) => ({
-    kind: 'Node',
-    metadata: { name: `node-${i}`, labels: i < count - UNZONED_NODES ? { [LABEL_ZONE]: ZONES[i % 3] ?? 'zone-a' } : ({} as Record<string, string>) },
-    status: { allocatable: { cpu: '8' }, conditions: [{ type: 'Ready', status: 'True' }] },
-  }));
+/** Epoch ms of an RFC3339(Nano) UTC instant, sub-millisecond digits kept; null when absent or unparsable. */
+export function epochMsOf(t: string | undefined): number | null {
+  const m = t === undefined ? null : /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/.exec(t);
+  if (m === null) return null;
+  const base = Date.parse(`${m[1]}Z`);
+  return Number.isNaN(base) ? null : base + (m[2] === undefined ? 0 : Number(`0.${m[2]}`) * 1000);
 }
 
-function service(i: number): Service {
-  const ip = `10.96.${(i + 10) >> 8}.${(i + 10) & 255}`;
-  return {
-    kind: 'Service',
-    apiVersion: 'v1',
-    metadata: { name: `svc-${i}`, namespace: NS, uid: `uid-${i}` },
-    spec: { type: 'ClusterIP', selector: { app: `svc-${i}` }, clusterIP: ip, clusterIPs: [ip], ipFamilies: ['IPv4'], ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }], ...(i % 2 === 0 ? { trafficDistribution: 'PreferClose' } : {}) },
-  };
+// ---- the views as they are written --------------------------------------------------------
+
+/** One put of a view entry, as the bench's own watch of the whole bucket saw it. */
+interface ViewPut {
+  readonly revision: number;
+  readonly zone: string;
+  /** `<ns>.<service>.<slice>`: the same slice in every zone. */
+  readonly slice: string;
+  /** The server's timestamp of the put (epoch ms): when the hints service wrote it. */
+  readonly written: number;
+  /** The slice's trigger-time annotation (epoch ms); null without one. */
+  readonly trigger: number | null;
+  /** Whether the entry's endpoints or ports differ from its previous value (else only metadata changed). */
+  readonly changes: boolean;
+  readonly bytes: number;
 }
 
-function slice(i: number, all: readonly Node[], ready: readonly boolean[]): EndpointSlice {
-  return makeBenchSlice(i, ready.map((r, e) => ({ node: all[(i * 7 + e * 13) % all.length] ?? all[0]!, ready: r })), NS);
+/** A pod flip resolved in the unfiltered view: when it was written there, and the trigger time that put carried. */
+interface Resolved {
+  readonly flip: Flip;
+  readonly written: number;
+  readonly trigger: number | null;
+  /** The change that put belongs to (see changeKey). */
+  readonly change: string;
 }
 
-/** What the hints service computes for one service: its hinted slice cut into zone views. */
-function viewsOf(svc: Service, s: EndpointSlice, all: Node[]): ZoneViews {
-  return zoneViews({ services: [svc], slices: hintCluster({ nodes: all, slices: [s], services: [svc] }).slices, nodes: all });
-}
+/**
+ * Watches every key of the run's views bucket from before the services start: each put's
+ * revision, zone, server timestamp, trigger time and whether it changed the endpoints; and, in
+ * the unfiltered view, when each flip of the generator (keyed by pod IP and Ready) showed up.
+ */
+class ViewObserver {
+  readonly puts = new Map<number, ViewPut>();
+  readonly resolved: Resolved[] = [];
+  /**
+   * Unfiltered-view puts that showed a generator flip, by how their trigger time compares with
+   * the earliest flip they showed: equal, later (an earlier change of the slice was coalesced
+   * into this write: the view keeps only the newest trigger time), earlier, or none.
+   */
+  triggerChecks = { match: 0, later: 0, earlier: 0, none: 0, all: 0 };
+  deletes = 0;
+  lastPutAt = 0;
+  /** The newest revision of each zone's keys: an agent of the zone that applied it is caught up. */
+  readonly lastRevision = new Map<string, number>();
+  readonly #signature = new Map<string, string>();
+  readonly #pending = new Map<string, Flip>();
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | undefined;
 
-interface Change {
-  readonly trigger: number;
-  /** Put revisions and the zone each went to. */
-  readonly puts: { readonly revision: number; readonly zone: string }[];
-  /** Bytes of the whole changed slice: what every kube-proxy receives. */
-  readonly sliceBytes: number;
-  /** A write was not acknowledged in time. */
-  readonly failed: boolean;
-}
-
-class Publisher {
-  readonly #kv: KV;
-  readonly #all: Node[];
-  readonly #services: Service[];
-  readonly #ready: boolean[][];
-  readonly #views: ZoneViews[];
-  #next = 0;
-
-  constructor(kv: KV, all: Node[], count: number) {
-    this.#kv = kv;
-    this.#all = all;
-    this.#services = Array.from({ length: count }, (_, i) => service(i));
-    this.#ready = this.#services.map(() => Array.from({ length: ENDPOINTS }, () => true));
-    this.#views = this.#services.map((svc, i) => viewsOf(svc, slice(i, all, this.#ready[i] ?? []), all));
+  start(kv: KV): void {
+    this.#loop = (async (): Promise<void> => {
+      const w = await kv.watch({ key: `${CLUSTER}.>` });
+      this.#stop.signal.addEventListener('abort', () => w.stop(), { once: true });
+      for await (const e of w) {
+        const [, zone = '', ...rest] = e.key.split('.');
+        this.lastPutAt = Date.now();
+        this.lastRevision.set(zone, e.revision);
+        if (e.operation !== 'PUT') {
+          this.deletes++;
+          this.#signature.delete(e.key);
+          continue;
+        }
+        const s = e.json<EndpointSlice>();
+        const sig = JSON.stringify([s.addressType, s.ports, s.endpoints]);
+        const changes = this.#signature.get(e.key) !== sig;
+        this.#signature.set(e.key, sig);
+        const written = e.created.getTime();
+        const trigger = epochMsOf(s.metadata.annotations?.[ANNOTATION_TRIGGER_TIME]);
+        this.puts.set(e.revision, { revision: e.revision, zone, slice: rest.join('.'), written, trigger, changes, bytes: e.key.length + e.value.length });
+        if (zone === UNZONED_VIEW && changes) this.#resolve(s, written, trigger, changeKey(rest.join('.'), trigger));
+      }
+    })().catch((err: unknown) => void process.stderr.write(`fanout bench: views watch ended: ${errText(err)}\n`));
   }
 
-  get services(): readonly Service[] {
-    return this.#services;
+  #resolve(s: EndpointSlice, written: number, trigger: number | null, change: string): void {
+    let earliest = Infinity;
+    for (const ep of s.endpoints) {
+      const ready = ep.conditions?.ready !== false;
+      for (const ip of ep.addresses) {
+        const f = this.#pending.get(ip);
+        if (f === undefined || f.ready !== ready) continue;
+        this.#pending.delete(ip);
+        this.resolved.push({ flip: f, written, trigger, change });
+        earliest = Math.min(earliest, f.at);
+      }
+    }
+    if (earliest !== Infinity) {
+      const c = this.triggerChecks;
+      c.all++;
+      if (trigger === null) c.none++;
+      else if (trigger === earliest) c.match++;
+      else if (trigger > earliest) c.later++;
+      else c.earlier++;
+    }
   }
 
-  async seed(): Promise<number> {
+  expect(f: Flip): void {
+    this.#pending.set(f.ip, f);
+  }
+
+  get pending(): number {
+    return this.#pending.size;
+  }
+
+  keysIn(zone: string): number {
     let n = 0;
-    for (const v of this.#views) for (const e of v.entries.values()) n += await this.#put(e.zone, e.service, e.sliceName, e.slice);
+    for (const k of this.#signature.keys()) if (k.split('.')[1] === zone) n++;
     return n;
   }
 
-  async #put(zone: string, svc: string, sliceName: string, value: EndpointSlice): Promise<number> {
-    await kvPutJson(this.#kv, viewKey({ cluster: CLUSTER, zone, namespace: NS, service: svc, slice: sliceName }), value);
-    return 1;
-  }
-
-  /**
-   * The next pod's Ready transition, computed ahead as the hints service would (its Service's
-   * hinted slice cut into views, diffed against the last ones), so a burst is paced by the
-   * writes alone.
-   */
-  prepare(): Prepared {
-    const i = (this.#next * 7919) % this.#services.length;
-    const e = this.#next % ENDPOINTS;
-    this.#next++;
-    const ready = this.#ready[i] ?? [];
-    ready[e] = !ready[e];
-    const s = slice(i, this.#all, ready);
-    const views = viewsOf(this.#services[i]!, s, this.#all);
-    const ops = diffZoneViews(this.#views[i]!, views);
-    this.#views[i] = views;
-    return { ops, sliceBytes: JSON.stringify(s).length };
-  }
-
-  /** Writes a prepared change; the trigger time is now. Resolves once the server has every write. */
-  publish(p: Prepared): Promise<Change> {
-    const trigger = now();
-    const writes = p.ops.map(async (op) => {
-      if (op.op === 'put') {
-        const revision = await kvPutJson(this.#kv, viewKey({ cluster: CLUSTER, zone: op.entry.zone, namespace: NS, service: op.entry.service, slice: op.entry.sliceName }), op.entry.slice);
-        return { revision, zone: op.entry.zone };
-      }
-      await kvDelete(this.#kv, viewKey({ cluster: CLUSTER, zone: op.zone, namespace: NS, service: op.service, slice: op.sliceName }));
-      return null;
-    });
-    return Promise.all(writes).then(
-      (puts) => ({ trigger, puts: puts.filter((x) => x !== null), sliceBytes: p.sliceBytes, failed: false }),
-      () => ({ trigger, puts: [], sliceBytes: p.sliceBytes, failed: true }), // a write timed out: counted, not measured
-    );
+  async close(): Promise<void> {
+    this.#stop.abort();
+    await this.#loop;
   }
 }
 
-interface Prepared {
-  readonly ops: ReturnType<typeof diffZoneViews>;
-  readonly sliceBytes: number;
-}
+// ---- lightweight agents (worker processes) -------------------------------------------------
 
 interface WorkerReport {
   readonly arrivals: [number, [number, number]][];
-  readonly perAgent: [string, { bytes: number; entries: number }][];
+  readonly perAgent: [string, { entries: number }][];
   readonly rssBytes: number;
 }
 
-function startWorker(agents: { id: string; filter: string }[], url: string, bucket: string): { child: ChildProcess; ready: Promise<number>; report: () => Promise<WorkerReport> } {
+interface Worker {
+  readonly child: ChildProcess;
+  readonly ready: Promise<{ rssBytes: number; retries: number }>;
+  /** The newest revision each of its agents applied. */
+  readonly progress: () => Promise<Map<string, number>>;
+  readonly report: () => Promise<WorkerReport>;
+}
+
+function startWorker(agents: { id: string; filter: string }[], url: string, bucket: string): Worker {
   const child = fork(new URL('./fanout-agents.ts', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ready = new Promise<number>((resolve, reject) => {
-    child.on('message', (m: { ready?: boolean; rssBytes?: number; error?: string }) => {
+  const ready = new Promise<{ rssBytes: number; retries: number }>((resolve, reject) => {
+    child.on('message', (m: { ready?: boolean; rssBytes?: number; retries?: number; error?: string }) => {
       if (m.error !== undefined) reject(new Error(m.error));
-      if (m.ready) resolve(m.rssBytes ?? 0);
+      if (m.ready) resolve({ rssBytes: m.rssBytes ?? 0, retries: m.retries ?? 0 });
     });
     child.once('exit', (code) => reject(new Error(`fanout worker exited with ${code}`)));
   });
+  ready.catch(() => {}); // the caller awaits all of them; a second failure must not end the process
   child.send({ agents, url, bucket });
+  const progress = () =>
+    new Promise<Map<string, number>>((resolve) => {
+      const on = (m: { progress?: [string, number][] }) => {
+        if (m.progress === undefined) return;
+        child.off('message', on);
+        resolve(new Map(m.progress));
+      };
+      child.on('message', on);
+      child.send({ progress: true });
+    });
   const report = () =>
     new Promise<WorkerReport>((resolve) => {
       child.on('message', (m: Partial<WorkerReport>) => {
@@ -174,25 +229,32 @@ function startWorker(agents: { id: string; filter: string }[], url: string, buck
       });
       child.send({ report: true });
     });
-  return { child, ready, report };
+  return { child, ready, progress, report };
 }
 
-/** utime+stime (ms) and VmRSS (bytes) of the local nats-server, or null when it is not a local process. */
-function natsServerUsage(): { cpuMs: number; rssBytes: number } | null {
-  const pid = spawnSync('pgrep', ['-xo', 'nats-server'], { encoding: 'utf8' }).stdout.trim();
-  if (pid === '') return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    const ticks = Number(stat[11]) + Number(stat[12]);
-    const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return { cpuMs: (ticks * 1000) / 100, rssBytes: Number(rss ?? 0) * 1024 };
-  } catch {
-    return null;
+/** utime+stime (ms) and VmRSS (bytes) of the nats-server serving `url`'s port on this machine, or null. */
+function natsServerUsage(url: string): { cpuMs: number; rssBytes: number } | null {
+  const port = new URL(url.split(',')[0] ?? url).port || '4222';
+  const pids = spawnSync('pgrep', ['-x', 'nats-server'], { encoding: 'utf8' }).stdout.split('\n').filter((p) => p !== '');
+  for (const pid of pids) {
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const i = args.findIndex((a) => a === '-p' || a === '--port');
+      const own = i >= 0 ? args[i + 1] : '4222';
+      if (own !== port) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      const ticks = Number(stat[11]) + Number(stat[12]);
+      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+      return { cpuMs: (ticks * 1000) / 100, rssBytes: Number(rss ?? 0) * 1024 };
+    } catch {
+      continue;
+    }
   }
+  return null;
 }
 
 /** A CDF per series as an SVG polyline chart, latency on a log axis. */
-export function latencySvg(series: readonly { name: string; color: string; values: readonly number[] }[]): string {
+export function latencySvg(series: readonly { name: string; color: string; values: readonly number[]; dashed?: boolean }[], title = 'pod Ready transition → applied on every agent that must apply it (CDF)'): string {
   const [w, h, left, bottom] = [640, 360, 60, 40];
   const all = series.flatMap((s) => s.values).filter((v) => v > 0);
   const lo = Math.max(0.1, Math.min(...all));
@@ -202,7 +264,7 @@ export function latencySvg(series: readonly { name: string; color: string; value
   const lines = series.map((s) => {
     const sorted = [...s.values].sort((a, b) => a - b);
     const pts = sorted.map((v, i) => `${x(v).toFixed(1)},${y((i + 1) / sorted.length).toFixed(1)}`).join(' ');
-    return `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${pts}"/>`;
+    return `<polyline fill="none" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5,4"' : ''} points="${pts}"/>`;
   });
   const ticks: string[] = [];
   for (let d = Math.pow(10, Math.floor(Math.log10(lo))); d <= hi; d *= 10) {
@@ -216,13 +278,15 @@ export function latencySvg(series: readonly { name: string; color: string; value
     ...ticks,
     `<line x1="${left}" y1="${y(0)}" x2="${w - 20}" y2="${y(0)}" stroke="black"/><line x1="${left}" y1="${y(0)}" x2="${left}" y2="${y(1)}" stroke="black"/>`,
     `<text x="${left - 8}" y="${y(1) + 4}" font-size="11" text-anchor="end">1.0</text><text x="${left - 8}" y="${y(0.5) + 4}" font-size="11" text-anchor="end">0.5</text>`,
-    `<text x="${w / 2}" y="${h - 6}" font-size="12" text-anchor="middle">pod Ready → applied on every agent that must apply it (CDF)</text>`,
+    `<text x="${w / 2}" y="${h - 6}" font-size="12" text-anchor="middle">${title}</text>`,
     ...lines,
     ...legend,
     '</svg>',
     '',
   ].join('\n');
 }
+
+// ---- full agents -------------------------------------------------------------------------
 
 /** A full agent (dry-run) with its own connection: when each view revision reached it, and when it wrote rules. */
 interface FullAgent {
@@ -233,30 +297,112 @@ interface FullAgent {
   readonly nc: NatsConnection;
 }
 
-async function startFullAgent(url: string, svcBucket: string, viewsBucket: string, node: string, zone: string): Promise<FullAgent> {
+async function startFullAgent(url: string, stack: Stack, node: string, zone: string): Promise<FullAgent> {
   const nc = await connectNats({ url, name: `fanout-full-${node}`, timeoutMs: 60_000 });
   const arrivals = new Map<number, number>();
   const writes: number[] = [];
+  const names = stack.run.names;
   const source = (bucket: string, record: boolean): KvChangeSource => ({
     async *watch(filter, opts): AsyncGenerator<KvChange> {
       const kv = await openKv(nc, bucket);
       for await (const c of kvWatchJson(kv, { key: filter, onInitialDone: opts.onInitialDone, signal: opts.signal })) {
-        if (record) arrivals.set(c.revision, now());
+        if (record) arrivals.set(c.revision, Date.now());
         yield c;
       }
     },
   });
-  const config = parseProxyAgentConfig([], { NODE_NAME: node, NODE_ZONE: zone, CLUSTER, BACKEND: 'dry-run', POD_CIDR: '10.128.0.0/9', NATS_URL: url });
+  const config = parseProxyAgentConfig([], {
+    NODE_NAME: node, NODE_ZONE: zone, CLUSTER, BACKEND: 'dry-run', POD_CIDR: '10.128.0.0/9', NATS_URL: url,
+    KUBE_STREAM: names.kube, SUBJECT_PREFIX: names.prefix, SVC_BUCKET: names.svc, VIEWS_BUCKET: names.views,
+  });
   const agent = startProxyAgent(config, {
-    sources: { services: source(svcBucket, false), views: source(viewsBucket, true) },
+    sources: { services: source(names.svc, false), views: source(names.views, true) },
     log: createLogger({ service: 'proxy-agent', level: 'silent' }),
-    writeFile: async () => void writes.push(now()),
+    writeFile: async () => void writes.push(Date.now()),
   });
   await agent.ready;
   return { zone, arrivals, writes, agent, nc };
 }
 
-/** Trigger → first rules file written after the change reached the agent, for every change and full agent of its zone. */
+// ---- changes and their latencies ------------------------------------------------------------
+
+/** One change as the agents see it: a slice rewritten for one trigger time, and the zone views whose endpoints it changed. */
+interface Change {
+  readonly trigger: number;
+  readonly puts: ViewPut[];
+}
+
+/** A change's identity: the slice (the same in every zone) and the trigger time its puts carry. */
+const changeKey = (slice: string, trigger: number | null) => `${slice}|${trigger}`;
+
+/** The changes whose trigger time lies in [from, to], by changeKey. */
+function changesBetween(puts: Iterable<ViewPut>, from: number, to: number): Map<string, Change> {
+  const out = new Map<string, Change>();
+  for (const p of puts) {
+    if (!p.changes || p.trigger === null || p.trigger < from || p.trigger > to) continue;
+    const key = changeKey(p.slice, p.trigger);
+    let c = out.get(key);
+    if (c === undefined) out.set(key, (c = { trigger: p.trigger, puts: [] }));
+    c.puts.push(p);
+  }
+  return out;
+}
+
+/**
+ * When a change had reached every agent that must apply it (`last`), the slowest of its views
+ * from KV write to its last agent (`fan`), and when its last view was written; `last` is null
+ * when some agent never got one of its views.
+ */
+function completion(c: Change, arrivals: ReadonlyMap<number, [number, number]>, want: (zone: string) => number): { last: number | null; fan: number; written: number } {
+  let last = -Infinity;
+  let fan = -Infinity;
+  let written = -Infinity;
+  let complete = true;
+  for (const p of c.puts) {
+    written = Math.max(written, p.written);
+    const n = want(p.zone);
+    if (n === 0) continue;
+    const a = arrivals.get(p.revision);
+    if (a === undefined || a[1] < n) {
+      complete = false;
+      continue;
+    }
+    last = Math.max(last, a[0]);
+    fan = Math.max(fan, a[0] - p.written);
+  }
+  return { last: complete && last > -Infinity ? last : null, fan, written };
+}
+
+interface Latencies {
+  /** From the trigger time, per change (to its last agent), ascending. */
+  readonly fromReady: number[];
+  /** From each view's KV write to its last agent, per change (the slowest of its views), ascending. */
+  readonly fromWrite: number[];
+  /** From the trigger time to the last of the change's views written (the pipeline's share), ascending. */
+  readonly toWrite: number[];
+  /** Changes some agent that had to apply them never got. */
+  readonly missing: number;
+}
+
+function latencies(changes: readonly Change[], arrivals: ReadonlyMap<number, [number, number]>, want: (zone: string) => number): Latencies {
+  const fromReady: number[] = [];
+  const fromWrite: number[] = [];
+  const toWrite: number[] = [];
+  let missing = 0;
+  for (const c of changes) {
+    const { last, fan, written } = completion(c, arrivals, want);
+    toWrite.push(written - c.trigger);
+    if (last === null) missing++;
+    else {
+      fromReady.push(last - c.trigger);
+      fromWrite.push(fan);
+    }
+  }
+  const asc = (xs: number[]) => xs.sort((a, b) => a - b);
+  return { fromReady: asc(fromReady), fromWrite: asc(fromWrite), toWrite: asc(toWrite), missing };
+}
+
+/** Trigger → first rules file written after the change's views of its zone reached the agent, per (change, full agent). */
 function fullAgentLatencies(changes: readonly Change[], agents: readonly FullAgent[]): number[] {
   const out: number[] = [];
   for (const c of changes) {
@@ -271,6 +417,8 @@ function fullAgentLatencies(changes: readonly Change[], agents: readonly FullAge
   return out.sort((x, y) => x - y);
 }
 
+const triple = (xs: readonly number[]) => `${fmtMs(percentile(xs, 50))} / ${fmtMs(percentile(xs, 99))} / ${fmtMs(xs.at(-1) ?? NaN)}`;
+
 export interface FanoutFigures {
   agents?: number;
   steady_p50_ms?: number;
@@ -281,174 +429,303 @@ export interface FanoutFigures {
   burst_max_ms?: number;
   bytes_per_agent_scoped?: number;
   bytes_per_agent_unscoped?: number;
+  /** Pod changes per second the generator achieved. */
+  steady_rate?: number;
+  burst_rate?: number;
+  /** Pod changes per second that reached the views in the burst (first flip to the last one written). */
+  burst_pipeline_rate?: number;
+}
+
+async function waitFor(what: string, done: () => boolean, timeoutMs: number, status: () => string): Promise<boolean> {
+  const t0 = Date.now();
+  let said = t0;
+  while (!done()) {
+    if (Date.now() - t0 > timeoutMs) return false;
+    if (Date.now() - said > 10_000) {
+      process.stderr.write(`fanout bench: waiting for ${what}: ${status()}\n`);
+      said = Date.now();
+    }
+    await sleep(100);
+  }
+  return true;
 }
 
 export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFigures> {
   const url = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+  const pgUrl = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const agentCount = Number(process.env['FANOUT_AGENTS'] ?? (opts.quick ? 100 : 1000));
   const workers = Number(process.env['FANOUT_WORKERS'] ?? 4);
+  const fullCount = Number(process.env['FANOUT_FULL_AGENTS'] ?? (opts.quick ? 2 : 10));
   const serviceCount = opts.quick ? 200 : 1000;
   const steadySeconds = opts.quick ? 5 : 15;
   const burst = opts.quick ? 100 : 500;
   const rows: Row[] = [];
   const figures: FanoutFigures = {};
-  const progress = (what: string) => process.stderr.write(`fanout bench: ${what}\n`);
+  const progress = (what: string) => process.stderr.write(`fanout bench: ${what} (load ${load()})\n`);
+  const t0 = performance.now();
+  const load0 = load();
 
   let nc: NatsConnection;
   try {
-    nc = await connectNats({ url, name: 'fanout-publisher' });
+    nc = await connectNats({ url, name: 'fanout-bench', timeoutMs: 5000 });
+    await (await createDb({ url: pgUrl, max: 1 })).close();
   } catch (e) {
-    rows.push(['fanout', 'skipped', e instanceof Error ? e.message.split('\n')[0] : String(e)]);
+    rows.push(['fanout', 'skipped', `needs NATS and Postgres: ${errText(e)}`]);
     printTable('fanout', rows);
     return figures;
   }
-  const bucket = `fanout-${process.pid}`;
-  const kv = await ensureKv(nc, bucket, { storage: 'memory' });
-  const all = nodes(1000);
-  const zoneOf = (i: number) => all[i]?.metadata.labels?.[LABEL_ZONE] ?? UNZONED_VIEW;
-  let t = performance.now();
-  const pub = new Publisher(kv, all, serviceCount);
-  const seeded = await pub.seed();
-  rows.push([`${serviceCount} services x ${ENDPOINTS} endpoints on ${all.length} nodes: views written`, fmtMs(performance.now() - t), `${seeded} view entries, 3 zones + ${UNZONED_NODES} unzoned nodes`]);
 
-  // One agent per node (the first agentCount nodes, spread over the zones), plus the unscoped one.
-  const specs = Array.from({ length: agentCount }, (_, i) => {
-    const node = Math.floor((i * all.length) / agentCount);
-    return { id: `agent-${node}`, zone: zoneOf(node), filter: `${CLUSTER}.${zoneOf(node)}.>` };
-  });
-  const unscoped = { id: 'unscoped', zone: '*', filter: `${CLUSTER}.>` };
-  const perZone = new Map<string, number>();
-  for (const s of specs) perZone.set(s.zone, (perZone.get(s.zone) ?? 0) + 1);
-  progress(`starting ${agentCount} agents in ${workers} processes`);
-  const server0 = natsServerUsage();
-  t = performance.now();
-  const started = Array.from({ length: workers }, (_, w) => {
-    const mine = specs.filter((_, i) => i % workers === w).map(({ id, filter }) => ({ id, filter }));
-    return startWorker(w === 0 ? [...mine, unscoped] : mine, url, bucket);
-  });
-  let workerRss: number[];
-  try {
-    workerRss = await Promise.all(started.map((s) => s.ready));
-  } catch (e) {
-    for (const s of started) s.child.kill();
-    await nc.close();
-    throw e;
-  }
-  rows.push([`${agentCount} agents connected, each with its initial zone set`, fmtMs(performance.now() - t), `${workers} processes, one NATS connection and one watch per agent`]);
-
-  const fullCount = Number(process.env['FANOUT_FULL_AGENTS'] ?? (opts.quick ? 2 : 10));
-  const svcKv = await ensureKv(nc, `${bucket}-svc`, { storage: 'memory' });
-  for (const svc of pub.services) await kvPutJson(svcKv, svcKey({ cluster: CLUSTER, namespace: NS, name: svc.metadata.name }), svc);
-  t = performance.now();
-  const full = await Promise.all(Array.from({ length: fullCount }, (_, k) => startFullAgent(url, `${bucket}-svc`, bucket, `full-${k}`, ZONES[k % 3] ?? 'zone-a')));
-  rows.push([`${fullCount} full agents (dry-run) ready`, fmtMs(performance.now() - t), 'each renders the iptables ruleset of its zone after every sync']);
-
-  const run = async (name: string, count: number, perSecond: number): Promise<Change[]> => {
-    progress(`${name}: ${count} changes at ${perSecond}/s`);
-    const prepared = Array.from({ length: count }, () => pub.prepare());
-    const out: Promise<Change>[] = [];
-    // At most 64 changes' writes in flight: past that the publisher waits (and the achieved
-    // rate shows it) rather than pile up acks until they time out.
-    const inflight = new Set<Promise<Change>>();
-    const start = now();
-    for (let k = 0; k < count; k++) {
-      const due = start + (k * 1000) / perSecond;
-      const wait = due - now();
-      if (wait > 0) await sleep(wait);
-      while (inflight.size >= 64) await Promise.race(inflight);
-      const p = pub.publish(prepared[k]!);
-      inflight.add(p);
-      void p.then(() => inflight.delete(p));
-      out.push(p);
-    }
-    const changes = await Promise.all(out);
-    await sleep(3000); // let the last ones arrive everywhere
-    return changes;
-  };
-  const steady = await run('steady', steadySeconds * 20, 20);
-  const burstChanges = await run('burst', burst, 500);
-  const server1 = natsServerUsage();
-  const reports = await Promise.all(started.map((s) => s.report()));
-  for (const f of full) {
-    await f.agent.close();
-    await f.nc.close();
-  }
-  // The buckets were this run's alone.
-  await kv.destroy();
-  await svcKv.destroy();
-  await nc.close();
-
-  const arrivals = new Map<number, [number, number]>();
-  for (const r of reports) {
-    for (const [rev, [at, n]] of r.arrivals) {
-      const a = arrivals.get(rev);
-      arrivals.set(rev, a === undefined ? [at, n] : [Math.max(a[0], at), a[1] + n]);
-    }
-  }
-  /** Latency of each change to its last agent; changes some agent never got are censored. */
-  const latencies = (changes: readonly Change[]) => {
-    const seen: number[] = [];
-    let missing = 0;
-    for (const c of changes) {
-      if (c.puts.length === 0) continue;
-      let last = 0;
-      let complete = true;
-      for (const p of c.puts) {
-        const a = arrivals.get(p.revision);
-        const want = (p.zone === UNZONED_VIEW ? (perZone.get(UNZONED_VIEW) ?? 0) : (perZone.get(p.zone) ?? 0)) + 1;
-        if (a === undefined || a[1] < want) complete = false;
-        if (a !== undefined) last = Math.max(last, a[0]);
+  progress('building the services (.bench/fanout-build/dist)');
+  const builtRoot = join(REPO_ROOT, '.bench', 'fanout-build');
+  await buildDist(REPO_ROOT, join(builtRoot, 'dist'));
+  const run = freshRunNames(newRunId(Date.now()));
+  const logDir = join(tmpdir(), 'slicemesh-bench', `fanout-${run.id}`);
+  const observer = new ViewObserver();
+  let stack: Stack | undefined;
+  const started: Worker[] = [];
+  const full: FullAgent[] = [];
+  let cleaning: Promise<void> | undefined;
+  /** Stops every process this section started and removes the run's streams, buckets and schema. Idempotent. */
+  const cleanup = (): Promise<void> =>
+    (cleaning ??= (async () => {
+      for (const f of full) {
+        await f.agent.close().catch(() => {});
+        await f.nc.close().catch(() => {});
       }
-      if (complete) seen.push(last - c.trigger);
-      else missing++;
+      for (const s of started) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill();
+      await observer.close();
+      await stack?.close().catch((e: unknown) => progress(`stopping the services: ${errText(e)}`));
+      await deleteRunState(url, pgUrl, run).catch((e: unknown) => progress(`removing the run state: ${errText(e)}`));
+      await nc.close().catch(() => {});
+    })());
+  /** At exit (a crash included), whatever still runs is killed. */
+  const killChildren = () => {
+    for (const s of started) if (s.child.exitCode === null) s.child.kill('SIGKILL');
+    for (const c of stack?.components() ?? []) {
+      const pid = c.pid();
+      if (pid !== undefined && !c.isStopped()) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
     }
-    return { sorted: seen.sort((a, b) => a - b), missing };
   };
-  const st = latencies(steady);
-  const bu = latencies(burstChanges);
-  const fig = (xs: readonly number[], p: number) => percentile(xs, p);
-  /** Changes per second the publisher actually achieved. */
-  const rate = (list: readonly Change[]) => (list.length - 1) / (((list.at(-1)?.trigger ?? 0) - (list[0]?.trigger ?? 0)) / 1000);
-  for (const [name, l, key, list] of [['steady 20/s', st, 'steady', steady], [`burst ${burst} at 500/s`, bu, 'burst', burstChanges]] as const) {
-    const failed = list.filter((c) => c.failed).length;
-    rows.push([`${name}: pod Ready → applied on every agent, p50 / p99 / max`, `${fmtMs(fig(l.sorted, 50))} / ${fmtMs(fig(l.sorted, 99))} / ${fmtMs(l.sorted.at(-1) ?? NaN)}`, `${l.sorted.length} changes at ${rate(list).toFixed(0)}/s achieved${l.missing > 0 ? `, ${l.missing} not seen by every agent` : ''}${failed > 0 ? `, ${failed} writes not acknowledged` : ''}; target p99 <= ${key === 'steady' ? '1 s' : '2 s'}`]);
-    figures[`${key}_p50_ms`] = fig(l.sorted, 50);
-    figures[`${key}_p99_ms`] = fig(l.sorted, 99);
-    figures[`${key}_max_ms`] = l.sorted.at(-1) ?? NaN;
+  const onSignal = (signal: NodeJS.Signals) => {
+    progress(`${signal}: stopping the services and agents, removing the run state`);
+    void Promise.race([cleanup(), sleep(30_000)]).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('exit', killChildren);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const jsm = await jetstreamManager(nc);
+    await ensureStreams(jsm, run.names);
+    await ensureKv(nc, run.names.svc);
+    await ensureKv(nc, run.names.views);
+    observer.start(await openKv(nc, run.names.views));
+
+    // The cluster into KUBE first, like the watcher's initial lists: the services start on a whole snapshot.
+    let t = performance.now();
+    const cluster = new FanoutCluster(jetstream(nc), { cluster: CLUSTER, partitions: PARTITIONS, prefix: run.names.prefix, nodes: NODES, services: serviceCount });
+    const objects = await cluster.seed();
+    rows.push([`cluster into KUBE as the watcher publishes it: ${NODES} nodes, ${serviceCount} Services, ${serviceCount * PODS_PER_SERVICE} pods`, fmtMs(performance.now() - t), `${objects} objects; 3 zones + ${UNZONED_NODES} unzoned nodes`]);
+
+    progress('starting the slicer and the hints service (child processes)');
+    t = performance.now();
+    stack = await startStack({
+      natsUrl: url, databaseUrl: pgUrl, run, cluster: CLUSTER, partitions: PARTITIONS,
+      // No watcher: this process feeds KUBE. The URL is never called.
+      kubeServer: 'http://127.0.0.1:9', services: ['slicer', 'hints'], agents: 'none', processes: true, builtRoot,
+      runDir: join(logDir, 'run'), logDir, logLevel: 'info',
+      // The services' own defaults (BATCH_PERIOD 0, ACK_WAIT 30s), as the backbone section runs them.
+      batchPeriodMs: 0, ackWaitMs: 30_000,
+      // One replica each: a lease only fences it from itself. At the 5 s default a busy 2-core
+      // machine can miss a renewal and leave the only hints replica fenced, consuming nothing.
+      envOverrides: () => ({ LEASE_TTL: '60s' }),
+    });
+    const ready = await Promise.race([stack.ready.then(() => true), sleep(180_000).then(() => false)]);
+    if (!ready) throw new Error(`the slicer and the hints service were not ready within 180 s; logs in ${logDir}`);
+    const viewsReady = await waitFor('the initial views', () => observer.keysIn(UNZONED_VIEW) >= serviceCount && Date.now() - observer.lastPutAt > 1500, 300_000, () => `${observer.keysIn(UNZONED_VIEW)} of ${serviceCount} unfiltered views`);
+    if (!viewsReady) throw new Error(`the views never held every Service (${observer.keysIn(UNZONED_VIEW)} of ${serviceCount}); logs in ${logDir}`);
+    rows.push(['slicer + hints (node dist/<svc>.js) ready, every zone view written', fmtMs(performance.now() - t), `${observer.puts.size} view entries; service logs in ${logDir}`]);
+
+    // One agent per node (the first agentCount nodes, spread over the zones), plus the unscoped one.
+    const zoneOf = (i: number) => cluster.zoneOf(i) ?? UNZONED_VIEW;
+    const specs = Array.from({ length: agentCount }, (_, i) => {
+      const node = Math.floor((i * NODES) / agentCount);
+      return { id: `agent-${node}`, zone: zoneOf(node), filter: zoneViewsFilter(CLUSTER, zoneOf(node)) };
+    });
+    const unscoped = { id: 'unscoped', zone: UNZONED_VIEW, filter: zoneViewsFilter(CLUSTER, UNZONED_VIEW) };
+    const perZone = new Map<string, number>();
+    for (const s of [...specs, unscoped]) perZone.set(s.zone, (perZone.get(s.zone) ?? 0) + 1);
+    const zoneById = new Map([...specs, unscoped].map((s) => [s.id, s.zone]));
+    progress(`starting ${agentCount} agents in ${workers} processes`);
+    const server0 = natsServerUsage(url);
+    t = performance.now();
+    for (let w = 0; w < workers; w++) {
+      const mine = specs.filter((_, i) => i % workers === w).map(({ id, filter }) => ({ id, filter }));
+      started.push(startWorker(w === 0 ? [...mine, unscoped] : mine, url, run.names.views));
+    }
+    const atReady = await Promise.all(started.map((s) => s.ready));
+    const workerRss = atReady.map((r) => r.rssBytes);
+    const retried = atReady.reduce((n, r) => n + r.retries, 0);
+    rows.push([`${agentCount} agents connected, each with its initial zone set`, fmtMs(performance.now() - t), `${workers} processes, one NATS connection and one watch per agent${retried > 0 ? `; ${retried} setups timed out and were retried` : ''}`]);
+    t = performance.now();
+    for (let k = 0; k < fullCount; k++) full.push(await startFullAgent(url, stack, `node-${k}`, zoneOf(k)));
+    rows.push([`${fullCount} full agents (dry-run) ready`, fmtMs(performance.now() - t), 'each renders the iptables ruleset of its zone after every sync']);
+
+    const runPhase = async (name: string, count: number, perSecond: number): Promise<{ flips: Flip[]; from: number; to: number; unacked: number; drained: boolean }> => {
+      progress(`${name}: ${count} pod Ready transitions at ${perSecond}/s`);
+      const flips: Flip[] = [];
+      // At most 64 publishes awaiting KUBE's ack (the watcher's PUBLISH_WINDOW is alike): past
+      // that the generator waits, and the achieved rate shows it.
+      const inflight = new Set<Promise<boolean>>();
+      const start = Date.now();
+      for (let k = 0; k < count; k++) {
+        const wait = start + (k * 1000) / perSecond - Date.now();
+        if (wait > 0) await sleep(wait);
+        while (inflight.size >= 64) await Promise.race(inflight);
+        const f = cluster.flip();
+        observer.expect(f);
+        flips.push(f);
+        const p = f.acked.finally(() => inflight.delete(p));
+        inflight.add(p);
+      }
+      const unacked = (await Promise.all(flips.map((f) => f.acked))).filter((ok) => !ok).length;
+      const drained = await waitFor(`${name} to reach the views`, () => observer.pending === 0, 120_000, () => `${observer.pending} pod changes not in the unfiltered view yet`);
+      await sleep(500); // a last coalesced write
+      // Then until every agent has applied its zone's newest revision (at most 120 s more), and
+      // the full agents have synced it (MIN_SYNC_PERIOD 1 s).
+      let behind = 0;
+      const caughtUp = async () => {
+        const want = new Map(observer.lastRevision);
+        const applied = (await Promise.all(started.map((w) => w.progress()))).flatMap((m) => [...m]);
+        behind = applied.filter(([id, rev]) => rev < (want.get(zoneById.get(id) ?? '') ?? 0)).length;
+        behind += full.filter((f) => Math.max(0, ...f.arrivals.keys()) < (want.get(f.zone) ?? 0)).length;
+        return behind === 0;
+      };
+      const t1 = Date.now();
+      while (!(await caughtUp()) && Date.now() - t1 < 120_000) {
+        if ((Date.now() - t1) % 10_000 < 500) progress(`${name}: ${behind} agents still behind their zone's newest view`);
+        await sleep(500);
+      }
+      await sleep(2000);
+      return { flips, from: flips[0]?.at ?? start, to: flips.at(-1)?.at ?? start, unacked, drained };
+    };
+    const steady = await runPhase('steady', steadySeconds * 20, 20);
+    const burstRun = await runPhase('burst', burst, 500);
+    const server1 = natsServerUsage(url);
+    const reports = await Promise.all(started.map((s) => s.report()));
+
+    const arrivals = new Map<number, [number, number]>();
+    for (const r of reports) {
+      for (const [rev, [at, n]] of r.arrivals) {
+        const a = arrivals.get(rev);
+        arrivals.set(rev, a === undefined ? [at, n] : [Math.max(a[0], at), a[1] + n]);
+      }
+    }
+    const want = (zone: string) => perZone.get(zone) ?? 0;
+    const every = changesBetween(observer.puts.values(), -Infinity, Infinity);
+    const phases = [
+      { key: 'steady' as const, label: 'steady 20/s', r: steady, target: '1 s' },
+      { key: 'burst' as const, label: `burst ${burst} at 500/s`, r: burstRun, target: '2 s' },
+    ].map((ph) => {
+      const changes = [...changesBetween(observer.puts.values(), ph.r.from, ph.r.to).values()];
+      const mine = new Set(ph.r.flips);
+      return { ...ph, changes, l: latencies(changes, arrivals, want), resolved: observer.resolved.filter((x) => mine.has(x.flip)) };
+    });
+    rows.push([`latency ${ORIGIN}`, '', 'to the change applied on every agent whose zone view it changed; a change = a slice written for one trigger time']);
+    for (const ph of phases) {
+      const { l, r } = ph;
+      const rate = (r.flips.length - 1) / ((r.to - r.from) / 1000);
+      const reached = ph.resolved.length;
+      const lastWritten = Math.max(...ph.resolved.map((x) => x.written));
+      const pipelineRate = reached / ((lastWritten - r.from) / 1000);
+      figures[`${ph.key}_p50_ms`] = percentile(l.fromReady, 50);
+      figures[`${ph.key}_p99_ms`] = percentile(l.fromReady, 99);
+      figures[`${ph.key}_max_ms`] = l.fromReady.at(-1) ?? NaN;
+      figures[`${ph.key}_rate`] = rate;
+      if (ph.key === 'burst') figures.burst_pipeline_rate = pipelineRate;
+      const issues = [
+        l.missing > 0 ? `${l.missing} changes not seen by every agent (left out)` : '',
+        r.unacked > 0 ? `${r.unacked} KUBE publishes not acknowledged` : '',
+        r.drained ? '' : `${r.flips.length - reached} pod changes never reached the views within 120 s`,
+      ].filter((x) => x !== '');
+      rows.push([`  ${ph.label}: pod Ready → applied on every agent, p50 / p99 / max`, triple(l.fromReady), `${l.fromReady.length} changes from ${r.flips.length} pod changes generated at ${rate.toFixed(1)}/s achieved; target p99 <= ${ph.target}${issues.length > 0 ? `; ${issues.join(', ')}` : ''}`]);
+      rows.push([`    of which pod Ready → last zone view written by hints`, triple(l.toWrite), `pipeline (KUBE → slicer → SLICES → hints → KV); ${reached} of ${r.flips.length} pod changes in the views, ${pipelineRate.toFixed(1)}/s from the first change to the last written`]);
+      rows.push([`    view written (KV) → applied on every agent`, triple(l.fromWrite), 'the fan-out alone (origin: the server timestamp of the put)']);
+      rows.push([`    pod Ready → rules written by a full agent`, triple(fullAgentLatencies(ph.changes, full)), '(change, agent) pairs; first dry-run write after the change reached the agent (MIN_SYNC_PERIOD 1 s)']);
+      // Per pod change, from the generator's own record (pod IP → when it flipped it): the change
+      // whose unfiltered view first showed it, applied on every agent. Differs from the row above
+      // where a view carried a later trigger time than some pod change it also applied (two
+      // changes of one slice coalesced past the slicer, which keeps the earliest).
+      const perFlip: number[] = [];
+      let unapplied = 0;
+      for (const x of ph.resolved) {
+        const c = every.get(x.change);
+        const last = c === undefined ? null : completion(c, arrivals, want).last;
+        if (last === null) unapplied++;
+        else perFlip.push(last - x.flip.at);
+      }
+      perFlip.sort((a, b) => a - b);
+      rows.push([`    cross-check per pod change (generator's record, keyed by pod IP): → applied on every agent`, triple(perFlip), `${perFlip.length} pod changes${unapplied > 0 ? `, ${unapplied} whose view had no trigger time or missed an agent` : ''}; origin: when the bench flipped the pod, not the annotation`]);
+    }
+    const tc = observer.triggerChecks;
+    rows.push(['unfiltered-view puts whose trigger time = the earliest pod change they applied', `${tc.match} / ${tc.all}`, `${tc.later} later (an earlier change of the slice coalesced into the write), ${tc.earlier} earlier, ${tc.none} without one`]);
+
+    // Bytes: what each agent received after its initial set, per pod change generated.
+    const flipsAll = steady.flips.length + burstRun.flips.length;
+    // Bytes as stored (key + value) of every revision an agent applied after its initial set,
+    // summed from the arrivals: each revision's size times the agents that got it.
+    const agentStats = new Map(reports.flatMap((r) => r.perAgent));
+    const zonedSpecs = specs.filter((s) => s.zone !== UNZONED_VIEW);
+    let zonedBytes = 0;
+    let unscopedBytes = 0;
+    for (const [rev, [, n]] of arrivals) {
+      const p = observer.puts.get(rev);
+      if (p === undefined) continue;
+      if (p.zone === UNZONED_VIEW) unscopedBytes += p.bytes;
+      else zonedBytes += p.bytes * n;
+    }
+    const scopedBytes = zonedBytes / Math.max(1, zonedSpecs.length) / flipsAll;
+    const scopedEntries = zonedSpecs.reduce((n, s) => n + (agentStats.get(s.id)?.entries ?? 0), 0) / Math.max(1, zonedSpecs.length) / flipsAll;
+    const un = { bytes: unscopedBytes, entries: agentStats.get('unscoped')?.entries ?? 0 };
+    figures.agents = agentCount;
+    figures.bytes_per_agent_scoped = scopedBytes;
+    figures.bytes_per_agent_unscoped = un.bytes / flipsAll;
+    const measured = [...observer.puts.values()].filter((p) => p.zone !== UNZONED_VIEW && p.trigger !== null && p.trigger >= steady.from);
+    const metaOnly = measured.filter((p) => !p.changes);
+    const metaBytes = metaOnly.reduce((n, p) => n + p.bytes, 0) / Math.max(1, measured.reduce((n, p) => n + p.bytes, 0));
+    rows.push(['per agent per pod change, zoned agents (average)', fmtBytes(Math.round(scopedBytes)), `${scopedEntries.toFixed(2)} view entries; target <= 1/3 of the unscoped agent's (ratio ${(scopedBytes / Math.max(1, un.bytes / flipsAll)).toFixed(2)})`]);
+    rows.push(['per agent per pod change, unscoped agent (the unfiltered view: every slice, as kube-proxy)', fmtBytes(Math.round(un.bytes / flipsAll)), `${(un.entries / flipsAll).toFixed(2)} view entries`]);
+    rows.push(['  zone view puts that changed only the trigger-time annotation', `${metaOnly.length} / ${measured.length}`, `${(metaBytes * 100).toFixed(0)}% of the zoned views' bytes; received by every agent of the zone, nothing to apply`]);
+    const rss = reports.reduce((n, r) => n + r.rssBytes, 0);
+    rows.push(['memory per lightweight agent', fmtBytes(Math.round(rss / (agentCount + 1))), `worker RSS ${reports.map((r) => fmtBytes(r.rssBytes)).join(', ')} (at ready: ${workerRss.map((b) => fmtBytes(b)).join(', ')})`]);
+    if (server0 !== null && server1 !== null) {
+      rows.push(['NATS server: CPU during connect + measurement, RSS after', `${(server1.cpuMs - server0.cpuMs).toFixed(0)} ms`, `RSS ${fmtBytes(server1.rssBytes)} (shared with the pipeline's streams and whatever else uses it)`]);
+    } else {
+      rows.push(['NATS server CPU and memory', 'n/a', `no local nats-server process on ${url}'s port`]);
+    }
+    const dir = join(tmpdir(), 'slicemesh-bench');
+    mkdirSync(dir, { recursive: true });
+    const svg = join(dir, 'fanout-latency.svg');
+    const [st, bu] = phases;
+    writeFileSync(svg, latencySvg([
+      { name: 'steady 20/s, from pod Ready', color: '#1f77b4', values: st?.l.fromReady ?? [] },
+      { name: `burst ${burst} at 500/s, from pod Ready`, color: '#d62728', values: bu?.l.fromReady ?? [] },
+      { name: 'steady, from the view\'s KV write', color: '#1f77b4', values: st?.l.fromWrite ?? [], dashed: true },
+      { name: 'burst, from the view\'s KV write', color: '#d62728', values: bu?.l.fromWrite ?? [], dashed: true },
+    ]));
+    rows.push(['latency distribution chart', svg]);
+    rows.push(['machine', `${availableParallelism()} cores`, `load average at start ${load0}, at end ${load()}; ${fmtMs(performance.now() - t0)} in all`]);
+    printTable(`fanout (${agentCount} agents + 1 unscoped + ${fullCount} full, ${serviceCount} services, ${NODES} nodes; latency ${ORIGIN})`, rows);
+  } finally {
+    await cleanup();
+    process.removeListener('exit', killChildren);
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
   }
-  for (const [name, list] of [['steady 20/s', steady], [`burst ${burst} at 500/s`, burstChanges]] as const) {
-    const l = fullAgentLatencies(list, full);
-    rows.push([`${name}: pod Ready → rules written by a full agent, p50 / p99 / max`, `${fmtMs(fig(l, 50))} / ${fmtMs(fig(l, 99))} / ${fmtMs(l.at(-1) ?? NaN)}`, `${l.length} (change, agent) pairs; first dry-run write after the change reached the agent (MIN_SYNC_PERIOD 1 s)`]);
-  }
-  const changes = steady.length + burstChanges.length;
-  const agentStats = new Map(reports.flatMap((r) => r.perAgent));
-  const zoned = specs.filter((s) => s.zone !== UNZONED_VIEW).map((s) => agentStats.get(s.id) ?? { bytes: 0, entries: 0 });
-  const scopedBytes = zoned.reduce((n, a) => n + a.bytes, 0) / Math.max(1, zoned.length) / changes;
-  const scopedEntries = zoned.reduce((n, a) => n + a.entries, 0) / Math.max(1, zoned.length) / changes;
-  const un = agentStats.get('unscoped') ?? { bytes: 0, entries: 0 };
-  const sliceBytes = [...steady, ...burstChanges].reduce((n, c) => n + c.sliceBytes, 0) / changes;
-  figures.agents = agentCount;
-  figures.bytes_per_agent_scoped = scopedBytes;
-  figures.bytes_per_agent_unscoped = un.bytes / changes;
-  rows.push(['per agent per change, zoned agents (average)', fmtBytes(Math.round(scopedBytes)), `${scopedEntries.toFixed(2)} view entries; target <= 1/3 of the unscoped agent's`]);
-  rows.push(['per agent per change, an agent watching every view', fmtBytes(Math.round(un.bytes / changes)), `${(un.entries / changes).toFixed(2)} view entries; ratio scoped/unscoped ${(scopedBytes / Math.max(1, un.bytes / changes)).toFixed(2)}`]);
-  rows.push(['  kube-proxy (watches every EndpointSlice): the whole changed slice', fmtBytes(Math.round(sliceBytes)), 'to every node']);
-  const rss = reports.reduce((n, r) => n + r.rssBytes, 0);
-  rows.push(['memory per lightweight agent', fmtBytes(Math.round(rss / (agentCount + 1))), `worker RSS ${reports.map((r) => fmtBytes(r.rssBytes)).join(', ')} (at ready: ${workerRss.map((b) => fmtBytes(b)).join(', ')})`]);
-  if (server0 !== null && server1 !== null) {
-    rows.push(['NATS server: CPU during connect + measurement, RSS after', `${(server1.cpuMs - server0.cpuMs).toFixed(0)} ms`, `RSS ${fmtBytes(server1.rssBytes)}`]);
-  } else {
-    rows.push(['NATS server CPU and memory', 'n/a', 'no local nats-server process']);
-  }
-  const dir = join(tmpdir(), 'slicemesh-bench');
-  mkdirSync(dir, { recursive: true });
-  const svg = join(dir, 'fanout-latency.svg');
-  writeFileSync(svg, latencySvg([
-    { name: 'steady 20/s', color: '#1f77b4', values: st.sorted },
-    { name: `burst ${burst} at 500/s`, color: '#d62728', values: bu.sorted },
-  ]));
-  rows.push(['latency distribution chart', svg]);
-  printTable(`fanout (${agentCount} agents + 1 unscoped + ${fullCount} full, ${serviceCount} services, 1000 nodes)`, rows);
-  await Promise.all(started.map((s) => (s.child.exitCode !== null || s.child.signalCode !== null ? undefined : new Promise((r) => s.child.once('exit', r)))));
   return figures;
 }

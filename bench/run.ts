@@ -2,8 +2,9 @@
 // With --json, stdout's last line is one JSON object of the backbone section's figures (see
 // bench/summary.ts for its keys), each figure that is null with a line on stderr saying why,
 // plus the data-plane figures of the proxy section (`iptables_full_ratio`, `nft_partial_ratio`)
-// and the fanout section (`agents`, `steady_`/`burst_` `p50_ms`, `p99_ms`, `max_ms`,
-// `bytes_per_agent_scoped`, `bytes_per_agent_unscoped`).
+// and the fanout section (`agents`, `steady_`/`burst_` `p50_ms`, `p99_ms`, `max_ms` from the
+// pod's Ready transition, `bytes_per_agent_scoped`, `bytes_per_agent_unscoped`, and the rates
+// `steady_rate`, `burst_rate` the generator achieved and `burst_pipeline_rate`).
 
 import { parseArgs } from 'node:util';
 import type { BackboneReport } from './backbone.bench.ts';
