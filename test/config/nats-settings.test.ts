@@ -37,8 +37,8 @@ describe.each(services)('%s', (name, parse) => {
     expect(() => parse([], { NATS_URL: 'http://a:4222' })).toThrow('entry 1 "http://a:4222" is not a NATS URL (scheme http:// is not nats:// or tls://)');
   });
 
-  it.runIf(CREATORS.has(name))('NATS_REPLICAS: default 1, 1..5', () => {
-    expect(parse([], {}).natsReplicas).toBe(1);
+  it.runIf(CREATORS.has(name))('NATS_REPLICAS: unset by default (new streams get 1, existing keep theirs), 1..5', () => {
+    expect(parse([], {}).natsReplicas).toBeUndefined();
     expect(parse([], { NATS_REPLICAS: '3' }).natsReplicas).toBe(3);
     expect(parse(['--nats-replicas', '3'], {}).natsReplicas).toBe(3);
     expect(() => parse([], { NATS_REPLICAS: '0' })).toThrow('below the minimum 1');

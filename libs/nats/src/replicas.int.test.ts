@@ -87,11 +87,16 @@ describe('NATS_REPLICAS on a 3-server cluster', () => {
     expect((await kv3.status()).streamInfo.config.num_replicas).toBe(3);
     expect((await kv3.get('k'))?.string()).toBe('v');
     expect((await jsm.streams.info(names.kube)).state.messages).toBe(before);
-    // Idempotent: a second start changes nothing.
+    // Idempotent: a second start changes nothing, and neither does one without the setting
+    // (a service started without NATS_REPLICAS must not take them back to one copy).
     changes.length = 0;
     await ensureStreams(jsm, names, { replicas: 3, onReplicasChanged: (c) => changes.push(c) });
     await ensureKv(nc, names.svc, { replicas: 3, onReplicasChanged: (c) => changes.push(c) });
+    await ensureStreams(jsm, names, { onReplicasChanged: (c) => changes.push(c) });
+    await ensureKv(nc, names.svc, { onReplicasChanged: (c) => changes.push(c) });
     expect(changes).toEqual([]);
+    expect((await jsm.streams.info(names.kube)).config.num_replicas).toBe(3);
+    expect((await jsm.streams.info(`KV_${names.svc}`)).config.num_replicas).toBe(3);
     const all = cluster.servers.map((s) => s.name).sort();
     await expect.poll(() => placement(jsm, names.kube), { timeout: 10_000 }).toEqual(all);
   });

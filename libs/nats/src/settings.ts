@@ -16,9 +16,9 @@ export const NATS_URL_SETTING = {
 export const NATS_REPLICAS_SETTING = {
   env: 'NATS_REPLICAS',
   flag: '--nats-replicas',
-  default: 1,
+  optional: true,
   min: 1,
   max: 5,
   parse: 'int',
-  doc: 'Replicas of every JetStream stream and KV bucket this service creates or updates at start: 1 on a single server, 3 on a cluster (survives the loss of one server). An existing one with another count is changed to it; give every service the same value.',
+  doc: 'Replicas of every JetStream stream and KV bucket this service creates or updates at start: 1 on a single server, 3 on a cluster (survives the loss of one server). An existing one with another count is changed to it; give every service the same value. Unset: new ones get 1, existing ones keep their count.',
 } as const;

@@ -49,9 +49,10 @@ export interface StreamOptions {
   /** Defaults to 'file'. Cannot change on an existing stream (StreamConflictError). */
   readonly storage?: 'file' | 'memory';
   /**
-   * Replicas of each stream (NATS_REPLICAS), defaults to 1. An existing stream with another count
-   * is updated to it (a cluster can change it in place); ReplicasUnavailableError when the
-   * server cannot hold that many.
+   * Replicas of each stream (NATS_REPLICAS). An existing stream with another count is updated to
+   * it (a cluster can change it in place); ReplicasUnavailableError when the server cannot hold
+   * that many. Unset: a new stream gets 1 and an existing one keeps its count, so a service
+   * started without the setting never takes a replicated stream back to one copy.
    */
   readonly replicas?: number;
   /** Told when an existing stream's replica count is changed. */
@@ -85,7 +86,7 @@ export async function ensureStreams(
     retention: RetentionPolicy.Limits,
     storage: opts.storage === 'memory' ? StorageType.Memory : StorageType.File,
     discard: DiscardPolicy.Old,
-    num_replicas: opts.replicas ?? 1,
+    num_replicas: opts.replicas ?? 0,
     max_age: nanos(opts.maxAgeMs ?? 0),
     duplicate_window: nanos(opts.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
   };
@@ -100,12 +101,15 @@ export async function ensureStreams(
 
 type EnsuredConfig = Pick<StreamConfig, 'name' | 'subjects' | 'retention' | 'storage' | 'discard' | 'num_replicas' | 'max_age' | 'duplicate_window'>;
 
-async function ensureStream(jsm: JetStreamManager, want: EnsuredConfig, onReplicasChanged?: (change: ReplicasChange) => void): Promise<StreamInfo> {
+/** `want.num_replicas` 0 means "not set": 1 for a new stream, the existing count otherwise. */
+async function ensureStream(jsm: JetStreamManager, wanted: EnsuredConfig, onReplicasChanged?: (change: ReplicasChange) => void): Promise<StreamInfo> {
   let info: StreamInfo;
+  let want = wanted;
   try {
     info = await jsm.streams.info(want.name);
   } catch (err) {
     if (!isApiError(err, STREAM_NOT_FOUND)) throw err;
+    want = { ...wanted, num_replicas: wanted.num_replicas || 1 };
     try {
       return await jsm.streams.add(want);
     } catch (addErr) {
@@ -116,6 +120,7 @@ async function ensureStream(jsm: JetStreamManager, want: EnsuredConfig, onReplic
     }
   }
   const have = info.config;
+  if (want.num_replicas === 0) want = { ...want, num_replicas: have.num_replicas };
   refuseUnclustered(info, want.num_replicas);
   for (const field of ['storage', 'retention'] as const) {
     if (have[field] !== want[field]) throw new StreamConflictError(want.name, field, have[field], want[field]);
@@ -175,7 +180,7 @@ export interface KvBucketOptions {
   readonly history?: number;
   /** Defaults to 'file'. */
   readonly storage?: 'file' | 'memory';
-  /** Replicas of the bucket's stream (NATS_REPLICAS), defaults to 1; see StreamOptions.replicas. */
+  /** Replicas of the bucket's stream (NATS_REPLICAS); unset: 1 for a new bucket, an existing one keeps its count (see StreamOptions.replicas). */
   readonly replicas?: number;
   /** Told when an existing bucket's replica count is changed. */
   readonly onReplicasChanged?: (change: ReplicasChange) => void;
@@ -188,7 +193,7 @@ export interface KvBucketOptions {
  */
 export async function ensureKv(nc: NatsConnection, bucket: string, opts: KvBucketOptions = {}): Promise<KV> {
   const history = opts.history ?? 1;
-  const replicas = opts.replicas ?? 1;
+  let replicas = opts.replicas ?? 1;
   let kv: KV;
   try {
     kv = await new Kvm(nc).create(bucket, {
@@ -203,6 +208,7 @@ export async function ensureKv(nc: NatsConnection, bucket: string, opts: KvBucke
   // Kvm.create binds to an existing bucket as it is: compare and update here.
   const status = await kv.status();
   const have = status.streamInfo.config;
+  if (opts.replicas === undefined) replicas = have.num_replicas;
   refuseUnclustered(status.streamInfo, replicas);
   if (status.history !== history || have.num_replicas !== replicas) {
     const jsm = await jetstreamManager(nc);
