@@ -64,7 +64,7 @@ export function prng(seed: string): () => number {
  * Kills spread over the phase (never the same replica twice in a row, none in its last
  * restart pause), the one-off faults at 20 % (NATS), 40 % (Postgres), 55 % (watch cut) and 65 %
  * (agent cut, which must end before the phase does); sorted by time. On a NATS cluster: a
- * nats-kill of the KUBE leader at 20 %, one of a server drawn from the seed at 70 %, no agent cut,
+ * nats-kill of the KUBE leader at 20 %, one of a server drawn from the seed at 60 %, no agent cut,
  * and no replica kill within NATS_QUIET_MS of a server's loss.
  */
 export function planFaults(o: PlanOptions): PlannedFault[] {
@@ -84,7 +84,7 @@ export function planFaults(o: PlanOptions): PlannedFault[] {
     const down = o.natsDownMs ?? 5000;
     const natsKills: PlannedFault[] = [
       { atMs: at(0.2), kind: 'nats-kill', server: 'kube-leader', durationMs: down },
-      { atMs: at(0.7), kind: 'nats-kill', server: Math.floor(rnd() * servers), durationMs: down },
+      { atMs: at(0.6), kind: 'nats-kill', server: Math.floor(rnd() * servers), durationMs: down },
     ];
     // No replica kill from NATS_QUIET_MS before a server's loss until NATS_QUIET_MS after its
     // restart: the stall measured across it is the server's, not two watchers down at once.
