@@ -36,7 +36,7 @@ export const SERVICE_KINDS: readonly ServiceKind[] = ['watcher', 'slicer', 'hint
 export interface StackOptions {
   /** NATS server(s), comma-separated (every server of a cluster). */
   readonly natsUrl: string;
-  /** Replicas of every stream and bucket (NATS_REPLICAS of every service). Defaults to 1; 3 on a cluster of 3 or more. */
+  /** Replicas of every stream and bucket (NATS_REPLICAS of every service); unset: new ones get 1, existing ones keep theirs. 3 on a cluster of 3 or more. */
   readonly natsReplicas?: number;
   readonly databaseUrl: string;
   /** Stream, bucket and schema names (freshRunNames(id) or PERSISTENT_RUN). */
@@ -158,10 +158,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   let ownSim: ClusterSim | undefined;
   try {
     const jsm = await jetstreamManager(nc);
-    const natsReplicas = options.natsReplicas ?? 1;
-    await ensureStreams(jsm, run.names, { replicas: natsReplicas });
-    await ensureKv(nc, run.names.svc, { replicas: natsReplicas });
-    await ensureKv(nc, run.names.views, { replicas: natsReplicas });
+    // Unset: new streams and buckets get one replica, existing ones keep their count.
+    const natsReplicas = options.natsReplicas === undefined ? {} : { replicas: options.natsReplicas };
+    await ensureStreams(jsm, run.names, natsReplicas);
+    await ensureKv(nc, run.names.svc, natsReplicas);
+    await ensureKv(nc, run.names.views, natsReplicas);
     // createDb listens for errors of busy connections too, so a Postgres restart mid-query fails
     // that query instead of ending this process.
     dbh = await createDb({ url: options.databaseUrl, schema: run.schema, max: 4 });
@@ -181,7 +182,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const kubeServer = options.kubeServer ?? (sim as ClusterSim).url;
     const layout: StackLayout = {
       natsUrl: options.natsUrl,
-      natsReplicas,
+      ...(options.natsReplicas !== undefined ? { natsReplicas: options.natsReplicas } : {}),
       databaseUrl: options.databaseUrl,
       schema: run.schema,
       cluster: options.cluster ?? 'local',
