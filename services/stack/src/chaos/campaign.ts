@@ -25,6 +25,7 @@ import type { Component } from '../component.ts';
 import type { ReplicaCounts } from '../replicas.ts';
 import { replicaKindOf } from '../replicas.ts';
 import { freshRunNames, newRunId } from '../run-names.ts';
+import type { Env } from '../service-env.ts';
 import type { Stack } from '../start-stack.ts';
 import { startStack } from '../start-stack.ts';
 import { verifyAll } from '../verify-all.ts';
@@ -39,6 +40,9 @@ import type { OwnServer } from './servers.ts';
 import { startOwnNats, startOwnPostgres } from './servers.ts';
 import type { TcpProxy } from './tcp-proxy.ts';
 import { startTcpProxy } from './tcp-proxy.ts';
+
+/** Messages of a partition between two snapshots (and compactions) of the log during the campaign. */
+const CHAOS_SNAPSHOT_EVERY = 600;
 
 export interface CampaignOptions {
   readonly seed: string;
@@ -274,8 +278,12 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       runDir: join(dir, 'run'),
       logDir: join(dir, 'logs'),
       logLevel: 'info',
-      // The first agent talks to NATS through the proxy that cuts it off.
-      envOverrides: (name) => {
+      // The first agent talks to NATS through the proxy that cuts it off. The slicers snapshot
+      // and compact the log every SNAPSHOT_EVERY messages of a partition, far more often than
+      // the default, so the bounded log runs under the faults and the replay check starts from
+      // its snapshots.
+      envOverrides: (name): Env | undefined => {
+        if (name.startsWith('slicer')) return { SNAPSHOT_EVERY: String(CHAOS_SNAPSHOT_EVERY) };
         if (!name.startsWith('agent/') || cutAgentPort === undefined) return undefined;
         cutAgent ??= name;
         return name === cutAgent ? { NATS_URL: `nats://127.0.0.1:${cutAgentPort}` } : undefined;
