@@ -109,11 +109,13 @@ export const CI_CAMPAIGN: Omit<CampaignOptions, 'log'> = {
 
 /**
  * The CI version on a 3-server NATS cluster (test/chaos/chaos.nats-cluster.e2e.test.ts). Its stall
- * bar is 8 s, not the issue's 5 s: nats-server 2.9 elects a new stream leader 2 to 5 s after the
- * old one stops sending heartbeats (raft election timeout, not configurable), and the clients'
- * retries add up to ~2 s more; `npm run chaos -- --nats-cluster` keeps 5 s and reports the misses.
+ * bar is 12 s, not the issue's 5 s: nats-server 2.9 elects a new stream leader 2 to 5 s after the
+ * old one stops sending heartbeats (raft election timeout, not configurable; 4.3-7.7 s seen on a
+ * loaded 2-core machine), and the clients' retries add ~1-2 s more. 12 s still fails a stall that
+ * is not the election's (a slicer lease rebalance meeting the loss: 16.9 and 22.6 s seen).
+ * `npm run chaos -- --nats-cluster` keeps 5 s and reports the misses.
  */
-export const CI_NATS_CLUSTER_CAMPAIGN: Omit<CampaignOptions, 'log'> = { ...CI_CAMPAIGN, seed: 'chaos-ci-nats', natsCluster: 3, stallBarMs: 8000 };
+export const CI_NATS_CLUSTER_CAMPAIGN: Omit<CampaignOptions, 'log'> = { ...CI_CAMPAIGN, seed: 'chaos-ci-nats', natsCluster: 3, stallBarMs: 12_000 };
 
 export interface CampaignResult {
   readonly verdict: ChaosVerdict;
