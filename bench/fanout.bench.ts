@@ -16,7 +16,8 @@
 // - The agents: 1000 lightweight agents (bench/fanout-agents.ts: own NATS connection, own zone
 //   watch, in-memory apply, no rules), one unscoped agent watching the unfiltered view (every
 //   endpoint of every slice: what kube-proxy receives), and 10 full agents (startProxyAgent,
-//   dry-run backend, default MIN_SYNC_PERIOD 1 s).
+//   dry-run backend, default MIN_SYNC_PERIOD 1 s) in a process of their own
+//   (bench/fanout-full-agents.ts), so their rendering cannot stall the generator's clock.
 //
 // Latency origin: the trigger time the view carries (= the pod's Ready lastTransitionTime; the
 // bench checks it against its own record of when it flipped which pod IP). A change is one
@@ -37,12 +38,9 @@ import { performance } from 'node:perf_hooks';
 import { createDb } from '@slicemesh/db';
 import type { EndpointSlice } from '@slicemesh/model';
 import { ANNOTATION_TRIGGER_TIME } from '@slicemesh/model';
-import type { KV, KvChange, NatsConnection } from '@slicemesh/nats';
-import { connectNats, ensureKv, ensureStreams, jetstream, jetstreamManager, kvWatchJson, openKv, zoneViewsFilter } from '@slicemesh/nats';
-import type { KvChangeSource, ProxyAgentHandle } from '@slicemesh/proxy-agent';
-import { parseProxyAgentConfig, startProxyAgent } from '@slicemesh/proxy-agent';
+import type { KV, NatsConnection } from '@slicemesh/nats';
+import { connectNats, ensureKv, ensureStreams, jetstream, jetstreamManager, openKv, zoneViewsFilter } from '@slicemesh/nats';
 import { UNZONED_VIEW } from '@slicemesh/proxy-state';
-import { createLogger } from '@slicemesh/runtime';
 import { REPO_ROOT, deleteRunState, freshRunNames, newRunId, startStack } from '@slicemesh/stack';
 import type { Stack } from '@slicemesh/stack';
 import { buildDist } from '../scripts/build.ts';
@@ -286,42 +284,50 @@ export function latencySvg(series: readonly { name: string; color: string; value
   ].join('\n');
 }
 
-// ---- full agents -------------------------------------------------------------------------
+// ---- full agents (their own process) ----------------------------------------------------
 
-/** A full agent (dry-run) with its own connection: when each view revision reached it, and when it wrote rules. */
+/** What a full agent (dry-run, bench/fanout-full-agents.ts) saw: when each view revision reached it, and when it wrote rules. */
 interface FullAgent {
   readonly zone: string;
-  readonly arrivals: Map<number, number>;
-  readonly writes: number[];
-  readonly agent: ProxyAgentHandle;
-  readonly nc: NatsConnection;
+  readonly arrivals: ReadonlyMap<number, number>;
+  readonly writes: readonly number[];
 }
 
-async function startFullAgent(url: string, stack: Stack, node: string, zone: string): Promise<FullAgent> {
-  const nc = await connectNats({ url, name: `fanout-full-${node}`, timeoutMs: 60_000 });
-  const arrivals = new Map<number, number>();
-  const writes: number[] = [];
-  const names = stack.run.names;
-  const source = (bucket: string, record: boolean): KvChangeSource => ({
-    async *watch(filter, opts): AsyncGenerator<KvChange> {
-      const kv = await openKv(nc, bucket);
-      for await (const c of kvWatchJson(kv, { key: filter, onInitialDone: opts.onInitialDone, signal: opts.signal })) {
-        if (record) arrivals.set(c.revision, Date.now());
-        yield c;
-      }
-    },
+interface FullWorker {
+  readonly child: ChildProcess;
+  readonly ready: Promise<void>;
+  /** The newest view revision each agent (by node) received. */
+  readonly progress: () => Promise<Map<string, number>>;
+  readonly report: () => Promise<{ node: string; arrivals: [number, number][]; writes: number[] }[]>;
+}
+
+function startFullWorker(agents: { node: string; zone: string }[], url: string, names: Stack['run']['names']): FullWorker {
+  const child = fork(new URL('./fanout-full-agents.ts', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = new Promise<void>((resolve, reject) => {
+    child.on('message', (m: { ready?: boolean; error?: string }) => {
+      if (m.error !== undefined) reject(new Error(`full agents: ${m.error}`));
+      if (m.ready) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`full agents' process exited with ${code}`)));
   });
-  const config = parseProxyAgentConfig([], {
-    NODE_NAME: node, NODE_ZONE: zone, CLUSTER, BACKEND: 'dry-run', POD_CIDR: '10.128.0.0/9', NATS_URL: url,
-    KUBE_STREAM: names.kube, SUBJECT_PREFIX: names.prefix, SVC_BUCKET: names.svc, VIEWS_BUCKET: names.views,
-  });
-  const agent = startProxyAgent(config, {
-    sources: { services: source(names.svc, false), views: source(names.views, true) },
-    log: createLogger({ service: 'proxy-agent', level: 'silent' }),
-    writeFile: async () => void writes.push(Date.now()),
-  });
-  await agent.ready;
-  return { zone, arrivals, writes, agent, nc };
+  ready.catch(() => {}); // the caller awaits it
+  const ask = <T>(request: object, field: string) =>
+    new Promise<T>((resolve) => {
+      const on = (m: Record<string, unknown>) => {
+        if (m[field] === undefined) return;
+        child.off('message', on);
+        resolve(m[field] as T);
+      };
+      child.on('message', on);
+      child.send(request);
+    });
+  child.send({ agents, url, cluster: CLUSTER, names: { svc: names.svc, views: names.views, kube: names.kube, prefix: names.prefix } });
+  return {
+    child,
+    ready,
+    progress: async () => new Map(await ask<[string, number][]>({ progress: true }, 'progress')),
+    report: () => ask({ report: true }, 'full'),
+  };
 }
 
 // ---- changes and their latencies ------------------------------------------------------------
@@ -483,15 +489,13 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
   const observer = new ViewObserver();
   let stack: Stack | undefined;
   const started: Worker[] = [];
-  const full: FullAgent[] = [];
+  let full: FullAgent[] = [];
+  let fullWorker: FullWorker | undefined;
   let cleaning: Promise<void> | undefined;
   /** Stops every process this section started and removes the run's streams, buckets and schema. Idempotent. */
   const cleanup = (): Promise<void> =>
     (cleaning ??= (async () => {
-      for (const f of full) {
-        await f.agent.close().catch(() => {});
-        await f.nc.close().catch(() => {});
-      }
+      if (fullWorker !== undefined && fullWorker.child.exitCode === null && fullWorker.child.signalCode === null) fullWorker.child.kill();
       for (const s of started) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill();
       await observer.close();
       await stack?.close().catch((e: unknown) => progress(`stopping the services: ${errText(e)}`));
@@ -501,6 +505,7 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
   /** At exit (a crash included), whatever still runs is killed. */
   const killChildren = () => {
     for (const s of started) if (s.child.exitCode === null) s.child.kill('SIGKILL');
+    if (fullWorker?.child.exitCode === null) fullWorker.child.kill('SIGKILL');
     for (const c of stack?.components() ?? []) {
       const pid = c.pid();
       if (pid !== undefined && !c.isStopped()) {
@@ -573,8 +578,11 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
     const retried = atReady.reduce((n, r) => n + r.retries, 0);
     rows.push([`${agentCount} agents connected, each with its initial zone set`, fmtMs(performance.now() - t), `${workers} processes, one NATS connection and one watch per agent${retried > 0 ? `; ${retried} setups timed out and were retried` : ''}`]);
     t = performance.now();
-    for (let k = 0; k < fullCount; k++) full.push(await startFullAgent(url, stack, `node-${k}`, zoneOf(k)));
-    rows.push([`${fullCount} full agents (dry-run) ready`, fmtMs(performance.now() - t), 'each renders the iptables ruleset of its zone after every sync']);
+    const fullSpecs = Array.from({ length: fullCount }, (_, k) => ({ node: `node-${k}`, zone: zoneOf(k) }));
+    const fullZone = new Map(fullSpecs.map((f) => [f.node, f.zone]));
+    const fw = (fullWorker = startFullWorker(fullSpecs, url, stack.run.names));
+    await fw.ready;
+    rows.push([`${fullCount} full agents (dry-run) ready`, fmtMs(performance.now() - t), 'one process of their own; each renders the iptables ruleset of its zone after every sync']);
 
     const runPhase = async (name: string, count: number, perSecond: number): Promise<{ flips: Flip[]; from: number; to: number; unacked: number; drained: boolean }> => {
       progress(`${name}: ${count} pod Ready transitions at ${perSecond}/s`);
@@ -603,7 +611,7 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
         const want = new Map(observer.lastRevision);
         const applied = (await Promise.all(started.map((w) => w.progress()))).flatMap((m) => [...m]);
         behind = applied.filter(([id, rev]) => rev < (want.get(zoneById.get(id) ?? '') ?? 0)).length;
-        behind += full.filter((f) => Math.max(0, ...f.arrivals.keys()) < (want.get(f.zone) ?? 0)).length;
+        behind += [...(await fw.progress())].filter(([node, rev]) => rev < (want.get(fullZone.get(node) ?? '') ?? 0)).length;
         return behind === 0;
       };
       const t1 = Date.now();
@@ -618,6 +626,7 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
     const burstRun = await runPhase('burst', burst, 500);
     const server1 = natsServerUsage(url);
     const reports = await Promise.all(started.map((s) => s.report()));
+    full = (await fw.report()).map((r) => ({ zone: fullZone.get(r.node) ?? '', arrivals: new Map(r.arrivals), writes: r.writes }));
 
     const arrivals = new Map<number, [number, number]>();
     for (const r of reports) {
