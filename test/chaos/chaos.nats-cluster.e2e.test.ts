@@ -11,11 +11,14 @@ import { describe, expect, it } from 'vitest';
 import { CI_NATS_CLUSTER_CAMPAIGN, runCampaign } from '../../services/stack/src/chaos/campaign.ts';
 
 describe('fault campaign (CI version) on a 3-server NATS cluster', () => {
-  it('losing one NATS server at a time, the KUBE leader included, stalls nothing beyond the bar and loses or duplicates nothing', async () => {
+  it('losing one NATS server at a time, the KUBE leader included, stalls nothing beyond the bar and loses or duplicates nothing', async ({ onTestFailed }) => {
     const lines: string[] = [];
-    const r = await runCampaign({ ...CI_NATS_CLUSTER_CAMPAIGN, log: (l) => lines.push(l) });
+    const started = Date.now();
+    // Also on a timeout: how far the campaign got, each line with its second.
+    onTestFailed(() => void process.stdout.write(`campaign log so far:\n${lines.join('\n')}\n`));
+    const r = await runCampaign({ ...CI_NATS_CLUSTER_CAMPAIGN, log: (l) => lines.push(`${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s ${l}`) });
     process.stdout.write(`${r.verdict.line}\n${JSON.stringify(r.verdict.json)}\n`);
-    if (!r.verdict.ok) process.stdout.write(`campaign log:\n${lines.join('\n')}\nkept in ${r.dir}\n`);
+    if (!r.verdict.ok) process.stdout.write(`kept in ${r.dir}\n`);
     expect(r.verdict.failures).toEqual([]);
     expect(r.verdict.json).toMatchObject({ lost: 0, duplicated: 0, verify_replay: true, verify_truth: true, verify_agents: true, nats_servers: 3, ok: true });
     expect(r.verdict.json.faults).toMatchObject({ 'nats-kill': 2, 'postgres-restart': 1, 'watch-cut': 1 });
