@@ -20,7 +20,7 @@
 import { performance } from 'node:perf_hooks';
 import { ClusterState } from '@slicemesh/core';
 import type { Db, KubeObjectRow, KubeSnapshotHeader, LeaseClaim } from '@slicemesh/db';
-import { loadNodeTombstones, writeKubeSnapshot } from '@slicemesh/db';
+import { listKubeSnapshots, loadNodeTombstones, writeKubeSnapshot } from '@slicemesh/db';
 import type { ConsumedMessage, DurableOptions, EventRequestPublisher, HandlerOutcome, JetStreamClient, JetStreamManager } from '@slicemesh/nats';
 import {
   MIRRORING_EVENT_COMPONENT,
@@ -253,6 +253,20 @@ export function startEngine(deps: EngineDeps): Engine {
     return run;
   }
 
+  // The count towards the next snapshot survives engine restarts: it starts from the objects of
+  // each partition stored since its newest snapshot (a lower bound of the messages applied), so
+  // replicas that keep taking partitions over still snapshot, however short each engine lives.
+  async function seedSnapshotCounts(objects: readonly KubeObjectRow[]): Promise<void> {
+    if (config.snapshotEvery <= 0 || deps.db === undefined) return;
+    const newest = new Map<number, number>();
+    for (const h of await listKubeSnapshots(deps.db, config.cluster)) if (!newest.has(h.partition)) newest.set(h.partition, h.seq);
+    for (const r of objects) {
+      if (r.kind === 'Node') continue;
+      const p = partitionOf(r.namespace, config.partitions);
+      if (owned.has(p) && r.kubeSeq > (newest.get(p) ?? 0)) sinceSnapshot.set(p, (sinceSnapshot.get(p) ?? 0) + 1);
+    }
+  }
+
   // Called after each ingested batch of a partition consumer: queue a snapshot once due.
   function countApplied(p: number, n: number): void {
     if (config.snapshotEvery <= 0 || deps.db === undefined || n === 0) return;
@@ -421,6 +435,7 @@ export function startEngine(deps: EngineDeps): Engine {
     for (const c of consumers) offsets.set(c, restored.offsets.get(c) ?? 0);
     for (const r of snapshot.objects) if (r.kind === 'Node') nodesSeen = Math.max(nodesSeen, r.kubeSeq);
     for (const c of nodeConsumers) nodesSeen = Math.max(nodesSeen, offsets.get(c) ?? 0);
+    await seedSnapshotCounts(snapshot.objects);
     log.info({ ...state.counts(), partitions, ms: Math.round(performance.now() - t0), offsets: Object.fromEntries(offsets) }, 'projection restored from Postgres');
 
     step('creating consumers');
