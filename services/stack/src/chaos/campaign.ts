@@ -14,11 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClusterSim } from '@slicemesh/cluster-sim';
 import type { LeaseState } from '@slicemesh/db';
-import { readLeases, readOutboxBatch } from '@slicemesh/db';
+import { loadKubeLogCuts, partitionScope, readLeases, readOutboxBatch } from '@slicemesh/db';
 import { toDomain, WATCHED_KINDS } from '@slicemesh/kube';
 import type { WatchedObject } from '@slicemesh/kube';
 import type { LocalNatsCluster, LocalNatsServer } from '@slicemesh/nats';
-import { isOwnSlice, jetstream, kubeSubjectOf, ownManagers, readStreamRange, startLocalNatsCluster } from '@slicemesh/nats';
+import { isOwnSlice, jetstream, jetstreamManager, kubeSubjectOf, ownManagers, readStreamRange, startLocalNatsCluster } from '@slicemesh/nats';
 import { hintsLeaseGroup } from '@slicemesh/hints';
 import { slicerLeaseGroup } from '@slicemesh/slicer';
 import type { Component } from '../component.ts';
@@ -43,6 +43,14 @@ import { startTcpProxy } from './tcp-proxy.ts';
 
 /** Messages of a partition between two snapshots (and compactions) of the log during the campaign. */
 const CHAOS_SNAPSHOT_EVERY = 600;
+
+/** How far the slicers compacted KUBE during the run: the partitions cut and what the stream still holds. */
+async function boundedLogLine(s: Stack, partitions: number): Promise<string> {
+  const cuts = await loadKubeLogCuts(s.db, 'chaos');
+  const info = await (await jetstreamManager(s.nc)).streams.info(s.run.names.kube);
+  const cut = Array.from({ length: partitions }, (_, p) => cuts.get(partitionScope(p))).filter((x) => x !== undefined);
+  return `bounded log: ${cut.length} of ${partitions} partitions compacted${cut.length > 0 ? ` (first kept sequences ${cut.join(', ')})` : ''}; KUBE holds ${info.state.messages} messages of ${info.state.last_seq} sequences`;
+}
 
 export interface CampaignOptions {
   readonly seed: string;
@@ -539,6 +547,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     const effects = compareEffects(outbox, slices);
     const v = await verifyAll(s);
     for (const line of v.summary) o.log(`  ${line}`);
+    o.log(`  ${await boundedLogLine(s, o.partitions)}`);
     const natsFigures = cluster === undefined ? undefined : natsKillFigures(s, natsKills, log, slices, churnStoppedAt, join(dir, 'logs'));
     for (const k of natsFigures ?? []) {
       const rec = k.services.filter((x) => x.reconnectS !== undefined);
