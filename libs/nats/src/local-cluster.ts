@@ -211,7 +211,9 @@ export async function startLocalNatsCluster(opts: StartLocalNatsClusterOptions):
       if (alive() !== undefined) return;
       mkdirSync(spec.storeDir, { recursive: true });
       const out = openSync(spec.logFile, 'a');
-      const c = spawn(binary, natsServerArgs(spec), { stdio: ['ignore', out, out] });
+      // Its own process group: a Ctrl-C to the terminal's group must not take the servers down
+      // before the stack has cleaned up through them (they are stopped by stop() or at exit).
+      const c = spawn(binary, natsServerArgs(spec), { stdio: ['ignore', out, out], detached: true });
       closeSync(out);
       children.set(spec.name, c);
       let spawnError: Error | undefined;
@@ -282,7 +284,8 @@ export async function startLocalNatsCluster(opts: StartLocalNatsClusterOptions):
       let last = '';
       for (;;) {
         try {
-          await placeProbe(nc, opts.size);
+          // JetStream places at most 5 replicas: with more servers, 5 joined is what counts.
+          await placeProbe(nc, Math.min(opts.size, 5));
           return;
         } catch (err) {
           last = err instanceof Error ? err.message : String(err);

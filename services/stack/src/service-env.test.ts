@@ -55,11 +55,11 @@ describe('service environments', () => {
     for (const zone of ['zone-a', '']) expect(parseProxyAgentConfig([], agentEnv(LAYOUT, { node: 'x', zone, nodeIPs: [], rulesFile: '/r' }, 0)).nodeZone, zone).toBe('');
   });
 
-  it('NATS_REPLICAS: every service that creates streams or buckets gets the layout\'s count (default 1); the agent creates none', () => {
+  it('NATS_REPLICAS: every service that creates streams or buckets gets the layout\'s count (unset: not passed, existing counts kept); the agent creates none', () => {
     const three = { ...LAYOUT, natsReplicas: 3, natsUrl: 'nats://127.0.0.1:14221,nats://127.0.0.1:14222,nats://127.0.0.1:14223' };
     const parsed = [watcherConfig.parse([], watcherEnv(three, 0)), slicerConfig.parse([], slicerEnv(three, 0)), hintsConfig.parse([], hintsEnv(three, 0)), publisherConfig.parse([], publisherEnv(three, 'write', 0))];
     for (const c of parsed) expect(c).toMatchObject({ natsReplicas: 3, natsUrl: three.natsUrl });
-    for (const c of [watcherConfig.parse([], watcherEnv(LAYOUT, 0)), hintsConfig.parse([], hintsEnv(LAYOUT, 0))]) expect(c.natsReplicas).toBe(1);
+    for (const c of [watcherConfig.parse([], watcherEnv(LAYOUT, 0)), hintsConfig.parse([], hintsEnv(LAYOUT, 0))]) expect(c.natsReplicas).toBeUndefined();
     const agent = agentEnv(three, { node: 'x', zone: '', nodeIPs: [], rulesFile: '/r' }, 0);
     expect(agent['NATS_REPLICAS']).toBeUndefined();
     expect(parseProxyAgentConfig([], agent).natsUrl).toBe(three.natsUrl);

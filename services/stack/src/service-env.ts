@@ -10,7 +10,8 @@ export interface StackLayout {
   readonly natsUrl: string;
   /**
    * NATS_REPLICAS of every service that creates streams or buckets (watcher, slicer, hints,
-   * publisher): 1 on a single server, 3 on a cluster. Defaults to 1.
+   * publisher): 1 on a single server, 3 on a cluster. Unset: not passed, so new streams get one
+   * replica and existing ones keep their count.
    */
   readonly natsReplicas?: number;
   readonly databaseUrl: string;
@@ -45,7 +46,7 @@ export interface AgentSpec {
 export type Env = Readonly<Record<string, string>>;
 
 function streams(l: StackLayout): Env {
-  return { NATS_REPLICAS: String(l.natsReplicas ?? 1), KUBE_STREAM: l.names.kube, SLICES_STREAM: l.names.slices, DLQ_STREAM: l.names.dlq, EVENTS_STREAM: l.names.events ?? 'EVENTS', SUBJECT_PREFIX: l.names.prefix };
+  return { ...(l.natsReplicas !== undefined ? { NATS_REPLICAS: String(l.natsReplicas) } : {}), KUBE_STREAM: l.names.kube, SLICES_STREAM: l.names.slices, DLQ_STREAM: l.names.dlq, EVENTS_STREAM: l.names.events ?? 'EVENTS', SUBJECT_PREFIX: l.names.prefix };
 }
 
 /** services/watcher/src/config.ts */
