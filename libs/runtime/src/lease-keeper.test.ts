@@ -178,6 +178,36 @@ describe('the lease keeper', () => {
     await b.close();
   });
 
+  it('keeps renewing while a change is being applied, however long the engine takes to stop', async () => {
+    const clock = new FakeClock(0);
+    const store = new FakeLeases(clock, 2, TTL);
+    let slowStop: () => void = () => {};
+    let stopping = false;
+    const a = startLeaseKeeper({
+      port: store.port('a'), member: 'a', partitions: 2, ttlMs: TTL, clock,
+      onChange: async (held) => {
+        // Giving a partition up waits for the engine, which here takes three TTLs to stop.
+        if (held.length === 1 && !stopping) {
+          stopping = true;
+          await new Promise<void>((r) => (slowStop = r));
+        }
+      },
+    });
+    await run(clock, 1000);
+    expect(a.held()).toEqual([0, 1]);
+    const seen: Record<string, number[][]> = {};
+    const b = keeper(store, clock, 'b', seen);
+    await run(clock, 3 * TTL);
+    // a still holds partition 0 with its first token: renewed all along, never expired.
+    expect(store.leases.get(0)).toMatchObject({ holder: 'a', token: 1 });
+    expect(store.owners().a).toEqual([0]);
+    slowStop();
+    await run(clock, 2000);
+    expect(store.owners()).toEqual({ a: [0], b: [1] });
+    await a.close();
+    await b.close();
+  });
+
   it('drops everything (without releasing) once the store has been out of reach for the TTL', async () => {
     const clock = new FakeClock(0);
     const store = new FakeLeases(clock, 1, TTL);

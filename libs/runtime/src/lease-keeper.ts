@@ -73,7 +73,13 @@ export interface LeaseKeeper {
   close(): Promise<void>;
 }
 
-/** Starts the rounds; the first runs at once. */
+/**
+ * Starts the rounds; the first runs at once. Each round renews the heartbeat and the leases, then
+ * decides. The renewals never wait for a decision: a decision awaits `onChange`, which may take
+ * long (an engine that stops while NATS elects a leader), and a heartbeat that waited for it
+ * would let this replica's leases expire and hand its partitions around for nothing. A round
+ * that finds a decision still being applied only renews; the next one decides.
+ */
 export function startLeaseKeeper<C extends HeldLease>(o: LeaseKeeperOptions<C>): LeaseKeeper {
   const period = Math.max(50, Math.floor(o.ttlMs / 5));
   const held = new Map<number, C>();
@@ -81,6 +87,7 @@ export function startLeaseKeeper<C extends HeldLease>(o: LeaseKeeperOptions<C>):
   let closed = false;
   let timer: ReturnType<Clock['setTimer']> | undefined;
   let running: Promise<void> = Promise.resolve();
+  let changing: Promise<void> | undefined;
   let markStarted: () => void = () => {};
   const started = new Promise<void>((resolve) => {
     markStarted = resolve;
@@ -96,47 +103,71 @@ export function startLeaseKeeper<C extends HeldLease>(o: LeaseKeeperOptions<C>):
     if (release) await o.port.release(gone).catch((err: unknown) => o.onError?.(err));
   }
 
-  async function round(): Promise<void> {
+  /** What one renewal found: the view, and which of the claims it renewed were extended. */
+  interface Renewal {
+    readonly view: LeaseRoundView;
+    readonly asked: readonly C[];
+    readonly renewed: ReadonlySet<number>;
+  }
+
+  // Applies what a renewal found: drop what was lost, give up what is another's, take what is ours.
+  async function decide(r: Renewal | 'unhealthy' | 'unreachable'): Promise<void> {
+    if (r === 'unhealthy') return drop([...held.keys()], true);
+    // The store is out of reach: once our leases may have expired there, stop writing them.
+    if (r === 'unreachable') return drop([...held.keys()], false);
+    // Lost without our doing (expired while we stalled, or taken over): stop writing them. Only
+    // claims the renewal was asked about count; one taken since is not in `asked`.
+    const lost = r.asked.filter((c) => !r.renewed.has(c.partition) && held.get(c.partition)?.token === c.token).map((c) => c.partition);
+    await drop(lost, false);
+    const mine = ownPartitions(r.view.members, o.member, o.partitions, o.pinned);
+    await drop([...held.keys()].filter((p) => !mine.has(p)), true);
+    let gained = false;
+    for (const lease of r.view.leases) {
+      if (!mine.has(lease.partition) || held.has(lease.partition)) continue;
+      if (lease.live && lease.holder !== o.member) continue; // its holder gives it up in its own round
+      const claim = await o.port.acquire(lease.partition);
+      if (claim !== null) {
+        held.set(claim.partition, claim);
+        gained = true;
+      }
+    }
+    if (gained) await o.onChange(sorted());
+  }
+
+  async function round(first: boolean): Promise<void> {
+    let found: Renewal | 'unhealthy' | 'unreachable' | undefined;
     try {
       if (o.healthy !== undefined && !o.healthy()) {
-        await drop([...held.keys()], true);
-        return;
+        found = 'unhealthy';
+      } else {
+        const view = await o.port.heartbeat();
+        if (view.nameClash) o.onNameClash?.();
+        const asked = sorted();
+        const renewed = await o.port.renew(asked);
+        lastRenewed = o.clock.now();
+        found = { view, asked, renewed };
       }
-      const view = await o.port.heartbeat();
-      if (view.nameClash) o.onNameClash?.();
-      const renewed = await o.port.renew(sorted());
-      lastRenewed = o.clock.now();
-      // Lost without our doing (expired while we stalled, or taken over): stop writing them.
-      await drop([...held.keys()].filter((p) => !renewed.has(p)), false);
-      const mine = ownPartitions(view.members, o.member, o.partitions, o.pinned);
-      await drop([...held.keys()].filter((p) => !mine.has(p)), true);
-      let gained = false;
-      for (const lease of view.leases) {
-        if (!mine.has(lease.partition) || held.has(lease.partition)) continue;
-        if (lease.live && lease.holder !== o.member) continue; // its holder gives it up in its own round
-        const claim = await o.port.acquire(lease.partition);
-        if (claim !== null) {
-          held.set(claim.partition, claim);
-          gained = true;
-        }
-      }
-      if (gained) await o.onChange(sorted());
     } catch (err) {
       o.onError?.(err);
-      // The store is out of reach: once our leases may have expired there, stop writing them.
-      if (o.clock.now() - lastRenewed >= o.ttlMs - period) await drop([...held.keys()], false).catch((e: unknown) => o.onError?.(e));
-    } finally {
-      markStarted();
+      if (o.clock.now() - lastRenewed >= o.ttlMs - period) found = 'unreachable';
     }
+    if (found !== undefined && changing === undefined && !closed) {
+      const decision = decide(found).catch((err: unknown) => o.onError?.(err));
+      changing = decision.finally(() => {
+        changing = undefined;
+      });
+      if (first) await changing;
+    }
+    if (first) markStarted();
   }
 
   const schedule = (): void => {
     if (closed) return;
     timer = o.clock.setTimer(() => {
-      running = round().then(schedule);
+      running = round(false).then(schedule);
     }, period);
   };
-  running = round().then(schedule);
+  running = round(true).then(schedule);
 
   return {
     started,
@@ -146,6 +177,7 @@ export function startLeaseKeeper<C extends HeldLease>(o: LeaseKeeperOptions<C>):
       closed = true;
       if (timer !== undefined) o.clock.clearTimer(timer);
       await running;
+      await changing;
       await drop([...held.keys()], true).catch((err: unknown) => o.onError?.(err));
       await o.port.leave().catch((err: unknown) => o.onError?.(err));
       markStarted();
