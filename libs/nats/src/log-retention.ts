@@ -106,7 +106,11 @@ export async function durablePositions(jsm: JetStreamManager, stream: string): P
     const durable = c.config.durable_name;
     if (durable === undefined || durable === '') continue;
     const filters = c.config.filter_subjects ?? (c.config.filter_subject ? [c.config.filter_subject] : ['>']);
-    out.push({ durable, filters: filters.length === 0 ? ['>'] : filters, ackFloor: c.ack_floor.stream_seq });
+    // Nothing undelivered and nothing unacknowledged: everything its filters matched so far is
+    // behind it, whatever its ack floor says (a filter that never matched a message, such as
+    // another controller's slices in a partition without any, leaves the floor at 0 for good).
+    const caughtUp = c.num_pending === 0 && c.num_ack_pending === 0;
+    out.push({ durable, filters: filters.length === 0 ? ['>'] : filters, ackFloor: caughtUp ? Number.MAX_SAFE_INTEGER : c.ack_floor.stream_seq });
   }
   return out;
 }
