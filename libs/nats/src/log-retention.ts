@@ -22,13 +22,29 @@ function ephemeral(filter: string, extra: Partial<ConsumerConfig>): ConsumerConf
   return { filter_subject: filter, ack_policy: AckPolicy.None, mem_storage: true, inactive_threshold: nanos(60_000), ...extra } as ConsumerConfig;
 }
 
+/** One message of a last-per-subject read: its subject, sequence, store time and (unless headersOnly) body. */
+export interface LastMessage {
+  readonly subject: string;
+  readonly seq: number;
+  readonly timeMs: number;
+  /** Empty with headersOnly. */
+  readonly data: Uint8Array;
+}
+
 /**
- * The last message per subject matching `filter` (headers only: the bodies are not read), by
- * subject. Empty when the filter holds nothing.
+ * Visits the last message of every subject matching `filter`, in stream order, through an
+ * ephemeral consumer deleted afterwards (and by the server a minute after this process stops).
+ * With headersOnly the bodies are not read. Messages purged meanwhile are skipped.
  */
-export async function lastPerSubject(jsm: JetStreamManager, js: JetStreamClient, stream: string, filter: string): Promise<Map<string, SubjectTail>> {
-  const info = await jsm.consumers.add(stream, ephemeral(filter, { deliver_policy: DeliverPolicy.LastPerSubject, headers_only: true }));
-  const out = new Map<string, SubjectTail>();
+export async function forEachLastPerSubject(
+  jsm: JetStreamManager,
+  js: JetStreamClient,
+  stream: string,
+  filter: string,
+  opts: { readonly headersOnly: boolean },
+  visit: (m: LastMessage) => void,
+): Promise<void> {
+  const info = await jsm.consumers.add(stream, ephemeral(filter, { deliver_policy: DeliverPolicy.LastPerSubject, ...(opts.headersOnly ? { headers_only: true } : {}) }));
   try {
     let pending = info.num_pending;
     const consumer = await js.consumers.get(stream, info.name);
@@ -38,7 +54,7 @@ export async function lastPerSubject(jsm: JetStreamManager, js: JetStreamClient,
       for await (const m of batch) {
         got++;
         pending = m.info.pending;
-        out.set(m.subject, { seq: m.seq, timeMs: Math.floor(m.info.timestampNanos / 1_000_000) });
+        visit({ subject: m.subject, seq: m.seq, timeMs: Math.floor(m.info.timestampNanos / 1_000_000), data: m.data });
         if (pending === 0) break;
       }
       if (got === 0) break; // purged meanwhile
@@ -46,6 +62,15 @@ export async function lastPerSubject(jsm: JetStreamManager, js: JetStreamClient,
   } finally {
     await jsm.consumers.delete(stream, info.name).catch(() => false);
   }
+}
+
+/**
+ * The last message per subject matching `filter` (headers only: the bodies are not read), by
+ * subject. Empty when the filter holds nothing.
+ */
+export async function lastPerSubject(jsm: JetStreamManager, js: JetStreamClient, stream: string, filter: string): Promise<Map<string, SubjectTail>> {
+  const out = new Map<string, SubjectTail>();
+  await forEachLastPerSubject(jsm, js, stream, filter, { headersOnly: true }, (m) => out.set(m.subject, { seq: m.seq, timeMs: m.timeMs }));
   return out;
 }
 

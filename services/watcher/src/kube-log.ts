@@ -8,7 +8,7 @@
 
 import { parseKubeEvent } from '@slicemesh/contracts';
 import type { KubeChangeEvent } from '@slicemesh/kube';
-import { dlqSubject, encodeToken, jetstream, jetstreamManager, publishAcked, publishDeadLetter } from '@slicemesh/nats';
+import { dlqSubject, encodeToken, forEachLastPerSubject, jetstream, jetstreamManager, publishAcked, publishDeadLetter } from '@slicemesh/nats';
 import type { DeadLetter, JetStreamManager, NatsConnection, PublishResult, StreamNames } from '@slicemesh/nats';
 import type { KubeMessage } from './kube-message.ts';
 
@@ -25,8 +25,6 @@ export interface KubeLog {
   lastStates(cluster: string, onUnreadable?: (subject: string, reason: string) => void): Promise<readonly KubeChangeEvent[]>;
 }
 
-const NANOS_PER_MS = 1_000_000;
-const FETCH_BATCH = 1000;
 
 export interface NatsKubeLogOptions {
   /** Ack wait per publish attempt, ms. Defaults to 5000. */
@@ -69,36 +67,11 @@ async function readLastPerSubject(
   filter: string,
   onUnreadable: (subject: string, reason: string) => void,
 ): Promise<KubeChangeEvent[]> {
-  type ConsumerConfig = Parameters<JetStreamManager['consumers']['add']>[1];
-  const config = {
-    filter_subject: filter,
-    deliver_policy: 'last_per_subject',
-    ack_policy: 'none',
-    mem_storage: true,
-    // Removed by the server if this process dies before deleting it.
-    inactive_threshold: 60_000 * NANOS_PER_MS,
-  } as ConsumerConfig;
-  const info = await jsm.consumers.add(stream, config);
   const out: KubeChangeEvent[] = [];
-  try {
-    let pending = info.num_pending;
-    const consumer = await js.consumers.get(stream, info.name);
-    while (pending > 0) {
-      const batch = await consumer.fetch({ max_messages: FETCH_BATCH, expires: 5000 });
-      let got = 0;
-      for await (const m of batch) {
-        got++;
-        pending = m.info.pending;
-        const parsed = parseStoredEvent(m.data);
-        if (typeof parsed === 'string') onUnreadable(m.subject, parsed);
-        else out.push(parsed);
-        if (pending === 0) break;
-      }
-      // Nothing arrived although messages were pending: they were purged meanwhile.
-      if (got === 0) break;
-    }
-  } finally {
-    await jsm.consumers.delete(stream, info.name).catch(() => {});
-  }
+  await forEachLastPerSubject(jsm, js, stream, filter, { headersOnly: false }, (m) => {
+    const parsed = parseStoredEvent(m.data);
+    if (typeof parsed === 'string') onUnreadable(m.subject, parsed);
+    else out.push(parsed);
+  });
   return out;
 }
