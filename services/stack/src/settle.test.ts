@@ -26,6 +26,8 @@ describe('pendingWork', () => {
   const cases = [
     { name: 'nothing pending: null', reading: r(), want: null },
     { name: 'a consumer that does not exist yet is pending work', reading: r({ pending: null }), want: 'a consumer does not exist yet' },
+    { name: 'a pending count the server got wrong (unknown) leaves it to the quiet period', reading: r({ pending: null, unknown: ['pending'] }), want: null },
+    { name: 'an unknown pending count still names dirty Services', reading: r({ pending: null, unknown: ['pending'], dirty: 2 }), want: '2 dirty Services' },
     { name: 'messages, dirty Services and outbox rows are each named', reading: r({ pending: 3, dirty: 1, outbox: 2 }), want: '3 messages pending, 1 dirty Services, 2 outbox rows unpublished' },
   ];
   for (const tc of cases) it(tc.name, () => expect(pendingWork(tc.reading)).toBe(tc.want));

@@ -29,9 +29,12 @@ export function motionKey(r: SettleReading): string {
 /** Why `r` is not settled yet, or null when nothing is pending. */
 export function pendingWork(r: SettleReading): string | null {
   const b = r.backbone;
-  if (b.pending === null) return 'a consumer does not exist yet';
+  // A count the server got wrong (2^64 - 1 after a NATS restart, until the consumer moves again)
+  // tells nothing either way: the quiet period, in which no stream moves, decides alone then.
+  const pendingUnknown = b.unknown?.includes('pending') === true;
+  if (b.pending === null && !pendingUnknown) return 'a consumer does not exist yet';
   const parts: string[] = [];
-  if (b.pending > 0) parts.push(`${b.pending} messages pending`);
+  if (b.pending !== null && b.pending > 0) parts.push(`${b.pending} messages pending`);
   if (b.dirty > 0) parts.push(`${b.dirty} dirty Services`);
   if (b.outbox > 0) parts.push(`${b.outbox} outbox rows unpublished`);
   return parts.length === 0 ? null : parts.join(', ');
