@@ -5,10 +5,9 @@
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freeLocalPort } from '@slicemesh/nats';
 import { builtRootOf } from '@slicemesh/runtime';
 import type { Incarnation } from './component.ts';
 import type { Env } from './service-env.ts';
@@ -31,17 +30,8 @@ export function nodeArgsOf(program: ServiceProgram, builtRoot = BUILT_ROOT): str
   return builtRoot === undefined ? [mainOf(program)] : ['--enable-source-maps', mainOf(program, builtRoot)];
 }
 
-/** A free TCP port on 127.0.0.1 right now (the child binds it moments later). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+/** A free TCP port on 127.0.0.1 right now (the child binds it moments later): @slicemesh/nats' helper for its local servers. */
+export const freePort: () => Promise<number> = freeLocalPort;
 
 /** Variables a child keeps from this process; everything else comes from the service's Env. */
 // NODE_OPTIONS passes through so that, e.g., `NODE_OPTIONS=--cpu-prof npm run bench` profiles every service.
