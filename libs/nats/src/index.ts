@@ -10,6 +10,7 @@ export * from './consume-batches.ts';
 export * from './follow-subject.ts';
 export * from './kv.ts';
 export * from './stream-reader.ts';
+export * from './fetch-to-end.ts';
 export * from './redrive.ts';
 export * from './event-requests.ts';
 export type { NatsConnection } from '@nats-io/transport-node';

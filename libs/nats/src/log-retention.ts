@@ -6,6 +6,7 @@
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
+import { fetchToEnd, nextSeqMatching } from './fetch-to-end.ts';
 
 /** The last message of one subject: its sequence and when the stream stored it (ms since the epoch). */
 export interface SubjectTail {
@@ -46,18 +47,11 @@ export async function forEachLastPerSubject(
 ): Promise<void> {
   const info = await jsm.consumers.add(stream, ephemeral(filter, { deliver_policy: DeliverPolicy.LastPerSubject, ...(opts.headersOnly ? { headers_only: true } : {}) }));
   try {
-    let pending = info.num_pending;
+    if ((await nextSeqMatching(jsm, stream, filter, 1)) === null) return;
     const consumer = await js.consumers.get(stream, info.name);
-    while (pending > 0) {
-      const batch = await consumer.fetch({ max_messages: FETCH_BATCH, expires: 5000 });
-      let got = 0;
-      for await (const m of batch) {
-        got++;
-        pending = m.info.pending;
-        visit({ subject: m.subject, seq: m.seq, timeMs: Math.floor(m.info.timestampNanos / 1_000_000), data: m.data });
-        if (pending === 0) break;
-      }
-      if (got === 0) break; // purged meanwhile
+    // Delivered in stream order, so once nothing matches after a message every subject's last one has come.
+    for await (const m of fetchToEnd(consumer, { jsm, stream, filter, batch: FETCH_BATCH, expiresMs: 5000 })) {
+      visit({ subject: m.subject, seq: m.seq, timeMs: Math.floor(m.info.timestampNanos / 1_000_000), data: m.data });
     }
   } finally {
     await jsm.consumers.delete(stream, info.name).catch(() => false);
@@ -77,24 +71,18 @@ export async function lastPerSubject(jsm: JetStreamManager, js: JetStreamClient,
 /**
  * How many messages matching `filter` the stream holds at or after `fromSeq` (1: all of them),
  * counted by reading their headers: the consumer's own num_pending was seen to underflow for a
- * start sequence past the filter's last message.
+ * start sequence past the filter's last message, and to under-count after purges (fetch-to-end.ts).
  */
 export async function countFrom(jsm: JetStreamManager, js: JetStreamClient, stream: string, filter: string, fromSeq: number): Promise<number> {
   const deliver = fromSeq <= 1 ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: fromSeq };
   const info = await jsm.consumers.add(stream, ephemeral(filter, { ...deliver, headers_only: true }));
   let n = 0;
   try {
+    if ((await nextSeqMatching(jsm, stream, filter, Math.max(1, fromSeq))) === null) return 0;
     const consumer = await js.consumers.get(stream, info.name);
-    for (let pending = Math.min(info.num_pending, Number.MAX_SAFE_INTEGER); pending > 0; ) {
-      const batch = await consumer.fetch({ max_messages: FETCH_BATCH, expires: 1000 });
-      let got = 0;
-      for await (const m of batch) {
-        got++;
-        n++;
-        pending = m.info.pending;
-        if (pending === 0) break;
-      }
-      if (got === 0) break;
+    for await (const m of fetchToEnd(consumer, { jsm, stream, filter, batch: FETCH_BATCH, expiresMs: 1000 })) {
+      void m;
+      n++;
     }
   } finally {
     await jsm.consumers.delete(stream, info.name).catch(() => false);
@@ -134,7 +122,9 @@ export async function durablePositions(jsm: JetStreamManager, stream: string): P
     // Nothing undelivered and nothing unacknowledged: everything its filters matched so far is
     // behind it, whatever its ack floor says (a filter that never matched a message, such as
     // another controller's slices in a partition without any, leaves the floor at 0 for good).
-    const caughtUp = c.num_pending === 0 && c.num_ack_pending === 0;
+    // The pending count alone is not trusted (it under-counts after purges, fetch-to-end.ts): the
+    // stream must hold nothing of its filters past what it was delivered.
+    const caughtUp = c.num_pending === 0 && c.num_ack_pending === 0 && (await nextSeqMatching(jsm, stream, c.config.filter_subjects ?? c.config.filter_subject, c.delivered.stream_seq + 1)) === null;
     out.push({ durable, filters: filters.length === 0 ? ['>'] : filters, ackFloor: caughtUp ? Number.MAX_SAFE_INTEGER : c.ack_floor.stream_seq });
   }
   return out;

@@ -5,6 +5,8 @@ import { publishAcked } from './publish.ts';
 import { redriveDeadLetter } from './redrive.ts';
 import { firstMessageFrom, readStreamRange, streamSeqBounds } from './stream-reader.ts';
 import { ensureStreams } from './streams.ts';
+import { nextSeqMatching } from './fetch-to-end.ts';
+import { countFrom, lastPerSubject, purgeBelow } from './log-retention.ts';
 
 let f: JetStreamFixture;
 beforeEach(async () => {
@@ -55,6 +57,34 @@ describe('stream reader', () => {
     expect(await firstMessageFrom(f.js, f.names.kube, `${f.names.prefix}kube.b.>`, 7)).toBeNull();
     expect(await streamSeqBounds(f.jsm, f.names.kube)).toEqual({ first: 1, last: 7, messages: 7 });
     expect(await streamSeqBounds(f.jsm, `${f.names.kube}_missing`)).toBeNull();
+  });
+
+  it('asks the stream for the next message of one filter or several (next_by_subj), null past the end', async () => {
+    await publishMixed();
+    const a = `${f.names.prefix}kube.a.>`;
+    const b = `${f.names.prefix}kube.b.>`;
+    expect(await nextSeqMatching(f.jsm, f.names.kube, a, 2)).toBe(3);
+    expect(await nextSeqMatching(f.jsm, f.names.kube, b, 7)).toBeNull();
+    expect(await nextSeqMatching(f.jsm, f.names.kube, [b, a], 5)).toBe(5);
+    expect(await nextSeqMatching(f.jsm, f.names.kube, undefined, 7)).toBe(7);
+  });
+
+  it('reads, counts and finds the last message per subject across the gaps a filtered purge leaves', async () => {
+    // Compaction's pattern: many versions per object, the old ones of one scope purged, then a tail.
+    const subj = (scope: string, n: number) => `${f.names.prefix}kube.${scope}.pod.ns.p${n}`;
+    for (let i = 0; i < 300; i++) await publishAcked(f.js, subj(i % 3 === 0 ? 'x' : 'y', i % 17), { i }, { msgID: `v${i}` });
+    const x = `${f.names.prefix}kube.x.>`;
+    const purged = await purgeBelow(f.jsm, f.names.kube, x, 200);
+    expect(purged).toBeGreaterThan(0);
+    for (let i = 300; i < 330; i++) await publishAcked(f.js, subj(i % 2 === 0 ? 'x' : 'y', i % 17), { i }, { msgID: `v${i}` });
+    const want = []; // message i has sequence i + 1; scope x below 200 is gone
+    for (let i = 0; i < 330; i++) if ((i < 300 ? i % 3 === 0 : i % 2 === 0) && i + 1 >= 200) want.push(i + 1);
+    expect(await seqs(readStreamRange(f.js, f.names.kube, { filter: x, fromSeq: 150 }))).toEqual(want);
+    expect(await countFrom(f.jsm, f.js, f.names.kube, x, 1)).toBe(want.length);
+    const tails = await lastPerSubject(f.jsm, f.js, f.names.kube, x);
+    const wantTails = new Map<string, number>();
+    for (const seq of want) wantTails.set(subj('x', (seq - 1) % 17), seq);
+    expect(new Map([...tails].map(([k, t]) => [k, t.seq]))).toEqual(wantTails);
   });
 
   it('redrives a dead letter once: a second redrive within the duplicate window is a duplicate', async () => {

@@ -1,8 +1,9 @@
-// Reading a stream back for people (the `log` commands): messages of one filter between two
+// Reading a stream back (the `log` commands, the replay check): messages of one filter between two
 // sequences, in order, through an ordered ephemeral consumer — no durable state is left behind.
 
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DeliverPolicy } from '@nats-io/jetstream';
+import { fetchToEnd, nextSeqMatching } from './fetch-to-end.ts';
 
 /** One stored message. */
 export interface StoredMessage {
@@ -16,14 +17,15 @@ export interface StoredMessage {
   readonly raw?: string;
 }
 
-const utf8 = new TextDecoder('utf-8');
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const lenient = new TextDecoder('utf-8');
 
+// Invalid UTF-8 is a parse error (as for every consumer of the log), its text shown with U+FFFD.
 function storedOf(seq: number, subject: string, time: Date, bytes: Uint8Array): StoredMessage {
-  const text = utf8.decode(bytes);
   try {
-    return { seq, subject, time: time.toISOString(), data: JSON.parse(text) as unknown };
+    return { seq, subject, time: time.toISOString(), data: JSON.parse(utf8.decode(bytes)) as unknown };
   } catch (err) {
-    return { seq, subject, time: time.toISOString(), data: undefined, parseError: err instanceof Error ? err.message : String(err), raw: text };
+    return { seq, subject, time: time.toISOString(), data: undefined, parseError: err instanceof Error ? err.message : String(err), raw: lenient.decode(bytes) };
   }
 }
 
@@ -50,26 +52,12 @@ export async function* readStreamRange(js: JetStreamClient, stream: string, opts
     opt_start_seq: from,
   });
   try {
+    const jsm = await js.jetstreamManager(false);
     // Nothing to read: return at once instead of waiting out a fetch.
-    if ((await consumer.info(true)).num_pending === 0) return;
-    for (;;) {
-      const batch = await consumer.fetch({ max_messages: opts.batch ?? 1000, expires: 1000 });
-      let received = 0;
-      let done = false;
-      for await (const m of batch) {
-        received++;
-        if (m.seq > to) {
-          done = true;
-          break;
-        }
-        yield storedOf(m.seq, m.subject, m.time, m.data);
-        // pending: what the filter still holds after this message.
-        if (m.seq === to || m.info.pending === 0) {
-          done = true;
-          break;
-        }
-      }
-      if (done || received === 0) return;
+    const first = await nextSeqMatching(jsm, stream, filter, from);
+    if (first === null || first > to) return;
+    for await (const m of fetchToEnd(consumer, { jsm, stream, filter, toSeq: to, batch: opts.batch ?? 1000, expiresMs: 1000 })) {
+      yield storedOf(m.seq, m.subject, m.time, m.data);
     }
   } finally {
     await consumer.delete().catch(() => false);
