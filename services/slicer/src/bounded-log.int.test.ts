@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EndpointSlice, Pod } from '@slicemesh/model';
 import { makeNode, makePod, makeService } from '@slicemesh/testing';
-import { listKubeSnapshots, loadClusterSlices, loadKubeLogCuts, reconciledServiceKeys } from '@slicemesh/db';
+import { advanceOffset, listKubeSnapshots, loadClusterSlices, loadKubeLogCuts, reconciledServiceKeys } from '@slicemesh/db';
 import { withTestDb } from '@slicemesh/db/testing';
 import type { TestDb } from '@slicemesh/db/testing';
 import { kubeNodesFilter, kubePartitionFilter, lastPerSubject, partitionOf, storedMessage } from '@slicemesh/nats';
@@ -201,6 +201,42 @@ describe('bounded KUBE log', () => {
     await s.settled(freshConfig, freshSlicer);
     expect(endpointSets(await loadClusterSlices(fresh.db, 'c1'))).toEqual(endpointSets(slicesBefore));
   }, 120_000);
+
+  it("a hints reader holds a partition's cut only at the first message of its own filter it has not read", async () => {
+    const s = (stack = await withStack());
+    const config = s.config({ partitions: 1, snapshotEvery: 0, compactLog: false });
+    const slicer = await start(config);
+    let rv = 1;
+    const nodeSeq = await s.publish(makeNode('node-1', { zone: 'a' }), rv++);
+    const svcSeq = await s.publish(makeService('web', { selector: { app: 'web' } }), rv++);
+    const pods = Array.from({ length: 4 }, (_, i) => makePod(`web-${i}`, { labels: { app: 'web' }, ips: [`10.0.0.${i + 1}`], nodeName: 'node-1' }));
+    for (let round = 0; round < 8; round++) for (const p of pods) await s.publish(podAt(p, round % 2 === 0), rv++);
+    await s.settled(config, slicer);
+    await slicer.snapshot(0);
+    const kube = s.js.names.kube;
+    // The hints service's offsets, as it names them (hints/src/consumers.ts): its node and Service
+    // consumers read their last messages long ago and nothing of their filters came since.
+    const offset = (role: string) => `hints:c1:${kube}:p0:${role}`;
+    await s.db.db.transaction().execute(async (trx) => {
+      await advanceOffset(trx, offset('nodes'), nodeSeq);
+      await advanceOffset(trx, offset('services'), svcSeq);
+    });
+    const cdeps = { db: s.db.db, js: s.js.js, jsm: s.js.jsm, names: s.js.names, cluster: 'c1', partitions: 1, fence: [], tombstoneRetentionMs: 3_600_000, nowMs: () => Date.now() };
+    const quiet = await compactPartition(cdeps, 0);
+    expect({ heldBy: quiet.heldBy, keepFrom: quiet.keepFrom, purged: quiet.purged > 0 }).toEqual({ heldBy: 'snapshot', keepFrom: quiet.snapshotSeq + 1, purged: true });
+
+    // A Service change the hints reader has not read yet holds the next cut there (once it read
+    // the copy of the Service the compaction carried forward).
+    const carried = [...(await lastPerSubject(s.js.jsm, s.js.js, kube, `${kubePartitionFilter('c1', 0, s.js.names).slice(0, -1)}service.>`)).values()];
+    expect(carried.map((t) => t.seq > quiet.snapshotSeq)).toEqual([true]);
+    await s.db.db.transaction().execute((trx) => advanceOffset(trx, offset('services'), carried[0]?.seq ?? 0));
+    const svc2 = await s.publish(makeService('web', { selector: { app: 'web' }, labels: { v: '2' } }), rv++);
+    for (let round = 0; round < 8; round++) for (const p of pods) await s.publish(podAt(p, round % 2 === 1), rv++);
+    await s.settled(config, slicer);
+    await slicer.snapshot(0);
+    const held = await compactPartition(cdeps, 0);
+    expect({ heldBy: held.heldBy, keepFrom: held.keepFrom }).toEqual({ heldBy: `offset ${offset('services')}`, keepFrom: svc2 });
+  }, 60_000);
 
   it('the engine snapshots every SNAPSHOT_EVERY applied messages and compacts by itself', async () => {
     const s = (stack = await withStack());

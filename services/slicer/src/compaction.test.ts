@@ -1,9 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObjectRow } from '@slicemesh/db';
 import type { DurablePosition, SubjectTail } from '@slicemesh/nats';
-import { carriedEnvelope, carriedMsgId, carriesUnowned, cutOf, planCarries, worthCompacting } from './compaction.ts';
+import { carriedEnvelope, carriedMsgId, carriesUnowned, cutOf, hintsOffsetFilter, planCarries, worthCompacting } from './compaction.ts';
 
 const durable = (name: string, filter: string, ackFloor: number): DurablePosition => ({ durable: name, filters: [filter], ackFloor });
+
+describe('hintsOffsetFilter', () => {
+  const c = { cluster: 'c1', kubeStream: 'KUBE_x', names: { prefix: 'rx.' } };
+  it.each([
+    ['a node consumer reads every node', 'hints:c1:KUBE_x:p5:nodes', 'rx.kube.c1.node.>'],
+    ["a Service consumer reads its partition's Services", 'hints:c1:KUBE_x:p5:services', 'rx.kube.c1.5.service.>'],
+    ["an EndpointSlice consumer reads its partition's EndpointSlices", 'hints:c1:KUBE_x:p0:endpointslices', 'rx.kube.c1.0.endpointslice.>'],
+    ['another cluster', 'hints:c2:KUBE_x:p5:nodes', undefined],
+    ['another stream', 'hints:c1:SLICES_x:p5:slices', undefined],
+    ['an unknown role', 'hints:c1:KUBE_x:p5:pods', undefined],
+    ['a name without a partition', 'hints:c1:KUBE_x:services', undefined],
+  ])('%s', (_name, offset, want) => {
+    expect(hintsOffsetFilter(offset, c)).toBe(want);
+  });
+});
 
 describe('cutOf', () => {
   const base = { snapshotSeq: 100, filter: 'kube.c1.0.>', kubeStream: 'KUBE', offsets: new Map<string, number>(), durables: [] as DurablePosition[], partition: 0 };

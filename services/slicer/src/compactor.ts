@@ -17,14 +17,17 @@ import {
   durablePositions,
   kubeNodesFilter,
   kubeObjectSubject,
+  filtersOverlap,
   kubePartitionFilter,
   lastPerSubject,
+  nextSeqMatching,
   publishAcked,
   purgeBelow,
   storedMessage,
+  streamReplicas,
   subjectCounts,
 } from '@slicemesh/nats';
-import { CARRIED_HEADER, carriedEnvelope, carriedMsgId, carriesUnowned, cutOf, planCarries, worthCompacting } from './compaction.ts';
+import { CARRIED_HEADER, carriedEnvelope, carriedMsgId, carriesUnowned, cutOf, hintsOffsetFilter, planCarries, worthCompacting } from './compaction.ts';
 
 export interface CompactDeps {
   readonly db: Db;
@@ -80,17 +83,45 @@ function unownedMsgId(cluster: string, body: unknown, stream: string, seq: numbe
   return `${cluster}/${uid}/${rv}${o?.type === 'Deleted.v1' ? '/deleted' : ''}/carried-${snapshotSeq}`;
 }
 
+/** Why a replicated KUBE is never purged (streamReplicas), or undefined for a stream of one replica. */
+async function replicatedReason(deps: CompactDeps): Promise<string | undefined> {
+  const replicas = await streamReplicas(deps.jsm, deps.names.kube);
+  return replicas > 1 ? `${deps.names.kube} has ${replicas} replicas: purges let nats-server 2.9 replicas diverge, so a replicated log keeps everything (snapshots are still written)` : undefined;
+}
+
+/**
+ * The hints offsets as holds on one scope: an offset whose consumer's filter is known holds the
+ * scope only when that filter overlaps it, and only at the first message of its filter it has not
+ * read yet (none left: no hold); an offset we cannot read holds at its value, as cutOf says.
+ */
+async function offsetHolds(deps: CompactDeps, offsets: ReadonlyMap<string, number>, scopeFilter: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const [name, seq] of offsets) {
+    const filter = hintsOffsetFilter(name, { cluster: deps.cluster, kubeStream: deps.names.kube, names: deps.names });
+    if (filter === undefined) {
+      out.set(name, seq);
+      continue;
+    }
+    if (!filtersOverlap(filter, scopeFilter)) continue;
+    const next = await nextSeqMatching(deps.jsm, deps.names.kube, filter, seq + 1);
+    if (next !== null) out.set(name, next - 1);
+  }
+  return out;
+}
+
 /** Compacts one partition's subjects from its newest snapshot (see the file comment). */
 export async function compactPartition(deps: CompactDeps, partition: number): Promise<Compaction> {
   const scope = partitionScope(partition);
   const none = { scope, snapshotSeq: 0, keepFrom: 1, heldBy: '', below: 0, carried: 0, overtaken: 0, expiredTombstones: 0, purged: 0 };
+  const replicated = await replicatedReason(deps);
+  if (replicated !== undefined) return { ...none, skipped: replicated };
   const snap = await loadKubeSnapshot(deps.db, deps.cluster, partition, { withoutNodes: true });
   if (snap === undefined) return { ...none, skipped: 'no snapshot' };
   if (snap.partitions !== deps.partitions) return { ...none, skipped: `the snapshot was taken with ${snap.partitions} partitions, not ${deps.partitions}` };
   const stream = deps.names.kube;
   const filter = kubePartitionFilter(deps.cluster, partition, deps.names);
   const [offsets, durables, cuts] = await Promise.all([offsetsWithPrefix(deps.db, 'hints:'), durablePositions(deps.jsm, stream), loadKubeLogCuts(deps.db, deps.cluster)]);
-  const cut = cutOf({ snapshotSeq: snap.seq, filter, kubeStream: stream, offsets, durables, partition });
+  const cut = cutOf({ snapshotSeq: snap.seq, filter, kubeStream: stream, offsets: await offsetHolds(deps, offsets, filter), durables, partition });
   const base = { ...none, snapshotSeq: snap.seq, keepFrom: cut.keepFrom, heldBy: cut.heldBy };
   if (cut.keepFrom <= (cuts.get(scope) ?? 1)) return { ...base, skipped: `nothing new below the cut (held by ${cut.heldBy})` };
 
@@ -140,6 +171,8 @@ export async function compactPartition(deps: CompactDeps, partition: number): Pr
  */
 export async function compactNodes(deps: CompactDeps): Promise<Compaction> {
   const none = { scope: NODES_SCOPE, snapshotSeq: 0, keepFrom: 1, heldBy: '', below: 0, carried: 0, overtaken: 0, expiredTombstones: 0, purged: 0 };
+  const replicated = await replicatedReason(deps);
+  if (replicated !== undefined) return { ...none, skipped: replicated };
   const newest = new Map<number, number>();
   for (const h of await listKubeSnapshots(deps.db, deps.cluster)) {
     if (h.partitions === deps.partitions && !newest.has(h.partition)) newest.set(h.partition, h.nodesSeq);
@@ -150,7 +183,7 @@ export async function compactNodes(deps: CompactDeps): Promise<Compaction> {
   const stream = deps.names.kube;
   const filter = kubeNodesFilter(deps.cluster, deps.names);
   const [offsets, durables, cuts] = await Promise.all([offsetsWithPrefix(deps.db, 'hints:'), durablePositions(deps.jsm, stream), loadKubeLogCuts(deps.db, deps.cluster)]);
-  const cut = cutOf({ snapshotSeq, filter, kubeStream: stream, offsets, durables });
+  const cut = cutOf({ snapshotSeq, filter, kubeStream: stream, offsets: await offsetHolds(deps, offsets, filter), durables });
   const base = { ...none, snapshotSeq, keepFrom: cut.keepFrom, heldBy: cut.heldBy };
   if (cut.keepFrom <= (cuts.get(NODES_SCOPE) ?? 1)) return { ...base, skipped: `nothing new below the cut (held by ${cut.heldBy})` };
   const counts = await subjectCounts(deps.jsm, stream, filter);
