@@ -51,6 +51,8 @@ export interface BackboneReading {
   readonly decidedServices: number;
   /** Counts above that are null because the server's value could not be true (shown as `?`). */
   readonly unknown?: readonly UnknownCount[];
+  /** With pending null: the consumer that could not be read and why. */
+  readonly missingConsumer?: string;
 }
 
 export interface ProbeDeps {
@@ -91,20 +93,22 @@ async function messages(jsm: JetStreamManager, stream: string, onImpossible: Imp
   }
 }
 
-async function pendingOf(jsm: JetStreamManager, consumers: readonly WatchedConsumer[], onImpossible: ImpossibleCountSink): Promise<Read> {
+/** The consumers' pending total; null with `missing` (the consumer and why) when one could not be read. */
+async function pendingOf(jsm: JetStreamManager, consumers: readonly WatchedConsumer[], onImpossible: ImpossibleCountSink): Promise<{ readonly read: Read; readonly missing?: string }> {
   let total = 0;
   let unknown = false;
   for (const c of consumers) {
     let n: number | null;
     try {
       n = await pendingCount(jsm, c.stream, c.durable, onImpossible);
-    } catch {
-      return null; // not created yet (service still starting) or stream missing
+    } catch (err) {
+      // Not created yet (service still starting), stream missing, or no consumer leader (a NATS cluster mid-election).
+      return { read: null, missing: `${c.stream}/${c.durable}: ${err instanceof Error ? err.message : String(err)}` };
     }
     if (n === null) unknown = true;
     else total += n;
   }
-  return unknown ? UNKNOWN : total;
+  return { read: unknown ? UNKNOWN : total };
 }
 
 // Unreachable slicers count as 0: one still starting has not consumed anything either, and the
@@ -119,7 +123,7 @@ export async function readBackbone(deps: ProbeDeps, consumers: readonly WatchedC
   const { jsm, db, layout } = deps;
   const n = layout.names;
   const onImpossible = deps.onImpossibleCount ?? reportOnce;
-  const [kubeSeqRead, slicesSeqRead, viewsSeqRead, deadLettersRead, pendingRead, dirty, outbox, sliceCount, decisions] = await Promise.all([
+  const [kubeSeqRead, slicesSeqRead, viewsSeqRead, deadLettersRead, pendingOfConsumers, dirty, outbox, sliceCount, decisions] = await Promise.all([
     lastSeq(jsm, n.kube, onImpossible),
     lastSeq(jsm, n.slices, onImpossible),
     lastSeq(jsm, `KV_${n.views}`, onImpossible),
@@ -130,6 +134,7 @@ export async function readBackbone(deps: ProbeDeps, consumers: readonly WatchedC
     countSlices(db, layout.cluster),
     loadDecisionFlags(db, layout.cluster),
   ]);
+  const pendingRead = pendingOfConsumers.read;
   const key = (d: { namespace: string; service: string }): string => `${d.namespace}/${d.service}`;
   const reads = { kubeSeq: kubeSeqRead, slicesSeq: slicesSeqRead, viewsSeq: viewsSeqRead, deadLetters: deadLettersRead, pending: pendingRead };
   const unknown = (Object.keys(reads) as UnknownCount[]).filter((k) => reads[k] === UNKNOWN);
@@ -141,6 +146,7 @@ export async function readBackbone(deps: ProbeDeps, consumers: readonly WatchedC
     hintedServices: new Set(decisions.filter((d) => d.enabled).map(key)).size,
     decidedServices: new Set(decisions.map(key)).size,
     ...(unknown.length > 0 ? { unknown } : {}),
+    ...(pendingOfConsumers.missing !== undefined ? { missingConsumer: pendingOfConsumers.missing } : {}),
   };
 }
 

@@ -32,7 +32,7 @@ export function pendingWork(r: SettleReading): string | null {
   // A count the server got wrong (2^64 - 1 after a NATS restart, until the consumer moves again)
   // tells nothing either way: the quiet period, in which no stream moves, decides alone then.
   const pendingUnknown = b.unknown?.includes('pending') === true;
-  if (b.pending === null && !pendingUnknown) return 'a consumer does not exist yet';
+  if (b.pending === null && !pendingUnknown) return b.missingConsumer === undefined ? 'a consumer does not exist yet' : `a consumer cannot be read (${b.missingConsumer})`;
   const parts: string[] = [];
   if (b.pending !== null && b.pending > 0) parts.push(`${b.pending} messages pending`);
   if (b.dirty > 0) parts.push(`${b.dirty} dirty Services`);
@@ -62,16 +62,21 @@ export async function waitSettled(
   // When the current still period began; undefined while work is pending.
   let stillSince: number | undefined;
   let why = 'nothing read yet';
+  // The last pending work seen: a count that comes and goes shows here instead of as motion.
+  let lastPending: string | undefined;
   for (;;) {
     const r = await read();
     const k = motionKey(r);
     const t = now();
     const pending = pendingWork(r);
-    if (pending !== null) stillSince = undefined;
-    else if (k !== key || stillSince === undefined) stillSince = t;
+    const moved = k !== key;
+    if (pending !== null) {
+      stillSince = undefined;
+      lastPending = pending;
+    } else if (moved || stillSince === undefined) stillSince = t;
     key = k;
     if (stillSince !== undefined && t - stillSince >= quietMs) return r;
-    why = pending ?? `still moving (${k})`;
+    why = pending ?? (moved || lastPending === undefined ? `still moving (${k})` : `pending work came and went (last: ${lastPending}; ${k})`);
     if (t - start >= timeoutMs) throw new NotSettledError(`not settled after ${timeoutMs} ms: ${why}`);
     await sleep(opts.intervalMs ?? 200);
   }

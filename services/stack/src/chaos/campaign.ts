@@ -29,8 +29,8 @@ import type { Env } from '../service-env.ts';
 import type { Stack } from '../start-stack.ts';
 import { startStack } from '../start-stack.ts';
 import { verifyAll } from '../verify-all.ts';
-import type { ChaosReport, ChaosVerdict, FaultRecord, KubeLogEntry, OutboxEntry, SlicesEntry } from './checks.ts';
-import { chaosVerdict, compareEffects, heldBy, lostEvents, takenOver } from './checks.ts';
+import type { BoundedLogFigures, ChaosReport, ChaosVerdict, FaultRecord, KubeLogEntry, OutboxEntry, SlicesEntry } from './checks.ts';
+import { boundedLogLine, chaosVerdict, compareEffects, heldBy, lostEvents, takenOver } from './checks.ts';
 import type { NatsKillFigures } from './nats-figures.ts';
 import { longestGap, natsStatusLines, reconnectOf, warnLineTimes } from './nats-figures.ts';
 import type { PlannedFault } from './plan.ts';
@@ -43,16 +43,16 @@ import { startTcpProxy } from './tcp-proxy.ts';
 
 
 /** How far the slicers compacted KUBE during the run: the partitions cut and what the stream still holds. */
-async function boundedLogLine(s: Stack, partitions: number): Promise<string> {
+async function boundedLogFigures(s: Stack, partitions: number, snapshotEvery: number | undefined): Promise<BoundedLogFigures> {
   const cuts = await loadKubeLogCuts(s.db, 'chaos');
   const info = await (await jetstreamManager(s.nc)).streams.info(s.run.names.kube);
-  const cut = Array.from({ length: partitions }, (_, p) => cuts.get(partitionScope(p))).filter((x) => x !== undefined);
-  return `bounded log: ${cut.length} of ${partitions} partitions compacted${cut.length > 0 ? ` (first kept sequences ${cut.join(', ')})` : ''}; KUBE holds ${info.state.messages} messages of ${info.state.last_seq} sequences`;
+  const firstKept = Array.from({ length: partitions }, (_, p) => cuts.get(partitionScope(p))).filter((x) => x !== undefined);
+  return { ...(snapshotEvery !== undefined ? { snapshotEvery } : {}), replicas: info.config.num_replicas ?? 1, partitions, firstKept, kubeMessages: info.state.messages, kubeSequences: info.state.last_seq };
 }
 
 export interface CampaignOptions {
   readonly seed: string;
-  /** The slicers' SNAPSHOT_EVERY (e.g. 600: the log is compacted during the run); unset: the slicers' default. */
+  /** The slicers' SNAPSHOT_EVERY (300 in CI, 1500 in the full run: the log is compacted during the run, and must be); unset: the slicers' default, not reached. */
   readonly snapshotEvery?: number;
   /** Wall time of churn under faults, ms. */
   readonly faultPhaseMs: number;
@@ -101,6 +101,7 @@ export const FULL_CAMPAIGN: Omit<CampaignOptions, 'log'> = {
   partitions: 6,
   minEvents: 10_000,
   settleTimeoutMs: 180_000,
+  snapshotEvery: 1500,
 };
 
 /** The CI version (the e2e test): shorter, the same faults. */
@@ -113,6 +114,7 @@ export const CI_CAMPAIGN: Omit<CampaignOptions, 'log'> = {
   agentCutMs: 10_000,
   minEvents: 1500,
   settleTimeoutMs: 90_000,
+  snapshotEvery: 300,
 };
 
 /**
@@ -546,7 +548,8 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     const effects = compareEffects(outbox, slices);
     const v = await verifyAll(s);
     for (const line of v.summary) o.log(`  ${line}`);
-    o.log(`  ${await boundedLogLine(s, o.partitions)}`);
+    const boundedLog = await boundedLogFigures(s, o.partitions, o.snapshotEvery);
+    o.log(`  ${boundedLogLine(boundedLog)}`);
     const natsFigures = cluster === undefined ? undefined : natsKillFigures(s, natsKills, log, slices, churnStoppedAt, join(dir, 'logs'));
     for (const k of natsFigures ?? []) {
       const rec = k.services.filter((x) => x.reconnectS !== undefined);
@@ -566,6 +569,7 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       verify: { replay: v.replay, truth: v.truth, agents: v.agents, problems: v.problems },
       minEvents: o.minEvents,
       errors,
+      boundedLog,
       ...(natsFigures !== undefined && cluster !== undefined ? { natsCluster: { servers: cluster.servers.length, kills: natsFigures, stallBarS: (o.stallBarMs ?? 5000) / 1000 } } : {}),
     };
   } catch (e) {

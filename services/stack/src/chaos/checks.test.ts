@@ -110,6 +110,8 @@ describe('the verdict', () => {
     { name: 'a takeover never seen', edit: { takeoversMissing: 1 }, why: /1 slicer or hints kills without a takeover/ },
     { name: 'too few events', edit: { events: 900 }, why: /only 900 KUBE events \(at least 10000 wanted\)/ },
     { name: 'a campaign error', edit: { errors: ['did not settle: not settled after 180000 ms: 3 messages pending'] }, why: /campaign: did not settle/ },
+    { name: 'a log that was never compacted though the slicers were told to', edit: { boundedLog: { snapshotEvery: 300, replicas: 1, partitions: 6, firstKept: [], kubeMessages: 4000, kubeSequences: 4000 } }, why: /KUBE was never compacted \(the slicers snapshot every 300/ },
+    { name: 'a replicated log that was purged', edit: { boundedLog: { snapshotEvery: 300, replicas: 3, partitions: 6, firstKept: [120], kubeMessages: 4000, kubeSequences: 4100 } }, why: /KUBE has 3 replicas but was purged/ },
   ];
   for (const tc of planted) {
     it(`fails on ${tc.name}`, () => {
@@ -120,6 +122,16 @@ describe('the verdict', () => {
       expect(v.failures.join('\n')).toMatch(tc.why);
     });
   }
+
+  it('reports how far the log was compacted, in the line and the JSON', () => {
+    const v = chaosVerdict({ ...clean, boundedLog: { snapshotEvery: 300, replicas: 1, partitions: 6, firstKept: [3810, 2135], kubeMessages: 1767, kubeSequences: 4954 } });
+    expect(v.ok).toBe(true);
+    expect(v.json).toMatchObject({ compacted_partitions: 2, kube_messages: 1767 });
+    expect(v.line).toMatch(/; log compacted in 2\/6 partitions, 1767 of 4954 messages kept$/);
+    // Without SNAPSHOT_EVERY set nothing had to be compacted, nor on a replicated log.
+    expect(chaosVerdict({ ...clean, boundedLog: { replicas: 1, partitions: 6, firstKept: [], kubeMessages: 9, kubeSequences: 9 } }).ok).toBe(true);
+    expect(chaosVerdict({ ...clean, boundedLog: { snapshotEvery: 300, replicas: 3, partitions: 6, firstKept: [], kubeMessages: 9, kubeSequences: 9 } }).ok).toBe(true);
+  });
 
   it('crashes are reported, not failed on (a supervisor restarts them)', () => {
     const v = chaosVerdict({ ...clean, crashes: [{ atMs: 1, kind: 'crash', target: 'slicer-0' }, { atMs: 2, kind: 'crash', target: 'slicer-0' }] });

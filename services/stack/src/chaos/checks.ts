@@ -141,8 +141,29 @@ export interface ChaosReport {
   readonly minEvents: number;
   /** Errors of the campaign itself (a restart that failed, a settle that timed out). */
   readonly errors: readonly string[];
+  /** How far KUBE was compacted (absent when the campaign ended before it could be read). */
+  readonly boundedLog?: BoundedLogFigures;
   /** nats_cluster mode: the servers of the campaign's NATS cluster, what each nats-kill did, and the longest stall allowed (s). */
   readonly natsCluster?: { readonly servers: number; readonly kills: readonly NatsKillFigures[]; readonly stallBarS: number };
+}
+
+/** The bounded log at the end of a campaign. */
+export interface BoundedLogFigures {
+  /** The slicers' SNAPSHOT_EVERY when the campaign set it: then a log of one replica must have been compacted. */
+  readonly snapshotEvery?: number;
+  /** KUBE's replicas: a replicated log must never be purged (libs/nats streamReplicas). */
+  readonly replicas: number;
+  readonly partitions: number;
+  /** The first sequence kept of each partition that was compacted. */
+  readonly firstKept: readonly number[];
+  readonly kubeMessages: number;
+  readonly kubeSequences: number;
+}
+
+/** `bounded log: 3 of 6 partitions compacted (first kept sequences …); KUBE holds 1767 messages of 4954 sequences`. */
+export function boundedLogLine(b: BoundedLogFigures): string {
+  const cut = b.firstKept;
+  return `bounded log: ${cut.length} of ${b.partitions} partitions compacted${cut.length > 0 ? ` (first kept sequences ${cut.join(', ')})` : ''}; KUBE holds ${b.kubeMessages} messages of ${b.kubeSequences} sequences`;
 }
 
 export interface ChaosVerdict {
@@ -179,6 +200,9 @@ export interface ChaosJson {
   readonly warn_lines_by?: string;
   readonly leader_elected_s?: number | null;
   readonly absorbed_s?: number | null;
+  /** Partitions whose KUBE subjects were compacted, and the messages KUBE still held of all it was sent. */
+  readonly compacted_partitions?: number;
+  readonly kube_messages?: number;
   readonly ok: boolean;
 }
 
@@ -195,6 +219,9 @@ export function chaosVerdict(r: ChaosReport): ChaosVerdict {
   if (r.takeoversMissing > 0) failures.push(`${r.takeoversMissing} slicer or hints kills without a takeover`);
   if (r.events < r.minEvents) failures.push(`only ${r.events} KUBE events (at least ${r.minEvents} wanted)`);
   for (const e of r.errors) failures.push(`campaign: ${e}`);
+  const b = r.boundedLog;
+  if (b !== undefined && b.replicas > 1 && b.firstKept.length > 0) failures.push(`KUBE has ${b.replicas} replicas but was purged (partitions' first kept sequences ${b.firstKept.join(', ')})`);
+  if (b?.snapshotEvery !== undefined && b.replicas === 1 && b.firstKept.length === 0) failures.push(`KUBE was never compacted (the slicers snapshot every ${b.snapshotEvery} messages of a partition)`);
   const nats = r.natsCluster === undefined ? undefined : { ...r.natsCluster, summary: summarizeNatsKills(r.natsCluster.kills) };
   if (nats !== undefined) {
     if (!nats.kills.some((k) => k.wasKubeLeader)) failures.push('no nats-kill took down the leader of KUBE');
@@ -229,6 +256,7 @@ export function chaosVerdict(r: ChaosReport): ChaosVerdict {
           reconnects: nats.summary.reconnects, reconnect_lines_max: nats.summary.maxReconnectLines,
           warn_lines_max: nats.summary.maxWarnLines, ...(nats.summary.noisiest !== undefined ? { warn_lines_by: nats.summary.noisiest } : {}), leader_elected_s: nats.summary.maxLeaderElectedS, absorbed_s: nats.summary.maxAbsorbedS,
         }),
+    ...(b === undefined ? {} : { compacted_partitions: b.firstKept.length, kube_messages: b.kubeMessages }),
     ok,
   };
   const natsPart =
@@ -236,6 +264,6 @@ export function chaosVerdict(r: ChaosReport): ChaosVerdict {
       ? ''
       : `; NATS cluster of ${nats.servers}: max stall ${nats.summary.maxStallS ?? '-'} s (bar ${nats.stallBarS} s), reconnects ${nats.summary.reconnects} (max ${nats.summary.maxReconnectS ?? '-'} s, median ${nats.summary.medianReconnectS ?? '-'} s, ≤ ${nats.summary.maxReconnectLines} lines per service per kill; warnings ≤ ${nats.summary.maxWarnLines}${nats.summary.noisiest !== undefined ? ` (${nats.summary.noisiest})` : ''}), new KUBE leader ${nats.summary.maxLeaderElectedS ?? '-'} s, restart absorbed ${nats.summary.maxAbsorbedS ?? '-'} s`;
   const others = Object.entries(faults).filter(([k]) => k !== 'kill').map(([k, n]) => `${n} ${k}`).join(', ');
-  const line = `chaos: ${ok ? 'PASS' : 'FAIL'} — ${r.events} KUBE events (${eps}/s under faults), ${kills} kills${others ? `, ${others}` : ''}; lost ${r.lost.length}, duplicated ${r.duplicated.length}; verify replay ${r.verify.replay ? 'ok' : 'FAIL'}, truth ${r.verify.truth ? 'ok' : 'FAIL'}, agents ${r.verify.agents ? 'ok' : 'FAIL'}; max takeover ${maxTakeover === null ? '-' : `${maxTakeover} s`}${maxHints === null ? '' : ` (hints ${maxHints} s)`}${natsPart}${r.crashes.length > 0 ? `; ${r.crashes.length} crashes (${Object.entries(crashes).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`;
+  const line = `chaos: ${ok ? 'PASS' : 'FAIL'} — ${r.events} KUBE events (${eps}/s under faults), ${kills} kills${others ? `, ${others}` : ''}; lost ${r.lost.length}, duplicated ${r.duplicated.length}; verify replay ${r.verify.replay ? 'ok' : 'FAIL'}, truth ${r.verify.truth ? 'ok' : 'FAIL'}, agents ${r.verify.agents ? 'ok' : 'FAIL'}; max takeover ${maxTakeover === null ? '-' : `${maxTakeover} s`}${maxHints === null ? '' : ` (hints ${maxHints} s)`}${natsPart}${b === undefined ? '' : `; log compacted in ${b.firstKept.length}/${b.partitions} partitions, ${b.kubeMessages} of ${b.kubeSequences} messages kept`}${r.crashes.length > 0 ? `; ${r.crashes.length} crashes (${Object.entries(crashes).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`;
   return { ok, failures, line, json };
 }
