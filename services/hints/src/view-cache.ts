@@ -9,7 +9,7 @@ import type { ZoneViewEntry, ZoneViewsState } from '@slicemesh/proxy-state';
 import { updateZoneViews } from '@slicemesh/proxy-state';
 import type { ServiceKey } from './published-index.ts';
 import type { DesiredValue, DesiredViewsInput, KeyPut } from './view-plan.ts';
-import { desiredValue, hintedEntry } from './view-plan.ts';
+import { desiredValue, hintedEntry, viewValue } from './view-plan.ts';
 
 export class ServiceViewsCache {
   readonly #states = new Map<ServiceKey, ZoneViewsState>();
@@ -28,7 +28,7 @@ export class ServiceViewsCache {
     for (const e of next.views.entries.values()) {
       let kv = this.#values.get(e);
       if (kv === undefined) {
-        kv = { key: viewKey({ cluster: input.cluster, zone: e.zone, namespace: e.namespace, service: e.service, slice: e.sliceName }), value: desiredValue(e.slice) };
+        kv = { key: viewKey({ cluster: input.cluster, zone: e.zone, namespace: e.namespace, service: e.service, slice: e.sliceName }), value: viewValue(e.slice) };
         this.#values.set(e, kv);
       }
       out.set(kv.key, kv.value);

@@ -3,7 +3,7 @@ import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 import { parseViewKey } from '@slicemesh/nats';
 import { UNZONED_VIEW, viewSlicesForNode, zoneViews } from '@slicemesh/proxy-state';
 import { deepFreeze, makeNode, makeService, makeSlice, prng } from '@slicemesh/testing';
-import { desiredValue, desiredViews, digestOf, planKeyWrites } from './view-plan.ts';
+import { desiredValue, desiredViews, digestOf, planKeyWrites, viewValue } from './view-plan.ts';
 import type { RecordedKey } from './view-plan.ts';
 import { autoService, ep, threeZoneNodes } from './test-fixtures.ts';
 
@@ -13,6 +13,34 @@ describe('digestOf / desiredValue', () => {
     expect(v.text).toBe('{"b":1,"a":{"d":[2,{"y":1,"x":0}],"c":null}}');
     expect(digestOf(v.body)).toBe(v.digest);
     expect(digestOf({ a: 1 })).not.toBe(digestOf({ a: 2 }));
+  });
+});
+
+describe('viewValue', () => {
+  const at = (time: string | undefined, ips: readonly string[]): EndpointSlice => {
+    const s = makeSlice('web-abc', ips.map((ip) => ep(ip, 'zone-a', 'n-a')));
+    return time === undefined ? s : { ...s, metadata: { ...s.metadata, annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': time, team: 'x' } } };
+  };
+  it.each([
+    ['a new trigger time alone keeps the digest (no rewrite of an unchanged zone view)', at('2026-01-01T00:00:00Z', ['10.0.0.1']), at('2026-01-01T00:00:09Z', ['10.0.0.1']), true],
+    ['other annotations still count', at('2026-01-01T00:00:00Z', ['10.0.0.1']), { ...at('2026-01-01T00:00:00Z', ['10.0.0.1']), metadata: { ...at(undefined, []).metadata, name: 'web-abc', annotations: { team: 'y' } } }, false],
+    ['a changed endpoint changes it', at('2026-01-01T00:00:00Z', ['10.0.0.1']), at('2026-01-01T00:00:09Z', ['10.0.0.2']), false],
+    ['with and without the annotation, the same endpoints are the same view', at(undefined, ['10.0.0.1']), { ...at(undefined, ['10.0.0.1']), metadata: { ...at(undefined, ['10.0.0.1']).metadata, annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': 't' } } }, true],
+  ])('%s', (_name, a, b, same) => {
+    expect(viewValue(a).digest === viewValue(b).digest).toBe(same);
+  });
+  it('puts the whole body, trigger time included', () => {
+    const v = viewValue(at('2026-01-01T00:00:09Z', ['10.0.0.1']));
+    expect(JSON.parse(v.text)).toEqual(at('2026-01-01T00:00:09Z', ['10.0.0.1']));
+    expect(v.body).toEqual(at('2026-01-01T00:00:09Z', ['10.0.0.1']));
+  });
+  it('only the zone whose endpoints changed is rewritten when one endpoint of a hinted slice changes', () => {
+    const slice = (time: string, cIp: string) => ({ ...makeSlice('web-abc', [ep('10.0.0.1', 'zone-a', 'n-a', { forZones: ['zone-a'] }), ep('10.0.0.2', 'zone-b', 'n-b', { forZones: ['zone-b'] }), ep(cIp, 'zone-c', 'n-c', { forZones: ['zone-c'] })]), metadata: { name: 'web-abc', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' }, annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': time } } }) as EndpointSlice;
+    const views = (s: EndpointSlice) => desiredViews({ cluster: 'c1', service: autoService(), slices: [s], nodes: threeZoneNodes(), preferSameNodeGate: true });
+    const before = views(slice('2026-01-01T00:00:00Z', '10.0.0.3'));
+    const recorded = new Map([...before].map(([k, v]) => [k, { revision: 1, digest: v.digest }]));
+    const writes = planKeyWrites(recorded, views(slice('2026-01-01T00:00:05Z', '10.0.0.4')));
+    expect(writes.puts.map((p) => parseViewKey(p.key).zone).sort()).toEqual([UNZONED_VIEW, 'zone-c'].sort());
   });
 });
 

@@ -8,6 +8,7 @@
 
 import { createHash } from 'node:crypto';
 import type { EndpointSlice, Node, Service } from '@slicemesh/model';
+import { ANNOTATION_TRIGGER_TIME } from '@slicemesh/model';
 import { hintedKey, viewKey } from '@slicemesh/nats';
 import { zoneViews } from '@slicemesh/proxy-state';
 
@@ -57,6 +58,23 @@ export function desiredValue(body: unknown): DesiredValue {
   return { body, text, digest: digestOfText(text) };
 }
 
+/**
+ * The value of one zone view of a slice. Its digest leaves the trigger-time annotation out: the
+ * slicer stamps a new trigger time on the whole slice whenever any endpoint changes, so a digest
+ * of the body rewrote every zone's view of the slice — for the zones whose endpoints had not
+ * changed only to carry the new time (24 % of the view bytes in the fan-out benchmark). Such a
+ * view keeps its older body and trigger time, which is right for its agents: nothing they program
+ * changed. A view whose endpoints did change is put whole, with the new time.
+ */
+export function viewValue(slice: EndpointSlice): DesiredValue {
+  const text = JSON.stringify(slice);
+  const annotations = slice.metadata.annotations;
+  if (annotations?.[ANNOTATION_TRIGGER_TIME] === undefined) return { body: slice, text, digest: digestOfText(text) };
+  const { [ANNOTATION_TRIGGER_TIME]: _time, ...rest } = annotations;
+  const { annotations: _all, ...metadata } = slice.metadata;
+  return { body: slice, text, digest: digestOf({ ...slice, metadata: Object.keys(rest).length > 0 ? { ...metadata, annotations: rest } : metadata }) };
+}
+
 export interface DesiredViewsInput {
   readonly cluster: string;
   readonly service: Service;
@@ -79,7 +97,7 @@ export function desiredViews(input: DesiredViewsInput): Map<string, DesiredValue
   const out = new Map<string, DesiredValue>();
   for (const e of views.entries.values()) {
     const key = viewKey({ cluster: input.cluster, zone: e.zone, namespace: e.namespace, service: e.service, slice: e.sliceName });
-    out.set(key, desiredValue(e.slice));
+    out.set(key, viewValue(e.slice));
   }
   return out;
 }
