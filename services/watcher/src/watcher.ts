@@ -31,6 +31,7 @@ import { KeyedWindow } from './keyed-window.ts';
 import { eventFor } from './kube-message.ts';
 import type { KubeMessage, SubjectLayout } from './kube-message.ts';
 import type { KubeLog } from './kube-log.ts';
+import { PublishOutage } from './publish-outage.ts';
 import type { WatcherMetrics } from './watcher-metrics.ts';
 
 /** A running list+watch of one kind (ObjectWatch from @slicemesh/kube, or a test fake). */
@@ -137,6 +138,7 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
   let initialDone: () => void = () => {};
   const initialFlushed = new Promise<void>((resolve) => (initialDone = resolve));
 
+  const outage = new PublishOutage(log, () => clock.now());
   const window = new KeyedWindow({
     window: opts.publishWindow,
     onError: (err, key) => {
@@ -159,16 +161,20 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
   async function withRetries(subject: string, send: () => Promise<PublishResult>): Promise<PublishResult> {
     for (let attempt = 0; ; attempt++) {
       if (closed) throw new Closed();
+      let result: PublishResult;
       try {
-        return await send();
+        result = await send();
       } catch (err) {
         if (err instanceof PublishError && !err.retriesExhausted) throw err;
         if (closed) throw new Closed();
         const delay = opts.retryDelayMs(attempt);
         metrics.retries.inc();
-        log.warn({ err, subject, attempt, retryInMs: delay }, 'publish failed, retrying');
+        outage.failed(err, subject, delay);
         await sleep(delay);
+        continue;
       }
+      outage.succeeded();
+      return result;
     }
   }
 
