@@ -97,7 +97,10 @@ export function startWatcher(config: WatcherConfig, deps: WatcherDeps = {}): Wat
         maxObjectBytes,
         publishWindow: config.publishWindow,
         ownManagers: own,
-        retryDelayMs: exponentialBackoff({ baseMs: 200, maxMs: 10_000, jitter: 0.2 }),
+        // At most 1 s between tries: a NATS cluster elects a new KUBE leader in 2-7 s, and with a
+        // 10 s cap the watcher slept through the new leader's first seconds (KUBE stored nothing
+        // for up to 9.9 s per lost server); retries of a change that fails fast cost little.
+        retryDelayMs: exponentialBackoff({ baseMs: 200, maxMs: 1000, jitter: 0.2 }),
       },
       { kubeLog, openWatch, clock, log: baseLog, metrics: watcherMetrics(metrics) },
     );
