@@ -692,11 +692,21 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
     const zonedSpecs = specs.filter((s) => s.zone !== UNZONED_VIEW);
     let zonedBytes = 0;
     let unscopedBytes = 0;
+    // The same split per kind of Service: the even ones route PreferClose (zone views hold a
+    // zone's share), the odd ones have no topology (every zone view holds every endpoint).
+    const byClass = { preferClose: { zoned: 0, unscoped: 0 }, none: { zoned: 0, unscoped: 0 } };
     for (const [rev, [, n]] of arrivals) {
       const p = observer.puts.get(rev);
       if (p === undefined) continue;
-      if (p.zone === UNZONED_VIEW) unscopedBytes += p.bytes;
-      else zonedBytes += p.bytes * n;
+      const service = Number(/(?:^|\.)svc-(\d+)\./.exec(p.slice)?.[1] ?? NaN);
+      const cls = Number.isNaN(service) ? undefined : service % 2 === 0 ? byClass.preferClose : byClass.none;
+      if (p.zone === UNZONED_VIEW) {
+        unscopedBytes += p.bytes;
+        if (cls) cls.unscoped += p.bytes;
+      } else {
+        zonedBytes += p.bytes * n;
+        if (cls) cls.zoned += p.bytes * n;
+      }
     }
     const scopedBytes = zonedBytes / Math.max(1, zonedSpecs.length) / flipsAll;
     const scopedEntries = zonedSpecs.reduce((n, s) => n + (agentStats.get(s.id)?.entries ?? 0), 0) / Math.max(1, zonedSpecs.length) / flipsAll;
@@ -709,6 +719,8 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
     const metaBytes = metaOnly.reduce((n, p) => n + p.bytes, 0) / Math.max(1, measured.reduce((n, p) => n + p.bytes, 0));
     rows.push(['per agent per pod change, zoned agents (average)', fmtBytes(Math.round(scopedBytes)), `${scopedEntries.toFixed(2)} view entries; target <= 1/3 of the unscoped agent's (ratio ${(scopedBytes / Math.max(1, un.bytes / flipsAll)).toFixed(2)})`]);
     rows.push(['per agent per pod change, unscoped agent (the unfiltered view: every slice, as kube-proxy)', fmtBytes(Math.round(un.bytes / flipsAll)), `${(un.entries / flipsAll).toFixed(2)} view entries`]);
+    const classRatio = (c: { zoned: number; unscoped: number }): string => (c.zoned / Math.max(1, zonedSpecs.length) / Math.max(1, c.unscoped)).toFixed(2);
+    rows.push(['  zoned / unscoped by kind of Service: PreferClose (half of them), no topology (the other half)', `${classRatio(byClass.preferClose)} / ${classRatio(byClass.none)}`, 'bytes per zoned agent over the unscoped agent\'s, changes of that kind only']);
     rows.push(['  zone view puts that changed only the trigger-time annotation', `${metaOnly.length} / ${measured.length}`, `${(metaBytes * 100).toFixed(0)}% of the zoned views' bytes; received by every agent of the zone, nothing to apply`]);
     const rss = reports.reduce((n, r) => n + r.rssBytes, 0);
     rows.push(['memory per lightweight agent', fmtBytes(Math.round(rss / (agentCount + 1))), `worker RSS ${reports.map((r) => fmtBytes(r.rssBytes)).join(', ')} (at ready: ${workerRss.map((b) => fmtBytes(b)).join(', ')})`]);

@@ -23,6 +23,7 @@ describe('viewValue', () => {
   };
   it.each([
     ['a new trigger time alone keeps the digest (no rewrite of an unchanged zone view)', at('2026-01-01T00:00:00Z', ['10.0.0.1']), at('2026-01-01T00:00:09Z', ['10.0.0.1']), true],
+    ['a new generation alone keeps it', { ...at('t', ['10.0.0.1']), metadata: { ...at('t', ['10.0.0.1']).metadata, generation: 4 } }, { ...at('t', ['10.0.0.1']), metadata: { ...at('t', ['10.0.0.1']).metadata, generation: 5 } }, true],
     ['other annotations still count', at('2026-01-01T00:00:00Z', ['10.0.0.1']), { ...at('2026-01-01T00:00:00Z', ['10.0.0.1']), metadata: { ...at(undefined, []).metadata, name: 'web-abc', annotations: { team: 'y' } } }, false],
     ['a changed endpoint changes it', at('2026-01-01T00:00:00Z', ['10.0.0.1']), at('2026-01-01T00:00:09Z', ['10.0.0.2']), false],
     ['with and without the annotation, the same endpoints are the same view', at(undefined, ['10.0.0.1']), { ...at(undefined, ['10.0.0.1']), metadata: { ...at(undefined, ['10.0.0.1']).metadata, annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': 't' } } }, true],

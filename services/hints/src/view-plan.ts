@@ -59,19 +59,18 @@ export function desiredValue(body: unknown): DesiredValue {
 }
 
 /**
- * The value of one zone view of a slice. Its digest leaves the trigger-time annotation out: the
- * slicer stamps a new trigger time on the whole slice whenever any endpoint changes, so a digest
- * of the body rewrote every zone's view of the slice — for the zones whose endpoints had not
- * changed only to carry the new time (24 % of the view bytes in the fan-out benchmark). Such a
- * view keeps its older body and trigger time, which is right for its agents: nothing they program
- * changed. A view whose endpoints did change is put whole, with the new time.
+ * The value of one zone view of a slice. Its digest leaves out what the slicer changes on the
+ * whole slice whenever any endpoint changes — the trigger-time annotation and
+ * `metadata.generation` (and `resourceVersion`, should a slice carry one): a digest of the body
+ * rewrote every zone's view of the slice, for the zones whose endpoints had not changed only to
+ * carry the new time and generation (27 % of the zone views' bytes in the fan-out benchmark).
+ * Such a view keeps its older body, which is right for its agents: nothing they program changed.
+ * A view whose endpoints, ports or anything else did change is put whole, with the new time.
  */
 export function viewValue(slice: EndpointSlice): DesiredValue {
   const text = JSON.stringify(slice);
-  const annotations = slice.metadata.annotations;
-  if (annotations?.[ANNOTATION_TRIGGER_TIME] === undefined) return { body: slice, text, digest: digestOfText(text) };
-  const { [ANNOTATION_TRIGGER_TIME]: _time, ...rest } = annotations;
-  const { annotations: _all, ...metadata } = slice.metadata;
+  const { annotations, generation: _generation, resourceVersion: _rv, ...metadata } = slice.metadata;
+  const { [ANNOTATION_TRIGGER_TIME]: _time, ...rest } = annotations ?? {};
   return { body: slice, text, digest: digestOf({ ...slice, metadata: Object.keys(rest).length > 0 ? { ...metadata, annotations: rest } : metadata }) };
 }
 
