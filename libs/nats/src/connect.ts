@@ -1,8 +1,9 @@
 // Connecting to NATS: fail fast and clearly on the first attempt, reconnect forever afterwards.
 
-import { connect } from '@nats-io/transport-node';
+import { AuthorizationError, connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { NatsUnreachableError } from './errors.ts';
+import { natsAuthenticator } from './credentials.ts';
+import { NatsAuthorizationError, NatsUnreachableError } from './errors.ts';
 import { natsServerOptions, parseNatsServers, redactNatsUrl } from './servers.ts';
 
 /** How to start the local server (TOOLCHAIN.md), quoted in the unreachable error. */
@@ -31,6 +32,13 @@ export interface ConnectNatsOptions {
   readonly timeoutMs?: number;
   /** Wait between reconnect attempts, ms. Defaults to 1000. */
   readonly reconnectWaitMs?: number;
+  /**
+   * A file holding this role's nkey seed (NATS_NKEY_SEED_FILE, see auth-config.ts). Read once,
+   * before connecting; NatsCredentialsError when missing, unreadable or not a user seed.
+   */
+  readonly nkeySeedFile?: string;
+  /** A .creds file (user JWT and seed; NATS_CREDS_FILE), for servers using decentralized auth. At most one of the two. */
+  readonly credsFile?: string;
 }
 
 /**
@@ -41,6 +49,8 @@ export interface ConnectNatsOptions {
 export async function connectNats(opts: ConnectNatsOptions): Promise<NatsConnection> {
   // Throws, naming the bad entry, before any attempt; the client reconnects across all of them.
   const server = natsServerOptions(parseNatsServers(opts.url));
+  // Throws NatsCredentialsError (naming the setting and the file) before any attempt.
+  const authenticator = natsAuthenticator(opts);
   let nc: NatsConnection;
   try {
     nc = await connect({
@@ -53,14 +63,24 @@ export async function connectNats(opts: ConnectNatsOptions): Promise<NatsConnect
       // every JetStream publish and KV put: measured at ~7% of a busy watcher's CPU. Our errors
       // carry the subject and reason without them.
       noAsyncTraces: true,
+      ...(authenticator === undefined ? {} : { authenticator }),
     });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
+    // Reachable, but the credentials (or their absence) were refused: starting it is no help.
+    if (err instanceof AuthorizationError) throw new NatsAuthorizationError(redactNatsUrl(opts.url), reason, credentialsNamed(opts), { cause: err });
     throw new NatsUnreachableError(redactNatsUrl(opts.url), reason, NATS_START_HINT, { cause: err });
   }
   const log = opts.log;
   if (log) void forwardStatus(nc, log);
   return nc;
+}
+
+/** The credentials setting and file in use, for an error (never the secret itself). */
+function credentialsNamed(opts: ConnectNatsOptions): string | undefined {
+  if (opts.nkeySeedFile !== undefined) return `NATS_NKEY_SEED_FILE ${opts.nkeySeedFile}`;
+  if (opts.credsFile !== undefined) return `NATS_CREDS_FILE ${opts.credsFile}`;
+  return undefined;
 }
 
 async function forwardStatus(nc: NatsConnection, log: (event: NatsStatusEvent) => void): Promise<void> {

@@ -8,7 +8,7 @@ export class NatsUnreachableError extends Error {
   readonly url: string;
   readonly reason: string;
   readonly hint: string;
-  override readonly name = 'NatsUnreachableError';
+  override readonly name: string = 'NatsUnreachableError';
   constructor(
     url: string,
     reason: string,
@@ -136,5 +136,23 @@ export class ReplicasUnavailableError extends Error {
     this.existing = existing;
     this.problem = problem;
     this.serverReason = serverReason;
+  }
+}
+
+/**
+ * The server refused the connection's credentials (or their absence) on the first attempt. A
+ * NatsUnreachableError, as callers already handle, whose advice is about credentials: starting
+ * the server is no help.
+ */
+export class NatsAuthorizationError extends NatsUnreachableError {
+  override readonly name: string = 'NatsAuthorizationError';
+  /** `credentials`: the setting and file used (never the secret), undefined when none was given. */
+  constructor(url: string, reason: string, credentials: string | undefined, options?: ErrorOptions) {
+    const advice =
+      credentials === undefined
+        ? "the server wants credentials: give this role's nkey seed file (NATS_NKEY_SEED_FILE) or a .creds file (NATS_CREDS_FILE)"
+        : `the server refused the credentials of ${credentials}: is its public key in the server's authorization block?`;
+    super(url, reason, advice, options);
+    this.message = `NATS not reachable at ${url}: ${reason} — ${advice}`;
   }
 }

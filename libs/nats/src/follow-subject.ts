@@ -10,7 +10,7 @@
 
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { ConsumerConfig } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
+import { nanos, nuid } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ConsumedMessage } from './consume.ts';
 import { toConsumed } from './consume.ts';
@@ -60,6 +60,9 @@ export async function* followSubject(nc: NatsConnection, opts: FollowSubjectOpti
   const info = await jsm.streams.info(opts.stream, { subjects_filter: opts.subject });
   const stored = Object.keys(info.state.subjects ?? {}).length;
   const config: Partial<ConsumerConfig> = {
+    // Named, so the client creates it on CONSUMER.CREATE.<stream>.<name>.<filter>: a subject
+    // that permissions can restrict to the subjects a role may follow (permissions.ts).
+    name: `follow_${nuid.next()}`,
     filter_subject: opts.subject,
     deliver_policy: DeliverPolicy.LastPerSubject,
     ack_policy: AckPolicy.None,

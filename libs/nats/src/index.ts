@@ -3,6 +3,9 @@ export * from './errors.ts';
 // Subjects, keys and message bodies are defined once, in @slicemesh/contracts.
 export * from '@slicemesh/contracts';
 export * from './connect.ts';
+export * from './credentials.ts';
+export * from './permissions.ts';
+export * from './auth-config.ts';
 export * from './streams.ts';
 export * from './publish.ts';
 export * from './consume.ts';

@@ -22,3 +22,21 @@ export const NATS_REPLICAS_SETTING = {
   parse: 'int',
   doc: 'Replicas of every JetStream stream and KV bucket this service creates or updates at start: 1 on a single server, 3 on a cluster (survives the loss of one server). An existing one with another count is changed to it; give every service the same value. Unset: new ones get 1, existing ones keep their count.',
 } as const;
+
+/** NATS_NKEY_SEED_FILE / --nats-nkey-seed-file: the role's nkey seed (see auth-config.ts); unset: no credentials. */
+export const NATS_NKEY_SEED_FILE_SETTING = {
+  env: 'NATS_NKEY_SEED_FILE',
+  flag: '--nats-nkey-seed-file',
+  optional: true,
+  parse: 'string',
+  doc: "A file holding this service's NATS user nkey seed (SU...), for a server that locks NATS down per role (nkey users with permissions). Unset: connect without credentials.",
+} as const;
+
+/** NATS_CREDS_FILE / --nats-creds-file: a .creds file (JWT + seed) for decentralized auth; unset: none. */
+export const NATS_CREDS_FILE_SETTING = {
+  env: 'NATS_CREDS_FILE',
+  flag: '--nats-creds-file',
+  optional: true,
+  parse: 'string',
+  doc: 'A NATS .creds file (user JWT and nkey seed) for a server using decentralized (operator/account JWT) auth. Give this or NATS_NKEY_SEED_FILE, not both. Unset: none.',
+} as const;

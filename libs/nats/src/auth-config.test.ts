@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { nkeys } from '@nats-io/transport-node';
+import { generateRoleNkeys, isUserNkey, renderAuthorization } from './auth-config.ts';
+import { NATS_ROLES } from './permissions.ts';
+
+describe('generateRoleNkeys', () => {
+  it('gives each role its own user key pair whose seed yields its public key', () => {
+    const keys = generateRoleNkeys(NATS_ROLES);
+    expect(keys.map((k) => k.role)).toEqual(NATS_ROLES);
+    expect(new Set(keys.map((k) => k.nkey)).size).toBe(NATS_ROLES.length);
+    for (const k of keys) {
+      expect(k.nkey).toMatch(/^U[A-Z2-7]{55}$/);
+      expect(k.seed).toMatch(/^SU[A-Z2-7]{56}$/);
+      expect(nkeys.fromSeed(new TextEncoder().encode(k.seed)).getPublicKey()).toBe(k.nkey);
+    }
+  });
+});
+
+describe('isUserNkey', () => {
+  const [user] = generateRoleNkeys(['agent']);
+  it.each([
+    ['a generated user key', user!.nkey, true],
+    ['an account key', nkeys.createAccount().getPublicKey(), false],
+    ['a seed', user!.seed, false],
+    ['a key with a broken checksum', `${user!.nkey.slice(0, -1)}${user!.nkey.endsWith('A') ? 'B' : 'A'}`, false],
+    ['an empty string', '', false],
+  ])('%s: %s', (_name, key, want) => {
+    expect(isUserNkey(key)).toBe(want);
+  });
+});
+
+describe('renderAuthorization', () => {
+  const [watcher, agent] = generateRoleNkeys(['watcher', 'agent']);
+
+  it('renders one nkey user per entry with its role\'s permissions, subjects quoted', () => {
+    const text = renderAuthorization([watcher!, agent!], { cluster: 'c1' });
+    expect(text.startsWith('authorization {\n  users = [\n')).toBe(true);
+    const lines = text.split('\n');
+    const userLine = (key: string) => lines.findIndex((l) => l.includes(`{ nkey: "${key}", permissions: {`));
+    const w = userLine(watcher!.nkey);
+    const a = userLine(agent!.nkey);
+    expect(w).toBeGreaterThan(0);
+    expect(a).toBeGreaterThan(w);
+    const watcherBlock = lines.slice(w, a).join('\n');
+    const agentBlock = lines.slice(a).join('\n');
+    expect(watcherBlock).toContain('"kube.c1.>"');
+    expect(agentBlock).not.toContain('"kube.c1.>", ');
+    expect(agentBlock).toMatch(/deny: \[[^\]]*"\$KV\.>"/);
+    expect(agentBlock).toContain('"$JS.API.CONSUMER.CREATE.KV_views.*.$KV.views.c1.>"');
+    expect(agentBlock).toContain('subscribe: { allow: ["_INBOX.>"] }');
+  });
+
+  it('never contains a seed', () => {
+    const text = renderAuthorization([watcher!, agent!], { cluster: 'c1' });
+    expect(text).not.toContain(watcher!.seed);
+    expect(text).not.toMatch(/"SU/);
+  });
+
+  it.each([
+    ['a seed instead of a public key', [{ role: 'agent' as const, nkey: generateRoleNkeys(['agent'])[0]!.seed }], 'must be a public user nkey'],
+    ['an account key', [{ role: 'agent' as const, nkey: nkeys.createAccount().getPublicKey() }], 'must be a public user nkey'],
+    ['a key given twice', [watcher!, { role: 'agent' as const, nkey: watcher!.nkey }], 'is given twice'],
+  ])('refuses %s', (_name, users, message) => {
+    expect(() => renderAuthorization(users, { cluster: 'c1' })).toThrow(message);
+  });
+});

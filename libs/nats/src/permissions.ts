@@ -1,0 +1,244 @@
+// Least-privilege NATS permissions per role of one cluster (issue 14, "NATS locked down"), as
+// nats-server authorization wants them: subjects a role may publish to and subscribe to.
+//
+// The JetStream API subjects are what the @nats-io v3 clients send to nats-server 2.9.10 for the
+// calls libs/nats makes, traced with `nats-server -DV`:
+//   jetstreamManager(nc)                    $JS.API.INFO
+//   streams.info / Kvm.open / kv.keys        $JS.API.STREAM.INFO.<stream>
+//   ensureStreams / ensureKv (missing)      $JS.API.STREAM.CREATE.<stream>; drifted: STREAM.UPDATE
+//   consumers.add, named + one filter       $JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>
+//     (durables, ordered consumers of kv.watch / kv.keys / readStreamRange, followSubject)
+//   consumers.add, unnamed (ephemerals)     $JS.API.CONSUMER.CREATE.<stream>
+//   consumers.info / .delete / .list        $JS.API.CONSUMER.INFO|DELETE.<stream>.<name>, CONSUMER.LIST.<stream>
+//   pull (fetch/consume)                    $JS.API.CONSUMER.MSG.NEXT.<stream>.<name>, replies on _INBOX
+//   ack / nak                               $JS.ACK.<stream>.<consumer>.<...>
+//   streams.getMessage / kv.get             $JS.API.STREAM.MSG.GET.<stream> (DIRECT.GET.<stream>[.<subject>] on allow_direct buckets)
+//   streams.purge                           $JS.API.STREAM.PURGE.<stream>
+//   kv.put / kv.delete                      a JetStream publish to $KV.<bucket>.<key>
+// Replies (API answers and pulled messages) all arrive on the connection's `_INBOX.>` subjects;
+// no role answers requests, so none publishes to `_INBOX`.
+
+import { encodeToken, eventsStreamSubject, streamSubjects } from '@slicemesh/contracts';
+import { DEFAULT_NAMES } from './streams.ts';
+import type { BackboneNames } from './streams.ts';
+
+/**
+ * watcher, slicer, hints, publisher, agent: the services. reader: the CLI and log tools (reads
+ * everything, writes nothing). admin: a setup job or operator (everything).
+ */
+export type NatsRole = 'watcher' | 'slicer' | 'hints' | 'publisher' | 'agent' | 'reader' | 'admin';
+
+export const NATS_ROLES: readonly NatsRole[] = ['watcher', 'slicer', 'hints', 'publisher', 'agent', 'reader', 'admin'];
+
+/** Allow and deny lists of one direction; deny wins on the server. */
+export interface SubjectPermission {
+  readonly allow: readonly string[];
+  readonly deny: readonly string[];
+}
+
+export interface NatsPermissions {
+  readonly publish: SubjectPermission;
+  readonly subscribe: SubjectPermission;
+}
+
+export interface PermissionScope {
+  /** The cluster name, as in the subjects and keys (encoded like them). */
+  readonly cluster: string;
+  /** Stream and bucket names and the subject prefix. Defaults to DEFAULT_NAMES. */
+  readonly names?: BackboneNames;
+  /**
+   * Whether the services may create and update the streams and buckets they declare at start
+   * (ensureStreams / ensureKv, as they all do today). Set false once an admin declares them:
+   * the services then only read their info. Defaults to true.
+   */
+  readonly declare?: boolean;
+}
+
+const API = '$JS.API';
+/** Pulled messages and every API reply arrive on the client's inbox subjects. */
+const INBOX = '_INBOX.>';
+
+/** Reading a stream through consumers the role creates: info, consumer create/info, pull. */
+function consumerRead(stream: string, filters: readonly string[] | 'any'): string[] {
+  const create =
+    filters === 'any'
+      ? // Unnamed ephemerals (log-retention's last-per-subject reads) use the short form.
+        [`${API}.CONSUMER.CREATE.${stream}`, `${API}.CONSUMER.CREATE.${stream}.>`]
+      : // Only named consumers whose one filter lies within `filters`: what the subject names.
+        filters.map((f) => `${API}.CONSUMER.CREATE.${stream}.*.${f}`);
+  return [`${API}.STREAM.INFO.${stream}`, ...create, `${API}.CONSUMER.INFO.${stream}.*`, `${API}.CONSUMER.MSG.NEXT.${stream}.*`];
+}
+
+/** Durable consumers a service owns on `stream`: consumeLoop / consumeBatchesInOrder acks, restartDurableAt deletes, durablePositions lists. */
+function durables(stream: string): string[] {
+  return [
+    ...consumerRead(stream, 'any'),
+    `${API}.CONSUMER.DURABLE.CREATE.${stream}.*`,
+    `${API}.CONSUMER.DELETE.${stream}.*`,
+    `${API}.CONSUMER.LIST.${stream}`,
+    `${API}.CONSUMER.NAMES.${stream}`,
+    `$JS.ACK.${stream}.>`,
+  ];
+}
+
+/** Single messages by sequence or subject (getMessage, nextSeqMatching, kv.get). */
+function messageGet(stream: string): string[] {
+  return [`${API}.STREAM.MSG.GET.${stream}`, `${API}.DIRECT.GET.${stream}`, `${API}.DIRECT.GET.${stream}.>`];
+}
+
+/** STREAM.INFO always (ensureStreams / ensureKv compare); CREATE and UPDATE when declaring. */
+function declared(streams: readonly string[], declare: boolean): string[] {
+  return streams.flatMap((s) => [`${API}.STREAM.INFO.${s}`, ...(declare ? [`${API}.STREAM.CREATE.${s}`, `${API}.STREAM.UPDATE.${s}`] : [])]);
+}
+
+const kvStream = (bucket: string): string => `KV_${bucket}`;
+
+/**
+ * What a role that must not write may never be allowed, listed as deny so that a later, wider
+ * allow cannot open it: the logs' subjects, every KV write, and stream-changing API calls.
+ */
+function writesDenied(names: BackboneNames): string[] {
+  const s = streamSubjects(names);
+  return [
+    s.kube,
+    s.slices,
+    s.dlq,
+    eventsStreamSubject(names),
+    '$KV.>',
+    `${API}.STREAM.CREATE.>`,
+    `${API}.STREAM.UPDATE.>`,
+    `${API}.STREAM.DELETE.>`,
+    `${API}.STREAM.PURGE.>`,
+    `${API}.STREAM.MSG.DELETE.>`,
+    `${API}.STREAM.RESTORE.>`,
+    `${API}.CONSUMER.DELETE.>`,
+    `${API}.CONSUMER.DURABLE.CREATE.>`,
+  ];
+}
+
+/** No service ever deletes a stream or removes single messages: only an admin. */
+const SERVICE_DENY = [`${API}.STREAM.DELETE.>`, `${API}.STREAM.MSG.DELETE.>`, `${API}.STREAM.RESTORE.>`];
+
+function uniq(xs: readonly string[]): string[] {
+  return [...new Set(xs)];
+}
+
+/**
+ * The publish/subscribe permissions of `role` in `scope.cluster`. Every role subscribes to its
+ * inbox only (no core subscription can snoop on a log or bucket subject).
+ */
+export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPermissions {
+  const names = scope.names ?? DEFAULT_NAMES;
+  const declare = scope.declare ?? true;
+  const p = names.prefix;
+  const c = encodeToken(scope.cluster);
+  const streams = [names.kube, names.slices, names.dlq, ...(names.events === undefined ? [] : [names.events])];
+  const events = names.events;
+  const kv = { svc: kvStream(names.svc), views: kvStream(names.views), hinted: kvStream(names.hinted) };
+  const sub = (deny: readonly string[] = []): SubjectPermission => ({ allow: [INBOX], deny });
+  const pub = (allow: readonly string[], deny: readonly string[]): NatsPermissions => ({ publish: { allow: uniq([`${API}.INFO`, ...allow]), deny }, subscribe: sub() });
+
+  switch (role) {
+    case 'watcher':
+      return pub(
+        [
+          // Its cluster's Kubernetes objects and nodes, and its own dead letters.
+          `${p}kube.${c}.>`,
+          `${p}dlq.${c}.watcher`,
+          ...declared(streams, declare),
+          // Reading back the last message per subject at start (an unnamed ephemeral, deleted after).
+          ...consumerRead(names.kube, 'any'),
+          `${API}.CONSUMER.DELETE.${names.kube}.*`,
+          ...messageGet(names.kube),
+        ],
+        SERVICE_DENY,
+      );
+    case 'slicer':
+      return pub(
+        [
+          // The slices it computes, its dead letters, the mirroring controller's event requests.
+          `${p}slices.${c}.>`,
+          `${p}dlq.${c}.slicer`,
+          ...(events === undefined ? [] : [`${p}events.${c}.*`]),
+          // Compaction carries live objects forward before it purges: object subjects only
+          // (kube.<cluster>.<part>.<kind>.<ns>.<name>), never a node's (kube.<cluster>.node.<name>).
+          `${p}kube.${c}.*.*.*.*`,
+          `${API}.STREAM.PURGE.${names.kube}`,
+          ...declared(streams, declare),
+          // Its per-partition durables on KUBE, the replay and the compactor's reads.
+          ...durables(names.kube),
+          ...messageGet(names.kube),
+        ],
+        SERVICE_DENY,
+      );
+    case 'hints':
+      return pub(
+        [
+          // What it owns: the service specs and zone views the agents read, the finished slices
+          // the publisher writes, its dead letters and the topology event requests.
+          `$KV.${names.svc}.${c}.>`,
+          `$KV.${names.views}.${c}.>`,
+          `$KV.${names.hinted}.${c}.>`,
+          `${p}dlq.${c}.hints`,
+          ...(events === undefined ? [] : [`${p}events.${c}.*`]),
+          ...declared([...streams, kv.svc, kv.views, kv.hinted], declare),
+          // Its durables on KUBE and SLICES.
+          ...durables(names.kube),
+          ...durables(names.slices),
+          // kv.keys (the start-up audit of its views) and kv.get on its buckets.
+          ...[kv.svc, kv.views, kv.hinted].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s)]),
+        ],
+        SERVICE_DENY,
+      );
+    case 'publisher':
+      return pub(
+        [
+          // Writes to the Kubernetes API only: on NATS it consumes (hinted slices, or SLICES,
+          // and the event requests) and acks.
+          ...declared([...streams, kv.hinted], declare),
+          ...durables(kv.hinted),
+          ...durables(names.slices),
+          ...(events === undefined ? [] : durables(events)),
+        ],
+        SERVICE_DENY,
+      );
+    case 'agent':
+      return pub(
+        [
+          // openKv and kvWatchJson: bucket info, then an ordered consumer (named, one filter)
+          // on its cluster's service specs and views. Any zone of the cluster: the node's zone
+          // label may change while the agent runs, and it then watches the new zone's views.
+          ...consumerRead(kv.svc, [`$KV.${names.svc}.${c}.>`]),
+          ...consumerRead(kv.views, [`$KV.${names.views}.${c}.>`]),
+          // followSubject: the last and every new message of its node's subject (a named
+          // ephemeral with that filter; the server removes it when inactive, the agent cannot
+          // delete consumers).
+          ...consumerRead(names.kube, [`${p}kube.${c}.node.*`]),
+        ],
+        writesDenied(names),
+      );
+    case 'reader':
+      return pub(
+        [...[...streams, kv.svc, kv.views, kv.hinted].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s)]), `${API}.STREAM.NAMES`, `${API}.STREAM.LIST`],
+        writesDenied(names),
+      );
+    case 'admin':
+      return { publish: { allow: ['>'], deny: [] }, subscribe: { allow: ['>'], deny: [] } };
+  }
+}
+
+/** Whether NATS subject `pattern` (with `*` and `>` wildcards) matches `subject`, token by token. */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const p = pattern.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return s.length > i;
+    if (i >= s.length || (p[i] !== '*' && p[i] !== s[i])) return false;
+  }
+  return p.length === s.length;
+}
+
+/** Whether `perm` lets `subject` through as the server decides it: allowed and not denied. */
+export function permits(perm: SubjectPermission, subject: string): boolean {
+  return perm.allow.some((a) => subjectMatches(a, subject)) && !perm.deny.some((d) => subjectMatches(d, subject));
+}
