@@ -47,7 +47,7 @@ describe('renderAuthorization', () => {
     expect(agentBlock).not.toContain('"kube.c1.>", ');
     expect(agentBlock).toMatch(/deny: \[[^\]]*"\$KV\.>"/);
     expect(agentBlock).toContain('"$JS.API.CONSUMER.CREATE.KV_views.*.$KV.views.c1.>"');
-    expect(agentBlock).toContain('subscribe: { allow: ["_INBOX.>"] }');
+    expect(agentBlock).toContain('subscribe: { allow: ["_INBOX_agent.>"] }');
   });
 
   it('never contains a seed', () => {

@@ -4,6 +4,8 @@ import { AuthorizationError, connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { natsAuthenticator } from './credentials.ts';
 import { NatsAuthorizationError, NatsUnreachableError } from './errors.ts';
+import { roleInboxPrefix } from './permissions.ts';
+import type { NatsRole } from './permissions.ts';
 import { natsServerOptions, parseNatsServers, redactNatsUrl } from './servers.ts';
 
 /** How to start the local server (TOOLCHAIN.md), quoted in the unreachable error. */
@@ -39,6 +41,12 @@ export interface ConnectNatsOptions {
   readonly nkeySeedFile?: string;
   /** A .creds file (user JWT and seed; NATS_CREDS_FILE), for servers using decentralized auth. At most one of the two. */
   readonly credsFile?: string;
+  /**
+   * The role this process connects as (permissions.ts): its replies then arrive on the role's
+   * own inbox prefix, the only inbox its permissions let it subscribe to. Harmless on a server
+   * without permissions; unset: the client's shared `_INBOX`.
+   */
+  readonly role?: NatsRole;
 }
 
 /**
@@ -64,6 +72,7 @@ export async function connectNats(opts: ConnectNatsOptions): Promise<NatsConnect
       // carry the subject and reason without them.
       noAsyncTraces: true,
       ...(authenticator === undefined ? {} : { authenticator }),
+      ...(opts.role === undefined ? {} : { inboxPrefix: roleInboxPrefix(opts.role) }),
     });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);

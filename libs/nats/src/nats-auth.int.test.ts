@@ -82,7 +82,7 @@ describe.skipIf(SKIPPED !== undefined)(SKIPPED ?? 'NATS locked down: per-role nk
   const open: NatsConnection[] = [];
 
   const as = async (role: NatsRole): Promise<NatsConnection> => {
-    const nc = await connectNats({ url, name: `auth-test-${role}`, timeoutMs: 2000, nkeySeedFile: seedFiles.get(role) as string });
+    const nc = await connectNats({ url, name: `auth-test-${role}`, timeoutMs: 2000, nkeySeedFile: seedFiles.get(role) as string, role });
     open.push(nc);
     return nc;
   };
@@ -222,6 +222,17 @@ describe.skipIf(SKIPPED !== undefined)(SKIPPED ?? 'NATS locked down: per-role nk
     expect((await adminJsm.streams.getMessage(NAMES.kube, { last_by_subj: node }))?.json()).toEqual({ node: 'n1', v: 1 });
     expect((await (await openKv(admin, NAMES.views)).get(view))?.json()).toEqual({ slice: 'web-1', zone: 'zone-a' });
     expect((await adminJsm.streams.info(NAMES.kube)).state.messages).toBe(3);
+  });
+
+  it('an agent may not subscribe to the logs, the buckets, nor another role\'s inbox', async () => {
+    const nc = await as('agent');
+    for (const subject of ['kube.>', `$KV.${NAMES.views}.>`, '_INBOX.>', '_INBOX_slicer.>']) {
+      // The server refuses the subscription asynchronously; the client closes it with that error.
+      const closed = await nc.subscribe(subject).closed;
+      expect(String(closed), subject).toMatch(/permissions violation for subscription/i);
+    }
+    // Its own inbox is fine: a request and its reply.
+    expect((await jetstreamManager(nc)).streams).toBeDefined();
   });
 
   it('refuses a connection without credentials, and one with a key the server does not know', async () => {

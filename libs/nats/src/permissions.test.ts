@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_NAMES } from './streams.ts';
-import { NATS_ROLES, permits, rolePermissions, subjectMatches } from './permissions.ts';
+import { NATS_ROLES, permits, roleInboxPrefix, rolePermissions, subjectMatches } from './permissions.ts';
 import type { NatsRole, PermissionScope } from './permissions.ts';
 
 const C1: PermissionScope = { cluster: 'c1' };
@@ -69,6 +69,7 @@ const PUBLISH: readonly (readonly [string, NatsRole, string, boolean])[] = [
   ['an agent does not watch another cluster\'s views', 'agent', '$JS.API.CONSUMER.CREATE.KV_views.x.$KV.views.c2.>', false],
   ['an agent does not create durables', 'agent', '$JS.API.CONSUMER.DURABLE.CREATE.KUBE.x', false],
   ['an agent does not answer on inboxes', 'agent', '_INBOX.abc.def', false],
+  ['an agent does not answer on a service\'s inbox', 'agent', '_INBOX_slicer.abc.def', false],
   ['a reader reads any stream', 'reader', '$JS.API.CONSUMER.CREATE.KUBE', true],
   ['a reader gets messages', 'reader', '$JS.API.STREAM.MSG.GET.DLQ', true],
   ['a reader does not publish', 'reader', 'dlq.c1.watcher', false],
@@ -83,10 +84,15 @@ describe('rolePermissions: publish', () => {
 });
 
 describe('rolePermissions: subscribe', () => {
-  it.each(NATS_ROLES.filter((r) => r !== 'admin'))('%s subscribes to its inbox and nothing else', (role) => {
+  it.each(NATS_ROLES.filter((r) => r !== 'admin'))('%s subscribes to its own inbox and nothing else', (role) => {
     const sub = rolePermissions(role, C1).subscribe;
-    expect(permits(sub, '_INBOX.abc.def')).toBe(true);
-    for (const s of ['kube.c1.node.n1', '$KV.views.c1.zone-a.ns.web.web-1', '$JS.API.STREAM.INFO.KUBE', 'slices.c1.ns.web']) expect(permits(sub, s)).toBe(false);
+    expect(permits(sub, `${roleInboxPrefix(role)}.abc.def`)).toBe(true);
+    const others = NATS_ROLES.filter((r) => r !== role).map((r) => `${roleInboxPrefix(r)}.abc.def`);
+    for (const s of ['_INBOX.abc.def', ...others, 'kube.c1.node.n1', '$KV.views.c1.zone-a.ns.web.web-1', '$JS.API.STREAM.INFO.KUBE', 'slices.c1.ns.web']) expect(permits(sub, s), s).toBe(false);
+  });
+
+  it('an inbox prefix is one token that the client accepts', () => {
+    for (const role of NATS_ROLES) expect(roleInboxPrefix(role)).toMatch(/^_INBOX_[a-z]+$/);
   });
 });
 

@@ -15,8 +15,8 @@
 //   streams.getMessage / kv.get             $JS.API.STREAM.MSG.GET.<stream> (DIRECT.GET.<stream>[.<subject>] on allow_direct buckets)
 //   streams.purge                           $JS.API.STREAM.PURGE.<stream>
 //   kv.put / kv.delete                      a JetStream publish to $KV.<bucket>.<key>
-// Replies (API answers and pulled messages) all arrive on the connection's `_INBOX.>` subjects;
-// no role answers requests, so none publishes to `_INBOX`.
+// Replies (API answers and pulled messages) all arrive on the connection's inbox subjects (a
+// prefix per role, roleInboxPrefix); no role answers requests, so none publishes to an inbox.
 
 import { encodeToken, eventsStreamSubject, streamSubjects } from '@slicemesh/contracts';
 import { DEFAULT_NAMES } from './streams.ts';
@@ -55,8 +55,16 @@ export interface PermissionScope {
 }
 
 const API = '$JS.API';
-/** Pulled messages and every API reply arrive on the client's inbox subjects. */
-const INBOX = '_INBOX.>';
+
+/**
+ * The inbox prefix of a role's connections (connectNats `role`), instead of the client's shared
+ * `_INBOX`: every API reply and pulled message arrives on the inbox, so a role allowed all of
+ * `_INBOX.>` would read what the others pull (an agent every Pod the slicer reads). Agents share
+ * theirs: what one pulls, any may read anyway.
+ */
+export function roleInboxPrefix(role: NatsRole): string {
+  return `_INBOX_${role}`;
+}
 
 /** Reading a stream through consumers the role creates: info, consumer create/info, pull. */
 function consumerRead(stream: string, filters: readonly string[] | 'any'): string[] {
@@ -124,8 +132,9 @@ function uniq(xs: readonly string[]): string[] {
 }
 
 /**
- * The publish/subscribe permissions of `role` in `scope.cluster`. Every role subscribes to its
- * inbox only (no core subscription can snoop on a log or bucket subject).
+ * The publish/subscribe permissions of `role` in `scope.cluster`. Every role but admin subscribes
+ * to its own inbox only (roleInboxPrefix): no core subscription can snoop on a log or bucket
+ * subject, nor on another role's replies.
  */
 export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPermissions {
   const names = scope.names ?? DEFAULT_NAMES;
@@ -135,8 +144,9 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
   const streams = [names.kube, names.slices, names.dlq, ...(names.events === undefined ? [] : [names.events])];
   const events = names.events;
   const kv = { svc: kvStream(names.svc), views: kvStream(names.views), hinted: kvStream(names.hinted) };
-  const sub = (deny: readonly string[] = []): SubjectPermission => ({ allow: [INBOX], deny });
-  const pub = (allow: readonly string[], deny: readonly string[]): NatsPermissions => ({ publish: { allow: uniq([`${API}.INFO`, ...allow]), deny }, subscribe: sub() });
+  // Replies and pulled messages arrive on the role's own inbox subjects only.
+  const subscribe: SubjectPermission = { allow: [`${roleInboxPrefix(role)}.>`], deny: [] };
+  const pub = (allow: readonly string[], deny: readonly string[]): NatsPermissions => ({ publish: { allow: uniq([`${API}.INFO`, ...allow]), deny }, subscribe });
 
   switch (role) {
     case 'watcher':
