@@ -21,7 +21,7 @@ import { NatsAuthorizationError } from './errors.ts';
 import { followSubject } from './follow-subject.ts';
 import { kvPutJson, kvWatchJson, openKv } from './kv.ts';
 import type { KvChange } from './kv.ts';
-import { forEachLastPerSubject } from './log-retention.ts';
+import { forEachLastPerSubject, purgeBelow } from './log-retention.ts';
 import { findNatsServerBinary, freeLocalPort } from './local-cluster.ts';
 import type { NatsRole } from './permissions.ts';
 import { publishAcked } from './publish.ts';
@@ -171,6 +171,9 @@ describe.skipIf(SKIPPED !== undefined)(SKIPPED ?? 'NATS locked down: per-role nk
     const slicerJsm = await jetstreamManager(slicer);
     await ensureDurable(slicerJsm, NAMES.kube, { durable: 'slicer-c1-p0', filterSubject: `kube.${CLUSTER}.0.>` });
     expect((await firstAcked(slicer, NAMES.kube, 'slicer-c1-p0')).subject).toBe(web);
+    // Compaction: the slicer purges a subject below its last message (web's first version).
+    const lastWeb = await slicerJsm.streams.getMessage(NAMES.kube, { last_by_subj: web });
+    expect(await purgeBelow(slicerJsm, NAMES.kube, web, lastWeb?.seq ?? 0)).toBe(1);
     const publisher = await as('publisher');
     const publisherJsm = await jetstreamManager(publisher);
     await ensureDurable(publisherJsm, `KV_${NAMES.hinted}`, { durable: 'publisher-c1', filterSubject: `$KV.${NAMES.hinted}.${CLUSTER}.>` });
@@ -221,7 +224,8 @@ describe.skipIf(SKIPPED !== undefined)(SKIPPED ?? 'NATS locked down: per-role nk
     const adminJsm = await jetstreamManager(admin);
     expect((await adminJsm.streams.getMessage(NAMES.kube, { last_by_subj: node }))?.json()).toEqual({ node: 'n1', v: 1 });
     expect((await (await openKv(admin, NAMES.views)).get(view))?.json()).toEqual({ slice: 'web-1', zone: 'zone-a' });
-    expect((await adminJsm.streams.info(NAMES.kube)).state.messages).toBe(3);
+    // web's two versions and the node's, less the one the slicer purged.
+    expect((await adminJsm.streams.info(NAMES.kube)).state.messages).toBe(2);
   });
 
   it('an agent may not subscribe to the logs, the buckets, nor another role\'s inbox', async () => {
