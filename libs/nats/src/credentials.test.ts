@@ -60,6 +60,13 @@ describe('natsAuthenticator', () => {
     }
   });
 
+  it('signs with the seed of a .creds file and presents its JWT (the server checks the JWT)', () => {
+    const jwt = 'eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.e30.c2ln';
+    const creds = `-----BEGIN NATS USER JWT-----\n${jwt}\n------END NATS USER JWT------\n\n-----BEGIN USER NKEY SEED-----\n${key!.seed}\n------END USER NKEY SEED------\n`;
+    const auth = natsAuthenticator({ credsFile: file('ok.creds', creds) });
+    expect(auth?.('nonce')).toMatchObject({ jwt, nkey: key!.nkey });
+  });
+
   it('refuses a .creds file that is not one', () => {
     const path = file('bad.creds', 'hello\n');
     expect(() => natsAuthenticator({ credsFile: path })).toThrow(`NATS_CREDS_FILE ${path}: is not a NATS .creds file`);
