@@ -4,6 +4,7 @@ import { ensureStreams, pendingCount, publishAcked, restartDurableAt } from './i
 import { withJetStream } from '../testing/jetstream.ts';
 import type { JetStreamFixture } from '../testing/jetstream.ts';
 import { consumeBatchesInOrder } from './consume-batches.ts';
+import { ConsumerStalledError } from './consumer-watchdog.ts';
 
 let f: JetStreamFixture;
 let spec: DurableOptions;
@@ -126,6 +127,28 @@ describe('consumeBatchesInOrder', () => {
     );
     expect(seen).toEqual([3, 4, 5]);
     expect(Date.now() - t0).toBeLessThan(10_000);
+  });
+
+  it('a durable deleted under the loop ends it with ConsumerStalledError instead of waiting for ever; restarting it delivers again', async () => {
+    await publish(1);
+    const ac = new AbortController();
+    const got: number[] = [];
+    const running = consumeBatchesInOrder(f.js, f.names.kube, spec.durable, async (msgs) => (got.push(...numbers(msgs)), 'ack'), { signal: ac.signal, batch: 3, pollMs: 1000 });
+    const outcome = running.then(() => undefined, (e: unknown) => e);
+    await vi.waitFor(() => expect(got).toEqual([1]), { timeout: 5_000, interval: 20 });
+    await f.jsm.consumers.delete(f.names.kube, spec.durable);
+    const err = await within(30_000, outcome);
+    expect(err).toBeInstanceOf(ConsumerStalledError);
+    expect(String(err)).toMatch(new RegExp(`consumer ${f.names.kube}/d1: `));
+    // What the slicer does with it: restart the durable at its own position and consume again.
+    await restartDurableAt(f.jsm, f.names.kube, spec, 2);
+    await publish(2);
+    const again: number[] = [];
+    await within(
+      10_000,
+      consumeBatchesInOrder(f.js, f.names.kube, spec.durable, async (msgs) => (again.push(...numbers(msgs)), ac.abort(), 'ack'), { signal: ac.signal, batch: 3 }),
+    );
+    expect(again).toEqual([2]);
   });
 
   it('returns at once for an aborted signal', async () => {

@@ -11,6 +11,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { ConsumedMessage, HandlerOutcome } from './consume.ts';
 import { toConsumed } from './consume.ts';
+import { watchConsumer } from './consumer-watchdog.ts';
 
 
 export interface BatchConsumeOptions {
@@ -29,7 +30,9 @@ export interface BatchConsumeOptions {
  * loop paying a pull round trip per batch. The outcome applies to the whole batch (ack, term,
  * or nak with a delay). A handler that throws gets its batch and everything buffered nak'ed and
  * the loop rejects with its error: the caller restarts the durable at its own stored position
- * (restartDurableAt), so nothing pending on the server can be overtaken by a later message.
+ * (restartDurableAt), so nothing pending on the server can be overtaken by a later message. A
+ * durable the server stopped serving ends the loop the same way, with ConsumerStalledError
+ * (consumer-watchdog.ts).
  */
 export async function consumeBatchesInOrder(
   js: JetStreamClient,
@@ -50,6 +53,10 @@ export async function consumeBatchesInOrder(
   const stop = (): void => void messages.stop();
   signal.addEventListener('abort', stop, { once: true });
   if (signal.aborted) stop();
+  void watchConsumer(stream, durable, messages.status(), (err) => {
+    readError = err;
+    stop();
+  });
   const reader = (async () => {
     try {
       for await (const m of messages) {

@@ -4,6 +4,7 @@
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import type { ConsumerConfig, ConsumerInfo, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
+import { watchConsumer } from './consumer-watchdog.ts';
 import { ConsumerConflictError } from './errors.ts';
 import { isApiError } from './streams.ts';
 import { checkedCount, sumCounts } from './counts.ts';
@@ -135,7 +136,8 @@ export function errorNakDelayMs(deliveryCount: number): number {
  * Runs `handler` over the durable, one message at a time in delivery order, until `signal`
  * aborts; resolves then. Messages pulled but not yet handled when it stops stay unacked and are
  * redelivered after the ack wait. Returns at once if the signal is already aborted; rejects if
- * the durable does not exist (call ensureDurable first).
+ * the durable does not exist (call ensureDurable first), and with ConsumerStalledError when the
+ * server stops serving it (consumer-watchdog.ts: the caller ensures the durable and runs again).
  */
 export async function consumeLoop(
   js: JetStreamClient,
@@ -151,6 +153,11 @@ export async function consumeLoop(
   const stop = () => void messages.close();
   signal.addEventListener('abort', stop, { once: true });
   if (signal.aborted) stop(); // aborted during the awaits above: the listener came too late
+  let stalled: Error | undefined;
+  void watchConsumer(stream, durable, messages.status(), (err) => {
+    stalled = err;
+    stop();
+  });
   try {
     for await (const m of messages) {
       if (signal.aborted) break;
@@ -170,6 +177,7 @@ export async function consumeLoop(
     signal.removeEventListener('abort', stop);
     await messages.close();
   }
+  if (stalled !== undefined && !signal.aborted) throw stalled;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

@@ -10,6 +10,7 @@ export * from './streams.ts';
 export * from './publish.ts';
 export * from './consume.ts';
 export * from './consume-batches.ts';
+export * from './consumer-watchdog.ts';
 export * from './follow-subject.ts';
 export * from './kv.ts';
 export * from './stream-reader.ts';
