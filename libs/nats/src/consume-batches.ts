@@ -53,13 +53,15 @@ export async function consumeBatchesInOrder(
   const stop = (): void => void messages.stop();
   signal.addEventListener('abort', stop, { once: true });
   if (signal.aborted) stop();
-  void watchConsumer(stream, durable, messages.status(), (err) => {
+  // Six pulls missed in a row (one every expiry) is a stall, as six missed heartbeats are.
+  const watch = watchConsumer(stream, durable, messages.status(), (err) => {
     readError = err;
     stop();
-  });
+  }, { silenceMs: 6 * Math.max(1000, opts.pollMs ?? 5000) });
   const reader = (async () => {
     try {
       for await (const m of messages) {
+        watch.alive();
         buffer.push(m);
         wake?.();
       }
@@ -88,7 +90,7 @@ export async function consumeBatchesInOrder(
       const consumed = msgs.map(toConsumed);
       let outcome: HandlerOutcome;
       try {
-        outcome = await handler(consumed);
+        outcome = await watch.handling(handler(consumed));
       } catch (err) {
         for (const m of msgs) m.nak();
         throw err;
@@ -101,6 +103,7 @@ export async function consumeBatchesInOrder(
     }
     if (readError !== undefined && !signal.aborted) throw readError;
   } finally {
+    watch.stop();
     signal.removeEventListener('abort', stop);
     stop();
     await reader;

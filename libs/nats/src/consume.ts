@@ -154,17 +154,19 @@ export async function consumeLoop(
   signal.addEventListener('abort', stop, { once: true });
   if (signal.aborted) stop(); // aborted during the awaits above: the listener came too late
   let stalled: Error | undefined;
-  void watchConsumer(stream, durable, messages.status(), (err) => {
+  // The client pulls again every 30 s (its default expiry) while idle: silence means three missed.
+  const watch = watchConsumer(stream, durable, messages.status(), (err) => {
     stalled = err;
     stop();
-  });
+  }, { silenceMs: 90_000 });
   try {
     for await (const m of messages) {
+      watch.alive();
       if (signal.aborted) break;
       const msg = toConsumed(m);
       let outcome: HandlerOutcome;
       try {
-        outcome = await handler(msg);
+        outcome = await watch.handling(handler(msg));
       } catch (err) {
         opts.onError?.(err, msg);
         outcome = { nakDelayMs: errorNakDelayMs(msg.deliveryCount) };
@@ -174,6 +176,7 @@ export async function consumeLoop(
       else m.nak(outcome.nakDelayMs);
     }
   } finally {
+    watch.stop();
     signal.removeEventListener('abort', stop);
     await messages.close();
   }

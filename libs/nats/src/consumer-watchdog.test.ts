@@ -18,26 +18,57 @@ describe('stallOf', () => {
 });
 
 describe('watchConsumer', () => {
-  it('reports the first stall once, naming the consumer, and stops reading', async () => {
+  const never: AsyncIterable<ConsumerNotification> = { [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }) };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('reports the first stall of the notifications once, naming the consumer', async () => {
     const seen: ConsumerStalledError[] = [];
-    let read = 0;
     async function* status(): AsyncGenerator<ConsumerNotification> {
-      for (const count of [1, 2, 6, 7]) {
-        read++;
-        yield { type: 'heartbeats_missed', count };
-      }
+      for (const count of [2, 3, 6, 7]) yield { type: 'heartbeats_missed', count };
     }
-    await watchConsumer('KUBE', 'slicer-p1', status(), (e) => seen.push(e));
+    const w = watchConsumer('KUBE', 'slicer-p1', status(), (e) => seen.push(e), { silenceMs: 60_000 });
+    await sleep(20);
+    w.stop();
     expect(seen.map((e) => e.message)).toEqual(['consumer KUBE/slicer-p1: 6 heartbeats missed in a row (no leader, or the server lost it)']);
-    expect(read).toBe(3);
   });
-  it('ends quietly with the status stream, or when it fails', async () => {
+
+  it('reports a silence: no pull and no message for silenceMs (the client waiting for ever, without a notification)', async () => {
+    const seen: ConsumerStalledError[] = [];
+    const w = watchConsumer('KUBE', 'hints-p3', never, (e) => seen.push(e), { silenceMs: 100 });
+    await sleep(400);
+    w.stop();
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.message).toMatch(/^consumer KUBE\/hints-p3: no pull and no message for /);
+  });
+
+  it('pulls, messages and a running handler keep it quiet', async () => {
     const seen: unknown[] = [];
-    await watchConsumer('S', 'd', (async function* () {})(), (e) => seen.push(e));
+    async function* pulls(): AsyncGenerator<ConsumerNotification> {
+      for (let i = 0; i < 8; i++) {
+        await sleep(40);
+        yield { type: 'next', options: {} } as ConsumerNotification;
+      }
+      await new Promise(() => {});
+    }
+    const w = watchConsumer('S', 'd', pulls(), (e) => seen.push(e), { silenceMs: 120 });
+    await sleep(350); // pulls every 40 ms
+    for (let i = 0; i < 5; i++) {
+      await sleep(60);
+      w.alive(); // messages every 60 ms
+    }
+    await w.handling(sleep(400)); // a handler longer than the silence
+    w.stop();
+    expect(seen).toEqual([]);
+  });
+
+  it('ends quietly when the status stream fails, and stop() ends the watch', async () => {
+    const seen: unknown[] = [];
     const failing: AsyncIterable<ConsumerNotification> = {
       [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('closed')) }),
     };
-    await watchConsumer('S', 'd', failing, (e) => seen.push(e));
+    const w = watchConsumer('S', 'd', failing, (e) => seen.push(e), { silenceMs: 50 });
+    w.stop();
+    await sleep(200);
     expect(seen).toEqual([]);
   });
 });

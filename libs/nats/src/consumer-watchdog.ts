@@ -34,19 +34,76 @@ export function stallOf(n: ConsumerNotification): string | undefined {
   }
 }
 
+/** How long a consume loop may go without a pull or a message before it counts as stalled, ms. */
+export const STALL_SILENCE_MS = 30_000;
+
+export interface ConsumerWatch {
+  /** A message arrived: the consumer is alive. */
+  alive(): void;
+  /** Runs a handler: silence while it runs is the loop's, not the consumer's, and does not count. */
+  handling<T>(work: Promise<T>): Promise<T>;
+  /** Stops watching (the loop ended). */
+  stop(): void;
+}
+
 /**
- * Reads `status` until it reports a stall, then calls `stalled` once with the reason; ends when
- * the status iterator does. Never rejects.
+ * Watches one consume loop: its status notifications (stallOf) and its silence. The client pulls
+ * again every expiry (a `next` notification) while it is healthy, idle or not; when a server's
+ * loss left the consumer without a leader, the client's own recovery (after a reconnect it asks
+ * the consumer's info until that works, with its heartbeat monitor off) can wait for ever without
+ * a single notification — so no pull and no message for `silenceMs` is a stall too. Calls
+ * `stalled` once.
  */
-export async function watchConsumer(stream: string, durable: string, status: AsyncIterable<ConsumerNotification>, stalled: (err: ConsumerStalledError) => void): Promise<void> {
-  try {
-    for await (const n of status) {
-      const why = stallOf(n);
-      if (why === undefined) continue;
-      stalled(new ConsumerStalledError(`consumer ${stream}/${durable}: ${why}`));
-      return;
+export function watchConsumer(
+  stream: string,
+  durable: string,
+  status: AsyncIterable<ConsumerNotification>,
+  stalled: (err: ConsumerStalledError) => void,
+  opts: { readonly silenceMs?: number; readonly now?: () => number } = {},
+): ConsumerWatch {
+  const now = opts.now ?? Date.now;
+  const silenceMs = opts.silenceMs ?? STALL_SILENCE_MS;
+  let last = now();
+  let done = false;
+  let handlers = 0;
+  const report = (why: string): void => {
+    if (done) return;
+    done = true;
+    clearInterval(timer);
+    stalled(new ConsumerStalledError(`consumer ${stream}/${durable}: ${why}`));
+  };
+  const timer = setInterval(() => {
+    if (handlers > 0) last = now();
+    const quiet = now() - last;
+    if (quiet > silenceMs) report(`no pull and no message for ${Math.round(quiet / 1000)} s (the client is waiting for a consumer the server does not serve)`);
+  }, Math.max(50, Math.min(5000, silenceMs / 4)));
+  timer.unref?.();
+  void (async () => {
+    try {
+      for await (const n of status) {
+        if (done) return;
+        if (n.type === 'next') last = now();
+        const why = stallOf(n);
+        if (why !== undefined) return report(why);
+      }
+    } catch {
+      // The status stream ends with the messages; nothing to report from it.
     }
-  } catch {
-    // The status stream ends with the messages; nothing to report from it.
-  }
+  })();
+  return {
+    alive: () => void (last = now()),
+    handling: async (work) => {
+      handlers++;
+      try {
+        return await work;
+      } finally {
+        handlers--;
+        last = now();
+      }
+    },
+    stop: () => {
+      done = true;
+      clearInterval(timer);
+    },
+  };
 }
