@@ -9,7 +9,7 @@ describe('stallOf', () => {
     ['heartbeats missed STALL_HEARTBEATS times in a row are', { type: 'heartbeats_missed', count: STALL_HEARTBEATS }, true],
     ['a consumer not found once may be an election', { type: 'consumer_not_found', name: 'd', stream: 'S', count: 1 }, false],
     ['not found three times is a stall', { type: 'consumer_not_found', name: 'd', stream: 'S', count: 3 }, true],
-    ['a deleted consumer is one at once', { type: 'consumer_deleted', code: 409, description: 'consumer deleted' }, true],
+    ['a 409 "consumer deleted" alone is not (a replicated consumer changing leader says it too)', { type: 'consumer_deleted', code: 409, description: 'consumer deleted' }, false],
     ['a missing stream too', { type: 'stream_not_found', name: 'S' }, true],
     ['a plain heartbeat is not', { type: 'heartbeat', lastConsumerSequence: 1, lastStreamSequence: 1 } as ConsumerNotification, false],
   ])('%s', (_name, n, stalled) => {

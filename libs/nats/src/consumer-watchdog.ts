@@ -25,8 +25,9 @@ export function stallOf(n: ConsumerNotification): string | undefined {
       return n.count >= STALL_HEARTBEATS ? `${n.count} heartbeats missed in a row (no leader, or the server lost it)` : undefined;
     case 'consumer_not_found':
       return n.count >= STALL_NOT_FOUND ? `not found ${n.count} times in a row` : undefined;
-    case 'consumer_deleted':
-      return `deleted on the server (${n.code} ${n.description})`;
+    // Not 'consumer_deleted': nats-server 2.9 also answers pending pulls with 409 "Consumer
+    // Deleted" while a replicated consumer changes leader (seen in the cluster campaign); the
+    // client then looks the consumer up, and 'consumer_not_found' follows if it is really gone.
     case 'stream_not_found':
       return `its stream ${n.name} is gone`;
     default:
