@@ -188,6 +188,16 @@ describe('the verdict in nats_cluster mode', () => {
     });
   }
 
+  it.each([
+    ['a stall within the election plus the margin passes', 12.4, 14.9, true],
+    ['a stall beyond the election plus the margin fails', 12.4, 15.6, false],
+    ['an election shorter than the bar leaves the bar', 4.0, 12.5, false],
+  ])('with beyondElectionS (the CI version): %s', (_name, electedS, stallS, ok) => {
+    const leader = { ...kill('nats-2', true, stallS, []), leaderElectedS: electedS } as NatsKillFigures;
+    const v = chaosVerdict({ ...base, natsCluster: { servers: 3, stallBarS: 12, beyondElectionS: 3, kills: [leader, kills[1] as NatsKillFigures] } });
+    expect(v.failures).toEqual(ok ? [] : [expect.stringMatching(/nats-kill of nats-2 \(KUBE leader\): KUBE stored nothing for/)]);
+  });
+
   it('the single-server campaign has none of these keys', () => {
     expect(Object.keys(chaosVerdict(base).json)).not.toContain('max_stall_s');
   });
