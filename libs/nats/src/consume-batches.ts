@@ -57,7 +57,7 @@ export async function consumeBatchesInOrder(
   const watch = watchConsumer(stream, durable, messages.status(), (err) => {
     readError = err;
     stop();
-  }, { silenceMs: 6 * Math.max(1000, opts.pollMs ?? 5000) });
+  }, { silenceMs: 6 * Math.max(1000, opts.pollMs ?? 5000), probe: () => consumer.info() });
   const reader = (async () => {
     try {
       for await (const m of messages) {

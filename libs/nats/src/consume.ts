@@ -158,7 +158,7 @@ export async function consumeLoop(
   const watch = watchConsumer(stream, durable, messages.status(), (err) => {
     stalled = err;
     stop();
-  }, { silenceMs: 90_000 });
+  }, { silenceMs: 90_000, probe: () => consumer.info() });
   try {
     for await (const m of messages) {
       watch.alive();

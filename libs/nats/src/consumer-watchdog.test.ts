@@ -61,6 +61,38 @@ describe('watchConsumer', () => {
     expect(seen).toEqual([]);
   });
 
+  it('a consumer the server keeps failing to answer for is a stall even while the client pulls', async () => {
+    async function* pulls(): AsyncGenerator<ConsumerNotification> {
+      for (;;) {
+        await sleep(20);
+        yield { type: 'next', options: {} } as ConsumerNotification;
+      }
+    }
+    const seen: ConsumerStalledError[] = [];
+    const w = watchConsumer('KUBE', 'slicer-p5', pulls(), (e) => seen.push(e), {
+      silenceMs: 150,
+      probeEveryMs: 20,
+      probe: () => Promise.reject(new Error('JetStream system temporarily unavailable')),
+    });
+    await sleep(500);
+    w.stop();
+    expect(seen.map((e) => e.message)).toEqual([expect.stringMatching(/^consumer KUBE\/slicer-p5: the server has not answered for it for \d+ s \(JetStream system temporarily unavailable\)$/)]);
+  });
+
+  it('a probe that fails a moment and then answers is no stall', async () => {
+    let calls = 0;
+    const seen: unknown[] = [];
+    const w = watchConsumer('S', 'd', never, (e) => seen.push(e), {
+      silenceMs: 10_000,
+      probeEveryMs: 20,
+      probe: () => (++calls < 3 ? Promise.reject(new Error('503')) : Promise.resolve()),
+    });
+    await sleep(200);
+    w.stop();
+    expect(seen).toEqual([]);
+    expect(calls).toBeGreaterThan(3);
+  });
+
   it('ends quietly when the status stream fails, and stop() ends the watch', async () => {
     const seen: unknown[] = [];
     const failing: AsyncIterable<ConsumerNotification> = {

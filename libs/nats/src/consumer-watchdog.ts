@@ -60,17 +60,53 @@ export function watchConsumer(
   durable: string,
   status: AsyncIterable<ConsumerNotification>,
   stalled: (err: ConsumerStalledError) => void,
-  opts: { readonly silenceMs?: number; readonly now?: () => number } = {},
+  opts: {
+    readonly silenceMs?: number;
+    readonly now?: () => number;
+    /**
+     * Asks the server about the consumer (its info); while every answer fails for `silenceMs` the
+     * consumer counts as stalled. The client was seen to go on pulling from a replicated consumer
+     * without a leader (its info "JetStream system temporarily unavailable" for 90 s) without a
+     * notification, so the pulls alone prove nothing.
+     */
+    readonly probe?: () => Promise<unknown>;
+    readonly probeEveryMs?: number;
+  } = {},
 ): ConsumerWatch {
   const now = opts.now ?? Date.now;
   const silenceMs = opts.silenceMs ?? STALL_SILENCE_MS;
   let last = now();
   let done = false;
   let handlers = 0;
+  let failingSince: number | undefined;
+  let lastProbeError = '';
+  let probing = false;
+  const probe = opts.probe;
+  const prober =
+    probe === undefined
+      ? undefined
+      : setInterval(() => {
+          if (probing || done) return;
+          probing = true;
+          probe().then(
+            () => {
+              failingSince = undefined;
+              probing = false;
+            },
+            (err: unknown) => {
+              probing = false;
+              lastProbeError = err instanceof Error ? err.message : String(err);
+              failingSince ??= now();
+              if (now() - failingSince > silenceMs) report(`the server has not answered for it for ${Math.round((now() - failingSince) / 1000)} s (${lastProbeError})`);
+            },
+          );
+        }, opts.probeEveryMs ?? Math.max(50, Math.min(10_000, silenceMs / 3)));
+  prober?.unref?.();
   const report = (why: string): void => {
     if (done) return;
     done = true;
     clearInterval(timer);
+    if (prober !== undefined) clearInterval(prober);
     stalled(new ConsumerStalledError(`consumer ${stream}/${durable}: ${why}`));
   };
   const timer = setInterval(() => {
@@ -105,6 +141,7 @@ export function watchConsumer(
     stop: () => {
       done = true;
       clearInterval(timer);
+      if (prober !== undefined) clearInterval(prober);
     },
   };
 }
