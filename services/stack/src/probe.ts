@@ -51,7 +51,7 @@ export interface BackboneReading {
   readonly decidedServices: number;
   /** Counts above that are null because the server's value could not be true (shown as `?`). */
   readonly unknown?: readonly UnknownCount[];
-  /** With pending null: the consumer that could not be read and why. */
+  /** A consumer that could not be read and why (pending is then null, or unknown when the server could not answer). */
   readonly missingConsumer?: string;
 }
 
@@ -93,22 +93,33 @@ async function messages(jsm: JetStreamManager, stream: string, onImpossible: Imp
   }
 }
 
-/** The consumers' pending total; null with `missing` (the consumer and why) when one could not be read. */
+/**
+ * The consumers' pending total. Null with `missing` (the consumer and why) when one does not
+ * exist (yet: its service is starting) or its stream does not; unknown, also with `missing`, when
+ * the server cannot answer for it — a replicated consumer without a leader after a NATS server's
+ * loss answers "JetStream system temporarily unavailable", for minutes at times on 2.9.10 —
+ * which, like an impossible count, says nothing either way: the quiet period decides, and the
+ * checks after a settle still catch anything such a consumer did not deliver.
+ */
 async function pendingOf(jsm: JetStreamManager, consumers: readonly WatchedConsumer[], onImpossible: ImpossibleCountSink): Promise<{ readonly read: Read; readonly missing?: string }> {
   let total = 0;
   let unknown = false;
+  let unanswered: string | undefined;
   for (const c of consumers) {
     let n: number | null;
     try {
       n = await pendingCount(jsm, c.stream, c.durable, onImpossible);
     } catch (err) {
-      // Not created yet (service still starting), stream missing, or no consumer leader (a NATS cluster mid-election).
-      return { read: null, missing: `${c.stream}/${c.durable}: ${err instanceof Error ? err.message : String(err)}` };
+      const what = `${c.stream}/${c.durable}: ${err instanceof Error ? err.message : String(err)}`;
+      if (isApiError(err, 10014) || isApiError(err, 10059)) return { read: null, missing: what }; // consumer or stream not found
+      unknown = true;
+      unanswered ??= what;
+      continue;
     }
     if (n === null) unknown = true;
     else total += n;
   }
-  return { read: unknown ? UNKNOWN : total };
+  return { read: unknown ? UNKNOWN : total, ...(unanswered !== undefined ? { missing: unanswered } : {}) };
 }
 
 // Unreachable slicers count as 0: one still starting has not consumed anything either, and the
