@@ -7,8 +7,10 @@ import { fetchToEnd } from './fetch-to-end.ts';
 function fakes(seqs: readonly number[], pendingOf: (index: number) => number) {
   let next = 0;
   const lookups: number[] = [];
+  let fetches = 0;
   const consumer = {
     fetch: async ({ max_messages }: { max_messages: number }) => {
+      fetches++;
       const batch = seqs.slice(next, next + max_messages).map((seq, i) => ({ seq, info: { pending: pendingOf(next + i) } }) as unknown as JsMsg);
       next += batch.length;
       return (async function* () {
@@ -25,14 +27,14 @@ function fakes(seqs: readonly number[], pendingOf: (index: number) => number) {
       },
     },
   } as unknown as JetStreamManager;
-  return { consumer, jsm, lookups };
+  return { consumer, jsm, lookups, fetches: () => fetches };
 }
 
-const read = async (seqs: number[], pendingOf: (i: number) => number, toSeq?: number) => {
+const read = async (seqs: number[], pendingOf: (i: number) => number, toSeq?: number, fromSeq?: number) => {
   const f = fakes(seqs, pendingOf);
   const out: number[] = [];
-  for await (const m of fetchToEnd(f.consumer, { jsm: f.jsm, stream: 'S', filter: 'a.>', batch: 3, expiresMs: 1000, ...(toSeq !== undefined ? { toSeq } : {}) })) out.push(m.seq);
-  return { out, lookups: f.lookups };
+  for await (const m of fetchToEnd(f.consumer, { jsm: f.jsm, stream: 'S', filter: 'a.>', batch: 3, expiresMs: 1000, ...(toSeq !== undefined ? { toSeq } : {}), ...(fromSeq !== undefined ? { fromSeq } : {}) })) out.push(m.seq);
+  return { out, lookups: f.lookups, fetches: f.fetches() };
 };
 
 describe('fetchToEnd', () => {
@@ -48,11 +50,19 @@ describe('fetchToEnd', () => {
     expect((await read(seqs, pendingOf, toSeq)).out).toEqual(want);
   });
 
-  it('asks the stream only when the pending count says 0, and not again before the message it found', async () => {
+  it('asks the stream where the filter starts, then only when the pending count says 0, and not again before the message it found', async () => {
     const { lookups } = await read(seqs, () => 0);
-    // After 2 it learns of 5; after 5 of 6; … each a message on, then nothing after 20.
-    expect(lookups).toEqual([3, 6, 7, 10, 13, 14, 21]);
+    // First where the filter starts (2); after 2 it learns of 5; after 5 of 6; … then nothing after 20.
+    expect(lookups).toEqual([1, 3, 6, 7, 10, 13, 14, 21]);
     const honest = await read(seqs, (i) => seqs.length - 1 - i);
-    expect(honest.lookups).toEqual([21]);
+    expect(honest.lookups).toEqual([1, 21]);
+  });
+
+  it.each([
+    ['nothing after fromSeq', undefined, 21],
+    ['nothing up to toSeq', 4, 3],
+  ])('does not fetch at all when the range holds nothing: %s', async (_name, toSeq, fromSeq) => {
+    const r = await read(seqs, () => 0, toSeq, fromSeq);
+    expect({ out: r.out, fetches: r.fetches }).toEqual({ out: [], fetches: 0 });
   });
 });

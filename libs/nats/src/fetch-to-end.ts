@@ -32,6 +32,8 @@ export interface FetchToEndOptions {
   readonly stream: string;
   /** The consumer's filter. */
   readonly filter: StreamFilter;
+  /** Where the consumer starts (default 1): nothing matching from here on means no fetch at all. */
+  readonly fromSeq?: number;
   /** Stop at this sequence: messages above it are not yielded. Default: wherever the filter ends. */
   readonly toSeq?: number;
   /** Messages per fetch. */
@@ -42,12 +44,15 @@ export interface FetchToEndOptions {
 
 /**
  * The consumer's messages in stream order until no message matching the filter is left after the
- * last one (or the last one reached `toSeq`); also ends when a fetch brings nothing. The caller
- * deletes the consumer.
+ * last one (or the last one reached `toSeq`); also ends when a fetch brings nothing, and returns
+ * at once, without waiting out a fetch, when nothing matches from `fromSeq` to `toSeq`. The
+ * caller deletes the consumer.
  */
 export async function* fetchToEnd(consumer: Consumer, o: FetchToEndOptions): AsyncGenerator<JsMsg, void, undefined> {
   const to = o.toSeq ?? Number.MAX_SAFE_INTEGER;
-  let knownAhead = 0; // a matching message is known to exist at this sequence
+  const first = await nextSeqMatching(o.jsm, o.stream, o.filter, Math.max(1, o.fromSeq ?? 1));
+  if (first === null || first > to) return;
+  let knownAhead = first; // a matching message is known to exist at this sequence
   for (;;) {
     const batch = await consumer.fetch({ max_messages: o.batch, expires: Math.max(1000, o.expiresMs) });
     let received = 0;

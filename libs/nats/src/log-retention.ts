@@ -47,7 +47,6 @@ export async function forEachLastPerSubject(
 ): Promise<void> {
   const info = await jsm.consumers.add(stream, ephemeral(filter, { deliver_policy: DeliverPolicy.LastPerSubject, ...(opts.headersOnly ? { headers_only: true } : {}) }));
   try {
-    if ((await nextSeqMatching(jsm, stream, filter, 1)) === null) return;
     const consumer = await js.consumers.get(stream, info.name);
     // Delivered in stream order, so once nothing matches after a message every subject's last one has come.
     for await (const m of fetchToEnd(consumer, { jsm, stream, filter, batch: FETCH_BATCH, expiresMs: 5000 })) {
@@ -78,12 +77,8 @@ export async function countFrom(jsm: JetStreamManager, js: JetStreamClient, stre
   const info = await jsm.consumers.add(stream, ephemeral(filter, { ...deliver, headers_only: true }));
   let n = 0;
   try {
-    if ((await nextSeqMatching(jsm, stream, filter, Math.max(1, fromSeq))) === null) return 0;
     const consumer = await js.consumers.get(stream, info.name);
-    for await (const m of fetchToEnd(consumer, { jsm, stream, filter, batch: FETCH_BATCH, expiresMs: 1000 })) {
-      void m;
-      n++;
-    }
+    for await (const _m of fetchToEnd(consumer, { jsm, stream, filter, fromSeq, batch: FETCH_BATCH, expiresMs: 1000 })) n++;
   } finally {
     await jsm.consumers.delete(stream, info.name).catch(() => false);
   }

@@ -3,7 +3,7 @@
 
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DeliverPolicy } from '@nats-io/jetstream';
-import { fetchToEnd, nextSeqMatching } from './fetch-to-end.ts';
+import { fetchToEnd } from './fetch-to-end.ts';
 
 /** One stored message. */
 export interface StoredMessage {
@@ -53,10 +53,7 @@ export async function* readStreamRange(js: JetStreamClient, stream: string, opts
   });
   try {
     const jsm = await js.jetstreamManager(false);
-    // Nothing to read: return at once instead of waiting out a fetch.
-    const first = await nextSeqMatching(jsm, stream, filter, from);
-    if (first === null || first > to) return;
-    for await (const m of fetchToEnd(consumer, { jsm, stream, filter, toSeq: to, batch: opts.batch ?? 1000, expiresMs: 1000 })) {
+    for await (const m of fetchToEnd(consumer, { jsm, stream, filter, fromSeq: from, toSeq: to, batch: opts.batch ?? 1000, expiresMs: 1000 })) {
       yield storedOf(m.seq, m.subject, m.time, m.data);
     }
   } finally {
