@@ -75,45 +75,44 @@ export function watchConsumer(
 ): ConsumerWatch {
   const now = opts.now ?? Date.now;
   const silenceMs = opts.silenceMs ?? STALL_SILENCE_MS;
+  const probeEveryMs = opts.probeEveryMs ?? Math.max(50, Math.min(10_000, silenceMs / 3));
   let last = now();
+  let lastProbe = last;
   let done = false;
   let handlers = 0;
-  let failingSince: number | undefined;
-  let lastProbeError = '';
   let probing = false;
-  const probe = opts.probe;
-  const prober =
-    probe === undefined
-      ? undefined
-      : setInterval(() => {
-          if (probing || done) return;
-          probing = true;
-          probe().then(
-            () => {
-              failingSince = undefined;
-              probing = false;
-            },
-            (err: unknown) => {
-              probing = false;
-              lastProbeError = err instanceof Error ? err.message : String(err);
-              failingSince ??= now();
-              if (now() - failingSince > silenceMs) report(`the server has not answered for it for ${Math.round((now() - failingSince) / 1000)} s (${lastProbeError})`);
-            },
-          );
-        }, opts.probeEveryMs ?? Math.max(50, Math.min(10_000, silenceMs / 3)));
-  prober?.unref?.();
+  let failingSince: number | undefined;
   const report = (why: string): void => {
     if (done) return;
     done = true;
     clearInterval(timer);
-    if (prober !== undefined) clearInterval(prober);
     stalled(new ConsumerStalledError(`consumer ${stream}/${durable}: ${why}`));
   };
+  const askServer = (probe: () => Promise<unknown>): void => {
+    probing = true;
+    probe().then(
+      () => {
+        failingSince = undefined;
+        probing = false;
+      },
+      (err: unknown) => {
+        probing = false;
+        failingSince ??= now();
+        const failingMs = now() - failingSince;
+        if (failingMs > silenceMs) report(`the server has not answered for it for ${Math.round(failingMs / 1000)} s (${err instanceof Error ? err.message : String(err)})`);
+      },
+    );
+  };
+  // One tick checks the silence and, every probeEveryMs, asks the server.
   const timer = setInterval(() => {
-    if (handlers > 0) last = now();
-    const quiet = now() - last;
-    if (quiet > silenceMs) report(`no pull and no message for ${Math.round(quiet / 1000)} s (the client is waiting for a consumer the server does not serve)`);
-  }, Math.max(50, Math.min(5000, silenceMs / 4)));
+    const t = now();
+    if (handlers > 0) last = t;
+    if (t - last > silenceMs) return report(`no pull and no message for ${Math.round((t - last) / 1000)} s (the client is waiting for a consumer the server does not serve)`);
+    if (opts.probe !== undefined && !probing && t - lastProbe >= probeEveryMs) {
+      lastProbe = t;
+      askServer(opts.probe);
+    }
+  }, Math.min(Math.max(50, Math.min(5000, silenceMs / 4)), opts.probe === undefined ? Infinity : probeEveryMs));
   timer.unref?.();
   void (async () => {
     try {
@@ -141,7 +140,6 @@ export function watchConsumer(
     stop: () => {
       done = true;
       clearInterval(timer);
-      if (prober !== undefined) clearInterval(prober);
     },
   };
 }
