@@ -2,7 +2,7 @@
 
 import { AuthorizationError, connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { natsAuthenticator } from './credentials.ts';
+import { CREDS_FILE_ENV, NKEY_SEED_FILE_ENV, natsAuthenticator } from './credentials.ts';
 import { NatsAuthorizationError, NatsUnreachableError } from './errors.ts';
 import { roleInboxPrefix } from './permissions.ts';
 import type { NatsRole } from './permissions.ts';
@@ -87,8 +87,8 @@ export async function connectNats(opts: ConnectNatsOptions): Promise<NatsConnect
 
 /** The credentials setting and file in use, for an error (never the secret itself). */
 function credentialsNamed(opts: ConnectNatsOptions): string | undefined {
-  if (opts.nkeySeedFile !== undefined) return `NATS_NKEY_SEED_FILE ${opts.nkeySeedFile}`;
-  if (opts.credsFile !== undefined) return `NATS_CREDS_FILE ${opts.credsFile}`;
+  if (opts.nkeySeedFile !== undefined) return `${NKEY_SEED_FILE_ENV} ${opts.nkeySeedFile}`;
+  if (opts.credsFile !== undefined) return `${CREDS_FILE_ENV} ${opts.credsFile}`;
   return undefined;
 }
 

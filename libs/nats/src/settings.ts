@@ -1,6 +1,7 @@
 // The NATS settings every service declares the same way (spread into defineConfig of
 // @slicemesh/runtime): the server list and the replica count of what the service creates.
 
+import { CREDS_FILE_ENV, NKEY_SEED_FILE_ENV } from './credentials.ts';
 import { parseNatsUrlSetting } from './servers.ts';
 
 /** NATS_URL / --nats-url: a checked, comma-separated server list (see parseNatsServers). */
@@ -25,7 +26,7 @@ export const NATS_REPLICAS_SETTING = {
 
 /** NATS_NKEY_SEED_FILE / --nats-nkey-seed-file: the role's nkey seed (see auth-config.ts); unset: no credentials. */
 export const NATS_NKEY_SEED_FILE_SETTING = {
-  env: 'NATS_NKEY_SEED_FILE',
+  env: NKEY_SEED_FILE_ENV,
   flag: '--nats-nkey-seed-file',
   optional: true,
   parse: 'string',
@@ -34,7 +35,7 @@ export const NATS_NKEY_SEED_FILE_SETTING = {
 
 /** NATS_CREDS_FILE / --nats-creds-file: a .creds file (JWT + seed) for decentralized auth; unset: none. */
 export const NATS_CREDS_FILE_SETTING = {
-  env: 'NATS_CREDS_FILE',
+  env: CREDS_FILE_ENV,
   flag: '--nats-creds-file',
   optional: true,
   parse: 'string',

@@ -31,8 +31,7 @@ export async function readKubeLog(js: JetStreamClient, stream: string, filter: s
   const from = opts.fromSeq ?? 1;
   if (upToSeq <= 0 || upToSeq < from) return [];
   const out: LogMessage[] = [];
-  for await (const m of readStreamRange(js, stream, { filter, fromSeq: from, toSeq: upToSeq, batch: opts.batch ?? 500 })) {
-    out.push(m.parseError === undefined ? { seq: m.seq, subject: m.subject, data: m.data } : { seq: m.seq, subject: m.subject, data: undefined, parseError: m.parseError });
-  }
+  // A stored message is a LogMessage with its time and raw text besides.
+  for await (const m of readStreamRange(js, stream, { filter, fromSeq: from, toSeq: upToSeq, batch: opts.batch ?? 500 })) out.push(m);
   return out;
 }
