@@ -10,4 +10,5 @@ export * from './hinted-entry.ts';
 export * from './kv-values.ts';
 export * from './dead-letter.ts';
 export * from './slice-ownership.ts';
+export * from './hints-consumers.ts';
 export * from './event-request.ts';

@@ -2,7 +2,7 @@
 // startup wait until each has caught up with the backlog it found (habit 5).
 
 import type { BackboneNames, JetStreamManager } from '@slicemesh/nats';
-import { KIND_TOKENS, fnv1a32, kubeNodesFilter, kubePartitionFilter, slicesFilter } from '@slicemesh/nats';
+import { fnv1a32, hintsKubeFilter, hintsOffsetName, slicesFilter } from '@slicemesh/nats';
 import type { Clock } from '@slicemesh/runtime';
 import type { ConsumerRole } from './ingest.ts';
 
@@ -40,13 +40,12 @@ export function consumerSpecs(cluster: string, names: BackboneNames, durablePref
     stream,
     durable: `${base}-${role}`,
     filterSubject,
-    offset: `hints:${cluster}:${stream}:p${partition}:${role}`,
+    offset: hintsOffsetName(cluster, stream, partition, role),
   });
-  const kube = kubePartitionFilter(cluster, partition, names).slice(0, -1); // `<prefix>kube.<cluster>.<N>.`
   return [
-    spec('nodes', names.kube, kubeNodesFilter(cluster, names)),
-    spec('services', names.kube, `${kube}${KIND_TOKENS.Service}.>`),
-    spec('endpointslices', names.kube, `${kube}${KIND_TOKENS.EndpointSlice}.>`),
+    spec('nodes', names.kube, hintsKubeFilter('nodes', cluster, partition, names)),
+    spec('services', names.kube, hintsKubeFilter('services', cluster, partition, names)),
+    spec('endpointslices', names.kube, hintsKubeFilter('endpointslices', cluster, partition, names)),
     spec('slices', names.slices, slicesFilter(cluster, names)),
   ];
 }

@@ -10,7 +10,7 @@
 import type { KubeObjectRow } from '@slicemesh/db';
 import type { DurablePosition, SubjectTail } from '@slicemesh/nats';
 import type { SubjectOptions } from '@slicemesh/nats';
-import { DELETED, KIND_TOKENS, UPSERTED, filtersOverlap, kubeNodesFilter, kubePartitionFilter } from '@slicemesh/nats';
+import { DELETED, UPSERTED, filtersOverlap, hintsKubeFilter, isHintsKubeRole, parseHintsOffsetName } from '@slicemesh/nats';
 
 /** The header a carried message has; its value is the snapshot sequence it was carried at. */
 export const CARRIED_HEADER = 'Slicemesh-Carried';
@@ -68,21 +68,17 @@ export function cutOf(c: CutInput): Cut {
 }
 
 /**
- * The KUBE filter the consumer behind a hints offset reads, from its name
- * (`hints:<cluster>:<stream>:p<N>:<role>`, hints/src/consumers.ts); undefined when the name is
- * not one of those or the role is unknown (it then holds every scope, see cutOf). The compactor
- * uses it to hold a scope only where the reader still has messages of its own filter to read: a
- * node consumer never reads a partition's pods, and one whose last Service change is old must not
- * hold the partition at that change for ever.
+ * The KUBE filter the consumer behind a hints offset reads, from its name (hintsOffsetName in
+ * @slicemesh/contracts); undefined when the name is not one of those or its role reads no KUBE
+ * filter we know (it then holds every scope, see cutOf). The compactor uses it to hold a scope
+ * only where the reader still has messages of its own filter to read: a node consumer never reads
+ * a partition's pods, and one whose last Service change is old must not hold the partition at
+ * that change for ever.
  */
 export function hintsOffsetFilter(name: string, c: { readonly cluster: string; readonly kubeStream: string; readonly names: SubjectOptions }): string | undefined {
-  const m = /^hints:(.*):([^:]+):p(\d+):([a-z]+)$/.exec(name);
-  if (m === null || m[1] !== c.cluster || m[2] !== c.kubeStream) return undefined;
-  const partition = Number(m[3]);
-  const kinds: Record<string, string> = { services: KIND_TOKENS.Service, endpointslices: KIND_TOKENS.EndpointSlice };
-  if (m[4] === 'nodes') return kubeNodesFilter(c.cluster, c.names);
-  const kind = kinds[m[4] ?? ''];
-  return kind === undefined ? undefined : `${kubePartitionFilter(c.cluster, partition, c.names).slice(0, -1)}${kind}.>`;
+  const o = parseHintsOffsetName(name);
+  if (o === undefined || o.cluster !== c.cluster || o.stream !== c.kubeStream || !isHintsKubeRole(o.role)) return undefined;
+  return hintsKubeFilter(o.role, c.cluster, o.partition, c.names);
 }
 
 /** One object to republish before the purge. */
