@@ -10,7 +10,8 @@ import { isApiError } from './streams.ts';
 import { checkedCount, sumCounts } from './counts.ts';
 import type { ImpossibleCountSink } from './counts.ts';
 
-const CONSUMER_NOT_FOUND = 10014;
+/** JetStream API error code: consumer not found. */
+export const CONSUMER_NOT_FOUND = 10014;
 
 export type DeliverFrom = 'all' | 'new' | 'last' | 'last_per_subject';
 

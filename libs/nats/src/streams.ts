@@ -67,7 +67,8 @@ export interface ReplicasChange {
 }
 
 const DEFAULT_DUPLICATE_WINDOW_MS = 120_000;
-const STREAM_NOT_FOUND = 10059;
+/** JetStream API error code: stream not found. */
+export const STREAM_NOT_FOUND = 10059;
 const STREAM_NAME_IN_USE = 10058;
 
 /**

@@ -4,7 +4,7 @@
 import type { Db } from '@slicemesh/db';
 import { countSlices, loadDecisionFlags } from '@slicemesh/db';
 import type { ImpossibleCountSink, JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
-import { checkedCount, describeImpossibleCount, isApiError, onceEach, openKv, pendingCount, svcClusterFilter } from '@slicemesh/nats';
+import { CONSUMER_NOT_FOUND, STREAM_NOT_FOUND, checkedCount, describeImpossibleCount, isApiError, onceEach, openKv, pendingCount, svcClusterFilter } from '@slicemesh/nats';
 import { clusterConsumerSpecs } from '@slicemesh/hints';
 import { RELAY_NAME, outboxBacklog, resolveSlicerSettings, slicerConfig, slicerDurables } from '@slicemesh/slicer';
 import type { StackLayout } from './service-env.ts';
@@ -79,7 +79,7 @@ async function lastSeq(jsm: JetStreamManager, stream: string, onImpossible: Impo
   try {
     return checkedCount((await jsm.streams.info(stream)).state.last_seq, `stream ${stream} last_seq`, onImpossible) ?? UNKNOWN;
   } catch (err) {
-    if (isApiError(err, 10059)) return null; // stream not found (yet)
+    if (isApiError(err, STREAM_NOT_FOUND)) return null; // stream not found (yet)
     throw err;
   }
 }
@@ -88,7 +88,7 @@ async function messages(jsm: JetStreamManager, stream: string, onImpossible: Imp
   try {
     return checkedCount((await jsm.streams.info(stream)).state.messages, `stream ${stream} messages`, onImpossible) ?? UNKNOWN;
   } catch (err) {
-    if (isApiError(err, 10059)) return null;
+    if (isApiError(err, STREAM_NOT_FOUND)) return null;
     throw err;
   }
 }
@@ -111,7 +111,7 @@ async function pendingOf(jsm: JetStreamManager, consumers: readonly WatchedConsu
       n = await pendingCount(jsm, c.stream, c.durable, onImpossible);
     } catch (err) {
       const what = `${c.stream}/${c.durable}: ${err instanceof Error ? err.message : String(err)}`;
-      if (isApiError(err, 10014) || isApiError(err, 10059)) return { read: null, missing: what }; // consumer or stream not found
+      if (isApiError(err, CONSUMER_NOT_FOUND) || isApiError(err, STREAM_NOT_FOUND)) return { read: null, missing: what }; // consumer or stream not found
       unknown = true;
       unanswered ??= what;
       continue;

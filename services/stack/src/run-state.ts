@@ -1,7 +1,7 @@
 // Removing what a fresh run created, so repeated `npm start` runs leave the servers clean.
 
 import { createDb, dropSchema } from '@slicemesh/db';
-import { connectNats, isApiError, jetstreamManager } from '@slicemesh/nats';
+import { STREAM_NOT_FOUND, connectNats, isApiError, jetstreamManager } from '@slicemesh/nats';
 import type { RunNames } from './run-names.ts';
 import { streamsOf } from './run-names.ts';
 
@@ -18,7 +18,7 @@ export async function deleteRunState(natsUrl: string, databaseUrl: string, run: 
       try {
         await jsm.streams.delete(stream);
       } catch (err) {
-        if (!isApiError(err, 10059)) throw err;
+        if (!isApiError(err, STREAM_NOT_FOUND)) throw err;
       }
     }
   } finally {
