@@ -18,7 +18,7 @@
 // Replies (API answers and pulled messages) all arrive on the connection's inbox subjects (a
 // prefix per role, roleInboxPrefix); no role answers requests, so none publishes to an inbox.
 
-import { encodeToken, eventsStreamSubject, streamSubjects } from '@slicemesh/contracts';
+import { dlqSubject, encodeToken, eventsStreamSubject, slicesFilter, streamSubjects } from '@slicemesh/contracts';
 import { DEFAULT_NAMES } from './streams.ts';
 import type { BackboneNames } from './streams.ts';
 
@@ -154,7 +154,7 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
         [
           // Its cluster's Kubernetes objects and nodes, and its own dead letters.
           `${p}kube.${c}.>`,
-          `${p}dlq.${c}.watcher`,
+          dlqSubject(scope.cluster, 'watcher', names),
           ...declared(streams, declare),
           // Reading back the last message per subject at start (an unnamed ephemeral, deleted after).
           ...consumerRead(names.kube, 'any'),
@@ -167,8 +167,8 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
       return pub(
         [
           // The slices it computes, its dead letters, the mirroring controller's event requests.
-          `${p}slices.${c}.>`,
-          `${p}dlq.${c}.slicer`,
+          slicesFilter(scope.cluster, names),
+          dlqSubject(scope.cluster, 'slicer', names),
           ...(events === undefined ? [] : [`${p}events.${c}.*`]),
           // Compaction carries live objects forward before it purges: object subjects only
           // (kube.<cluster>.<part>.<kind>.<ns>.<name>), never a node's (kube.<cluster>.node.<name>).
@@ -189,7 +189,7 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           `$KV.${names.svc}.${c}.>`,
           `$KV.${names.views}.${c}.>`,
           `$KV.${names.hinted}.${c}.>`,
-          `${p}dlq.${c}.hints`,
+          dlqSubject(scope.cluster, 'hints', names),
           ...(events === undefined ? [] : [`${p}events.${c}.*`]),
           ...declared([...streams, kv.svc, kv.views, kv.hinted], declare),
           // Its durables on KUBE and SLICES.
