@@ -13,6 +13,7 @@ import type { InputSource } from './read-input.ts';
 import { readInput } from './read-input.ts';
 import { HistoryInputError } from '@slicemesh/history';
 import { runLog } from './log/run-log.ts';
+import { natsAuthCommand } from './nats-auth/command.ts';
 import { COMMAND_USAGE, USAGE } from './usage.ts';
 
 export interface Writable {
@@ -24,7 +25,7 @@ export interface CliIO extends InputSource {
   readonly stderr: Writable;
   /** Print the stack of internal errors as well (SLICEMESH_DEBUG=1). */
   readonly debug?: boolean;
-  /** Environment for `log` (NATS_URL, DATABASE_URL, …); defaults to process.env. */
+  /** Environment for `log`, `ui` and `nats-auth` (NATS_URL, DATABASE_URL, CLUSTER, …); defaults to process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -73,6 +74,11 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     if (argv[0] === 'ui') {
       const { uiCommand } = await import('./ui/command.ts');
       await uiCommand(argv.slice(1), io);
+      return EXIT_OK;
+    }
+    // `nats-auth` writes key files, with flags of its own (nats-auth/args.ts).
+    if (argv[0] === 'nats-auth') {
+      await natsAuthCommand(argv.slice(1), io, io.env ?? process.env);
       return EXIT_OK;
     }
     // `log` has subcommands and flags of its own (log/log-args.ts).

@@ -53,6 +53,10 @@ slicemesh ui [--port N] [--host H] [-f FILE]
   The web view of the same log: services, slices, zones and nodes at any point of a timeline,
   and why a node sends to an endpoint. See slicemesh ui --help.
 
+slicemesh nats-auth --cluster ID --out DIR [--agents NAME,...] [--force | --if-missing]
+  Locks NATS down: an nkey seed per role (and per agent) and the nats-server authorization
+  block that gives each key its role's permissions. See slicemesh nats-auth --help.
+
 Flags of every command: -f, --file FILE (read FILE instead of stdin; "-" is stdin), -h, --help.
 Exit codes: 0 success, 2 invalid input or flags (one line on stderr), 1 internal error.
 `;

@@ -21,6 +21,10 @@ export interface LiveLogOptions {
   readonly names?: StreamNames;
   /** Settings that override what Postgres says (e.g. --max-endpoints-per-slice). */
   readonly settings?: Partial<Omit<LogSettings, 'cluster' | 'prefix'>>;
+  /** A file with the reader role's nkey seed (NATS_NKEY_SEED_FILE), for a locked-down NATS. */
+  readonly nkeySeedFile?: string;
+  /** A .creds file (NATS_CREDS_FILE) instead, for decentralized auth; at most one of the two. */
+  readonly credsFile?: string;
 }
 
 /** A live LogSource, plus what only live logs can do. */
@@ -56,7 +60,15 @@ function recordedSettings(v: unknown): Partial<LogSettings> {
  */
 export async function openLiveLog(opts: LiveLogOptions): Promise<LiveLog> {
   const names = opts.names ?? DEFAULT_NAMES;
-  const nc: NatsConnection = await connectNats({ url: opts.natsUrl, name: 'slicemesh-log' });
+  // The reader role: its inbox, and (with the reader's seed) its permissions, which read
+  // everything and write nothing; `log dlq redrive` takes the admin's seed, which may publish.
+  const nc: NatsConnection = await connectNats({
+    url: opts.natsUrl,
+    name: 'slicemesh-log',
+    role: 'reader',
+    ...(opts.nkeySeedFile === undefined ? {} : { nkeySeedFile: opts.nkeySeedFile }),
+    ...(opts.credsFile === undefined ? {} : { credsFile: opts.credsFile }),
+  });
   let db: { readonly db: Db; readonly close: () => Promise<void> } | undefined;
   try {
     if (opts.databaseUrl !== undefined) db = await createDb({ url: opts.databaseUrl, schema: opts.schema ?? 'slicemesh', max: 2 });

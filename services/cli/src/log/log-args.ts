@@ -24,7 +24,7 @@ const OPTIONS = {
 
 type Flag = keyof typeof OPTIONS;
 
-const SOURCE: readonly Flag[] = ['file', 'help', 'nats-url', 'database-url', 'db-schema', 'cluster', 'kube-stream', 'dlq-stream', 'subject-prefix', 'max-endpoints-per-slice', 'managed-by', 'output', 'progress'];
+const SOURCE: readonly Flag[] = ['file', 'help', 'nats-url', 'nats-nkey-seed-file', 'nats-creds-file', 'database-url', 'db-schema', 'cluster', 'kube-stream', 'dlq-stream', 'subject-prefix', 'max-endpoints-per-slice', 'managed-by', 'output', 'progress'];
 const FLAGS_OF: Readonly<Record<LogCommand, readonly Flag[]>> = {
   history: SOURCE,
   at: [...SOURCE, 'node'],

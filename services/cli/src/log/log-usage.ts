@@ -17,6 +17,9 @@ A point is a KUBE sequence number, an RFC 3339 time, "first" or "latest".
 Flags:
   -f, --file FILE            an exported log (.slog, plain or gzip); no server needed
   --nats-url URL             live: NATS (env NATS_URL; default nats://127.0.0.1:4222)
+  --nats-nkey-seed-file FILE live, NATS locked down: the reader's seed (env NATS_NKEY_SEED_FILE,
+                             written by slicemesh nats-auth); log dlq redrive needs admin.nk
+  --nats-creds-file FILE     live: a .creds file instead (env NATS_CREDS_FILE)
   --database-url URL         live: Postgres holding the slicer's records (env DATABASE_URL)
   --db-schema NAME           live: the slicer's schema (env DB_SCHEMA; default slicemesh)
   --cluster ID               the cluster id (env CLUSTER; default local)

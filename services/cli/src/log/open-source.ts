@@ -5,7 +5,7 @@
 import type { LogSettings, LogSource } from '@slicemesh/history';
 import { HistoryInputError, openLogFile } from '@slicemesh/history';
 import { MAX_MAX_ENDPOINTS_PER_SLICE } from '@slicemesh/model';
-import { DEFAULT_NAMES, redactNatsUrl } from '@slicemesh/nats';
+import { CREDS_FILE_ENV, DEFAULT_NAMES, NKEY_SEED_FILE_ENV, redactNatsUrl } from '@slicemesh/nats';
 import { UsageError } from '../cli-error.ts';
 import { openLiveLog } from './live-log.ts';
 
@@ -23,6 +23,8 @@ export const SOURCE_OPTIONS = {
   'subject-prefix': { type: 'string' },
   'max-endpoints-per-slice': { type: 'string' },
   'managed-by': { type: 'string' },
+  'nats-nkey-seed-file': { type: 'string' },
+  'nats-creds-file': { type: 'string' },
 } as const;
 
 export type SourceFlags = Readonly<Partial<Record<keyof typeof SOURCE_OPTIONS, string>>>;
@@ -56,6 +58,9 @@ export async function openLogSource(flags: SourceFlags, env: Env): Promise<LogSo
   const databaseUrl = pick('database-url', 'DATABASE_URL');
   const schema = pick('db-schema', 'DB_SCHEMA');
   const natsUrl = pick('nats-url', 'NATS_URL') ?? 'nats://127.0.0.1:4222';
+  // An empty variable is no file, as the services read it.
+  const nkeySeedFile = pick('nats-nkey-seed-file', NKEY_SEED_FILE_ENV);
+  const credsFile = pick('nats-creds-file', CREDS_FILE_ENV);
   try {
     return await openLiveLog({
       natsUrl,
@@ -69,6 +74,8 @@ export async function openLogSource(flags: SourceFlags, env: Env): Promise<LogSo
         prefix: pick('subject-prefix', 'SUBJECT_PREFIX') ?? '',
       },
       settings: settingsOverrides(flags),
+      ...(nkeySeedFile !== undefined && nkeySeedFile !== '' ? { nkeySeedFile } : {}),
+      ...(credsFile !== undefined && credsFile !== '' ? { credsFile } : {}),
     });
   } catch (err) {
     if (err instanceof UsageError) throw err;

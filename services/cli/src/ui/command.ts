@@ -15,9 +15,10 @@ export const UI_USAGE = `slicemesh ui [--port N] [--host H] [-f FILE | live flag
   --port N     port to listen on (default 8080; 0 picks a free one)
   --host H     address to listen on (default 127.0.0.1; the view has no login)
   -f FILE      an exported log (slicemesh log export); without it, the live log, chosen by
-               the flags and variables of slicemesh log (--nats-url, --database-url,
-               --db-schema, --cluster, --kube-stream, --dlq-stream, --subject-prefix,
-               --max-endpoints-per-slice, --managed-by; see slicemesh log --help)`;
+               the flags and variables of slicemesh log (--nats-url, --nats-nkey-seed-file,
+               --nats-creds-file, --database-url, --db-schema, --cluster, --kube-stream,
+               --dlq-stream, --subject-prefix, --max-endpoints-per-slice, --managed-by; see
+               slicemesh log --help)`;
 
 export interface UiCommandLine {
   readonly help: boolean;

@@ -1,0 +1,24 @@
+// `slicemesh nats-auth`: the keys and the server's authorization block that lock NATS down per
+// role (libs/nats permissions.ts). Writes files only; stdout names them and their public keys.
+
+import type { CliIO } from '../run.ts';
+import type { Env } from './args.ts';
+import { NATS_AUTH_USAGE, parseNatsAuthCommandLine } from './args.ts';
+import { writeKeyFiles } from './key-files.ts';
+
+/** Runs `slicemesh nats-auth <argv…>`; errors propagate to run.ts, which prints them on one line. */
+export async function natsAuthCommand(argv: readonly string[], io: CliIO, env: Env): Promise<void> {
+  const cl = parseNatsAuthCommandLine(argv, env);
+  if (cl.help) {
+    io.stdout.write(`Usage: ${NATS_AUTH_USAGE}\n`);
+    return;
+  }
+  const result = await writeKeyFiles({ dir: cl.out, cluster: cl.cluster, names: cl.names, agents: cl.agents, force: cl.force, ifMissing: cl.ifMissing });
+  if (result.kept) {
+    io.stdout.write(`slicemesh nats-auth: ${cl.out} already holds every key and auth.conf; kept them\n`);
+    return;
+  }
+  // Public keys only: they name the users in auth.conf (to revoke one, remove its entry).
+  for (const k of result.keys) io.stdout.write(`wrote ${k.path} (${k.role}, public key ${k.nkey})\n`);
+  io.stdout.write(`wrote ${result.authConf} (${result.keys.length} users of cluster ${JSON.stringify(cl.cluster)}; include it from the nats-server configuration)\n`);
+}

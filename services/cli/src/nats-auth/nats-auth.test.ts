@@ -1,0 +1,170 @@
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { natsAuthenticator } from '@slicemesh/nats';
+import { run } from '../run.ts';
+
+interface Result {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+async function natsAuth(argv: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Result> {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(['nats-auth', ...argv], { stdin: '', stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) }, env });
+  return { code, stdout, stderr };
+}
+
+const tempDir = (): string => mkdtempSync(join(tmpdir(), 'nats-auth-'));
+const mode = (path: string): number => statSync(path).mode & 0o777;
+
+/** The public key a seed file signs with (what the server checks against auth.conf). */
+function publicKeyOf(seedFile: string): string {
+  const auth = natsAuthenticator({ nkeySeedFile: seedFile });
+  return (auth?.('nonce') as { nkey: string }).nkey;
+}
+
+/** auth.conf's users as `role publicKey`, in file order. */
+function usersOf(authConf: string): string[] {
+  return [...authConf.matchAll(/# ([a-z]+)\n\s+\{ nkey: "(U[A-Z0-9]+)"/g)].map((m) => `${m[1]} ${m[2]}`);
+}
+
+describe('slicemesh nats-auth writes a seed per role and the authorization block for their keys', () => {
+  const cases: { name: string; argv: string[]; env?: Record<string, string>; files: string[]; confHas: string[]; confLacks?: string[] }[] = [
+    {
+      name: 'one seed per service role, one agent key shared by every agent, scoped to the cluster',
+      argv: ['--cluster', 'c1'],
+      files: ['admin.nk', 'agent.nk', 'auth.conf', 'hints.nk', 'publisher.nk', 'reader.nk', 'slicer.nk', 'watcher.nk'],
+      confHas: ['"kube.c1.>"', '"$KV.views.c1.>"'],
+    },
+    {
+      name: '--agents gives each named agent a key of its own and writes no shared one',
+      argv: ['--cluster', 'c1', '--agents', 'worker-a-1,worker-b-1'],
+      files: ['admin.nk', 'agent-worker-a-1.nk', 'agent-worker-b-1.nk', 'auth.conf', 'hints.nk', 'publisher.nk', 'reader.nk', 'slicer.nk', 'watcher.nk'],
+      confHas: ['"kube.c1.>"'],
+    },
+    {
+      name: 'the stream and bucket names and the subject prefix shape the permissions, as the services run with them',
+      argv: ['--cluster', 'c1', '--subject-prefix', 't1.', '--kube-stream', 'KUBE2', '--views-bucket', 'views2'],
+      files: ['admin.nk', 'agent.nk', 'auth.conf', 'hints.nk', 'publisher.nk', 'reader.nk', 'slicer.nk', 'watcher.nk'],
+      confHas: ['"t1.kube.c1.>"', '"$JS.API.STREAM.INFO.KUBE2"', '"$KV.views2.c1.>"'],
+      confLacks: ['"kube.c1.>"', '"$KV.views.c1.>"'],
+    },
+    {
+      name: 'CLUSTER and the name variables stand in for absent flags, as in slicemesh log',
+      argv: [],
+      env: { CLUSTER: 'from-env', KUBE_STREAM: 'KENV' },
+      files: ['admin.nk', 'agent.nk', 'auth.conf', 'hints.nk', 'publisher.nk', 'reader.nk', 'slicer.nk', 'watcher.nk'],
+      confHas: ['"kube.from-env.>"', '"$JS.API.STREAM.INFO.KENV"', 'cluster "from-env"'],
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const dir = join(tempDir(), 'auth');
+      const r = await natsAuth([...tc.argv, '--out', dir], tc.env);
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      expect(readdirSync(dir).sort()).toEqual(tc.files);
+      expect(mode(dir)).toBe(0o700);
+      const conf = readFileSync(join(dir, 'auth.conf'), 'utf8');
+      for (const s of tc.confHas) expect(conf).toContain(s);
+      for (const s of tc.confLacks ?? []) expect(conf).not.toContain(s);
+      const seeds = tc.files.filter((f) => f.endsWith('.nk'));
+      // Each seed: one SU line, owner-only, and auth.conf has its public key under its role.
+      const expected = seeds.map((f) => `${f.startsWith('agent') ? 'agent' : f.replace('.nk', '')} ${publicKeyOf(join(dir, f))}`);
+      expect(usersOf(conf).sort()).toEqual(expected.sort());
+      for (const f of seeds) {
+        const text = readFileSync(join(dir, f), 'utf8');
+        expect(text, f).toMatch(/^SU[A-Z0-9]+\n$/);
+        expect(mode(join(dir, f)), f).toBe(0o600);
+        // Never printed: stdout names files and public keys only.
+        expect(r.stdout).not.toContain(text.trim());
+        expect(r.stdout).toContain(`wrote ${join(dir, f)} (`);
+      }
+      expect(r.stdout).toContain(`wrote ${join(dir, 'auth.conf')} (${seeds.length} users`);
+    });
+  }
+
+  it('every run makes new keys', async () => {
+    const [a, b] = [join(tempDir(), 'a'), join(tempDir(), 'b')];
+    expect((await natsAuth(['--cluster', 'c1', '--out', a])).code).toBe(0);
+    expect((await natsAuth(['--cluster', 'c1', '--out', b])).code).toBe(0);
+    expect(readFileSync(join(a, 'watcher.nk'), 'utf8')).not.toBe(readFileSync(join(b, 'watcher.nk'), 'utf8'));
+  });
+});
+
+describe('slicemesh nats-auth and the keys already there', () => {
+  /** The files of `dir` with their contents. */
+  const snapshot = (dir: string): Record<string, string> => Object.fromEntries(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f), 'utf8')]));
+
+  const cases: { name: string; first: string[]; second: string[]; code: number; stderr: RegExp | ''; changed: boolean }[] = [
+    { name: 'an existing seed is never overwritten without --force, and the error names it', first: [], second: [], code: 2, stderr: /^slicemesh: nats-auth: \S+\/watcher\.nk exists; --force replaces every key/, changed: false },
+    { name: '--force replaces every key', first: [], second: ['--force'], code: 0, stderr: '', changed: true },
+    { name: '--if-missing keeps a complete set as it is', first: [], second: ['--if-missing'], code: 0, stderr: '', changed: false },
+    { name: '--if-missing refuses a set that lacks a key, naming it', first: ['--agents', 'n1'], second: ['--if-missing', '--agents', 'n1,n2'], code: 2, stderr: /holds some of the keys but not \S+\/agent-n2\.nk; --force writes a new set/, changed: false },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const dir = join(tempDir(), 'auth');
+      expect((await natsAuth(['--cluster', 'c1', '--out', dir, ...tc.first])).code).toBe(0);
+      const before = snapshot(dir);
+      const r = await natsAuth(['--cluster', 'c1', '--out', dir, ...tc.second]);
+      expect(r.code).toBe(tc.code);
+      if (tc.stderr === '') expect(r.stderr).toBe('');
+      else expect(r.stderr).toMatch(tc.stderr);
+      const after = snapshot(dir);
+      if (tc.changed) for (const f of Object.keys(before)) expect(after[f], f).not.toBe(before[f]);
+      else expect(after).toEqual(before);
+    });
+  }
+
+  it('--if-missing writes the set into an empty directory', async () => {
+    const dir = join(tempDir(), 'auth');
+    const r = await natsAuth(['--cluster', 'c1', '--out', dir, '--if-missing']);
+    expect(r.code).toBe(0);
+    expect(readdirSync(dir)).toContain('auth.conf');
+  });
+
+  it('an existing directory others could read is closed to them', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'README.md'), 'generated keys go here\n');
+    chmodSync(dir, 0o755);
+    expect((await natsAuth(['--cluster', 'c1', '--out', dir])).code).toBe(0);
+    expect(mode(dir)).toBe(0o700);
+  });
+});
+
+describe('slicemesh nats-auth checks its flags before writing anything', () => {
+  const cases: { name: string; argv: string[]; line: RegExp }[] = [
+    { name: 'no cluster', argv: ['--out', 'DIR'], line: /needs --cluster ID/ },
+    { name: 'no output directory', argv: ['--cluster', 'c1'], line: /needs --out DIR/ },
+    { name: 'an agent name that is a path', argv: ['--cluster', 'c1', '--out', 'DIR', '--agents', 'a,../b'], line: /--agents: "\.\.\/b" is not an agent name/ },
+    { name: 'an empty agent name', argv: ['--cluster', 'c1', '--out', 'DIR', '--agents', 'a,,b'], line: /--agents: "" is not an agent name/ },
+    { name: 'an agent named twice', argv: ['--cluster', 'c1', '--out', 'DIR', '--agents', 'a,b,a'], line: /--agents: "a" is given twice/ },
+    { name: '--force with --if-missing', argv: ['--cluster', 'c1', '--out', 'DIR', '--force', '--if-missing'], line: /give --force or --if-missing, not both/ },
+    { name: 'a stream name the services would refuse', argv: ['--cluster', 'c1', '--out', 'DIR', '--kube-stream', 'K.UBE'], line: /--kube-stream "K\.UBE": must be \[A-Za-z0-9_-\]\+/ },
+    { name: 'a subject prefix without its dot', argv: ['--cluster', 'c1', '--out', 'DIR', '--subject-prefix', 't1'], line: /--subject-prefix "t1": must be empty or dot-terminated tokens/ },
+    { name: 'an unknown flag', argv: ['--cluster', 'c1', '--out', 'DIR', '--frobnicate'], line: /^slicemesh: nats-auth: Unknown option '--frobnicate'/ },
+    { name: 'an extra argument', argv: ['--cluster', 'c1', '--out', 'DIR', 'extra'], line: /unexpected argument "extra"/ },
+  ];
+  for (const tc of cases) {
+    it(`${tc.name}: exit 2, one line, no directory made`, async () => {
+      const cwd = tempDir();
+      const argv = tc.argv.map((a) => (a === 'DIR' ? join(cwd, 'auth') : a));
+      const r = await natsAuth(argv);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.slice(0, -1)).not.toContain('\n');
+      expect(r.stderr).toMatch(tc.line);
+      expect(readdirSync(cwd)).toEqual([]);
+    });
+  }
+
+  it('--help prints the usage on stdout', async () => {
+    const r = await natsAuth(['--help']);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toMatch(/^Usage: slicemesh nats-auth --cluster ID --out DIR/);
+  });
+});
