@@ -34,6 +34,11 @@ export interface FollowSubjectOptions {
    * two missed heartbeats, each half of this. Defaults to 30_000.
    */
   readonly pollMs?: number;
+  /**
+   * Delete the consumer at the end (the default). False leaves that to the server (inactiveMs):
+   * for a role that may create consumers but not delete them, like the agents (permissions.ts).
+   */
+  readonly deleteOnClose?: boolean;
 }
 
 /**
@@ -92,6 +97,6 @@ export async function* followSubject(nc: NatsConnection, opts: FollowSubjectOpti
       stop();
     }
   } finally {
-    await jsm.consumers.delete(opts.stream, ci.name).catch(() => false);
+    if (opts.deleteOnClose !== false) await jsm.consumers.delete(opts.stream, ci.name).catch(() => false);
   }
 }

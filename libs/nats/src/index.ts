@@ -6,6 +6,7 @@ export * from './connect.ts';
 export * from './credentials.ts';
 export * from './permissions.ts';
 export * from './auth-config.ts';
+export * from './auth-files.ts';
 export * from './streams.ts';
 export * from './publish.ts';
 export * from './consume.ts';

@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { roleCredentials, roleSeedFile, writeNatsAuth } from './auth-files.ts';
 import { connectNats } from './connect.ts';
+import { NatsAuthorizationError } from './errors.ts';
 import { startLocalNatsCluster } from './local-cluster.ts';
 import type { LocalNatsCluster } from './local-cluster.ts';
 
@@ -67,6 +69,27 @@ describe('startLocalNatsCluster', () => {
       await victim.start();
     } finally {
       await nc.close();
+    }
+  });
+});
+
+describe('startLocalNatsCluster locked down', () => {
+  it('starts a server with the authorization block: its admin probe gets in, a client without credentials does not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'local-locked-'));
+    const auth = writeNatsAuth({ dir: join(dir, 'auth'), scope: { cluster: 'c1' } });
+    const server = await startLocalNatsCluster({ size: 1, dir, authorization: { block: readFileSync(auth.authConf, 'utf8'), seedFile: roleSeedFile(auth.dir, 'admin') } });
+    try {
+      await expect(connectNats({ url: server.url, name: 'no-credentials', timeoutMs: 2000 })).rejects.toBeInstanceOf(NatsAuthorizationError);
+      const nc = await connectNats({ url: server.url, name: 'watcher', timeoutMs: 2000, ...roleCredentials(auth.dir, 'watcher') });
+      try {
+        const jsm = await jetstreamManager(nc);
+        expect((await jsm.getAccountInfo()).streams).toBe(0);
+      } finally {
+        await nc.close();
+      }
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

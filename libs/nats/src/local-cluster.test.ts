@@ -40,4 +40,10 @@ describe('planLocalCluster / natsServerArgs', () => {
     const specs = planLocalCluster({ size: 2, dir: '/d', ports: three.slice(0, 2), clusterName: 'c9' });
     expect(natsServerArgs(specs[0]!)).toContain('c9');
   });
+
+  it('a locked-down server reads a config file of its own (the authorization block) before its flags', () => {
+    const [only] = planLocalCluster({ size: 1, dir: '/d', ports: [{ client: 4300, cluster: 4300 }], withConfigFile: true });
+    expect(only!.configFile).toBe('/d/nats-1.conf');
+    expect(natsServerArgs(only!).slice(0, 4)).toEqual(['-c', '/d/nats-1.conf', '-a', '127.0.0.1']);
+  });
 });

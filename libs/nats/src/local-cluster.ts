@@ -7,7 +7,7 @@
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -38,6 +38,8 @@ export interface LocalNatsServerSpec {
   readonly routes: readonly number[];
   /** Cluster name shared by all servers; undefined for a single server. */
   readonly clusterName: string | undefined;
+  /** `<dir>/<name>.conf`, the config file (-c) holding the authorization block; undefined: an open server. */
+  readonly configFile?: string;
 }
 
 export interface PlanLocalClusterOptions {
@@ -51,6 +53,8 @@ export interface PlanLocalClusterOptions {
   readonly namePrefix?: string;
   /** Defaults to 'slicemesh'. */
   readonly clusterName?: string;
+  /** Each server reads a config file of its own (for the authorization block). */
+  readonly withConfigFile?: boolean;
 }
 
 /** The servers of a cluster (pure: no files, no ports taken). */
@@ -74,13 +78,15 @@ export function planLocalCluster(opts: PlanLocalClusterOptions): LocalNatsServer
       logFile: join(dir, `${name}.log`),
       routes: size === 1 ? [] : ports.filter((_, j) => j !== i).map((o) => o.cluster),
       clusterName,
+      ...(opts.withConfigFile === true ? { configFile: join(dir, `${name}.conf`) } : {}),
     };
   });
 }
 
 /** The nats-server command line (without the binary) of one planned server. */
 export function natsServerArgs(spec: LocalNatsServerSpec): string[] {
-  const args = ['-a', '127.0.0.1', '-p', String(spec.port), '--server_name', spec.name, '-js', '-sd', spec.storeDir, '-l', spec.logFile];
+  // Flags after -c override the file, which only adds what has no flag (authorization).
+  const args = [...(spec.configFile === undefined ? [] : ['-c', spec.configFile]), '-a', '127.0.0.1', '-p', String(spec.port), '--server_name', spec.name, '-js', '-sd', spec.storeDir, '-l', spec.logFile];
   if (spec.clusterName !== undefined) {
     args.push('--cluster_name', spec.clusterName, '--cluster', `nats://127.0.0.1:${spec.clusterPort}`);
     if (spec.routes.length > 0) args.push('--routes', spec.routes.map((p) => `nats://127.0.0.1:${p}`).join(','));
@@ -156,6 +162,12 @@ export interface StartLocalNatsClusterOptions {
   readonly binary?: string;
   /** How long each server may take to accept clients, ms. Defaults to 20000. */
   readonly startTimeoutMs?: number;
+  /**
+   * Locks the servers down: `block` (an `authorization { ... }` block, auth-config.ts) goes into
+   * each server's config file, and the probes here connect with the nkey seed in `seedFile` (an
+   * admin's). Unset: open servers.
+   */
+  readonly authorization?: { readonly block: string; readonly seedFile: string };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -184,8 +196,19 @@ export async function startLocalNatsCluster(opts: StartLocalNatsClusterOptions):
     };
     for (let i = 0; i < opts.size; i++) ports.push({ client: await next(), cluster: await next() });
   }
-  const specs = planLocalCluster({ size: opts.size, dir: opts.dir, ports, ...(opts.namePrefix === undefined ? {} : { namePrefix: opts.namePrefix }), ...(opts.clusterName === undefined ? {} : { clusterName: opts.clusterName }) });
+  const auth = opts.authorization;
+  const specs = planLocalCluster({
+    size: opts.size,
+    dir: opts.dir,
+    ports,
+    ...(opts.namePrefix === undefined ? {} : { namePrefix: opts.namePrefix }),
+    ...(opts.clusterName === undefined ? {} : { clusterName: opts.clusterName }),
+    withConfigFile: auth !== undefined,
+  });
   mkdirSync(opts.dir, { recursive: true });
+  // The block itself, not an include: nats-server resolves includes relative to the config file.
+  for (const s of specs) if (s.configFile !== undefined && auth !== undefined) writeFileSync(s.configFile, auth.block, { mode: 0o600 });
+  const probeAuth = auth === undefined ? {} : { nkeySeedFile: auth.seedFile, role: 'admin' as const };
 
   const children = new Map<string, ChildProcess>();
   const onExit = () => {
@@ -221,7 +244,7 @@ export async function startLocalNatsCluster(opts: StartLocalNatsClusterOptions):
       const deadline = Date.now() + startTimeoutMs;
       for (;;) {
         try {
-          const nc = await connectNats({ url, name: 'local-cluster-probe', timeoutMs: 500 });
+          const nc = await connectNats({ url, name: 'local-cluster-probe', timeoutMs: 500, ...probeAuth });
           await nc.close();
           break;
         } catch (err) {
@@ -279,7 +302,7 @@ export async function startLocalNatsCluster(opts: StartLocalNatsClusterOptions):
   const url = urls.join(',');
   const waitForMeta = async (timeoutMs = 30_000): Promise<void> => {
     const deadline = Date.now() + timeoutMs;
-    const nc: NatsConnection = await connectNats({ url, name: 'local-cluster-meta', timeoutMs: 2000 });
+    const nc: NatsConnection = await connectNats({ url, name: 'local-cluster-meta', timeoutMs: 2000, ...probeAuth });
     try {
       let last = '';
       for (;;) {

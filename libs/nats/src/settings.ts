@@ -41,3 +41,17 @@ export const NATS_CREDS_FILE_SETTING = {
   parse: 'string',
   doc: 'A NATS .creds file (user JWT and nkey seed) for a server using decentralized (operator/account JWT) auth. Give this or NATS_NKEY_SEED_FILE, not both. Unset: none.',
 } as const;
+
+/** Both credential settings, spread into a service's defineConfig (at most one may be set). */
+export const NATS_CREDENTIAL_SETTINGS = {
+  natsNkeySeedFile: NATS_NKEY_SEED_FILE_SETTING,
+  natsCredsFile: NATS_CREDS_FILE_SETTING,
+} as const;
+
+/** A parsed config's credential settings as connectNats options (nothing when neither is set). */
+export function natsCredentialsOf(config: { readonly natsNkeySeedFile?: string | undefined; readonly natsCredsFile?: string | undefined }): { nkeySeedFile?: string; credsFile?: string } {
+  return {
+    ...(config.natsNkeySeedFile === undefined ? {} : { nkeySeedFile: config.natsNkeySeedFile }),
+    ...(config.natsCredsFile === undefined ? {} : { credsFile: config.natsCredsFile }),
+  };
+}

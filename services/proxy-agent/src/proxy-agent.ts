@@ -7,7 +7,7 @@
 import { dirname } from 'node:path';
 import { appendFile as fsAppendFile, mkdir, readFile as fsReadFile, rename, writeFile as fsWriteFile } from 'node:fs/promises';
 import type { KvChange, NatsConnection } from '@slicemesh/nats';
-import { connectNats, followSubject, kubeNodeSubject, kvWatchJson, openKv, svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
+import { connectNats, natsCredentialsOf, followSubject, kubeNodeSubject, kvWatchJson, openKv, svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
 import type { Exec, Listen } from '@slicemesh/netfilter';
 import { Conntrack, listenTcp, netnsExec, spawnExec } from '@slicemesh/netfilter';
 import type { ProxierHealthStatus } from '@slicemesh/proxy-state';
@@ -129,7 +129,8 @@ function kvSource(nc: NatsConnection, bucket: string): KvChangeSource {
 /** This node's subject in KUBE as a followed source (the last message first, then new ones). */
 function kubeNodeSource(nc: NatsConnection, config: ProxyAgentConfig): NodeMessageSource {
   const subject = kubeNodeSubject({ cluster: config.cluster, name: config.nodeName }, { prefix: config.subjectPrefix });
-  return { follow: (opts) => followSubject(nc, { stream: config.kubeStream, subject, onInitialDone: opts.onInitialDone, signal: opts.signal }) };
+  // Agents may not delete consumers (permissions.ts): the server drops the follower a minute after it stops.
+  return { follow: (opts) => followSubject(nc, { stream: config.kubeStream, subject, onInitialDone: opts.onInitialDone, signal: opts.signal, deleteOnClose: false }) };
 }
 
 /** The node settings the model and renderers use for `family` (default IP_FAMILY), from configuration: its node IPs and pod CIDR. */
@@ -264,7 +265,7 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
     let sources = deps.sources;
     let nodeSource = deps.node;
     if (sources === undefined) {
-      const nc = deps.nc ?? (ownNc = await connectNats({ url: config.natsUrl, name: `proxy-agent-${config.nodeName}`, log: (e) => log.info({ event: e.type, detail: e.detail }, 'nats status') }));
+      const nc = deps.nc ?? (ownNc = await connectNats({ url: config.natsUrl, role: 'agent', ...natsCredentialsOf(config), name: `proxy-agent-${config.nodeName}`, log: (e) => log.info({ event: e.type, detail: e.detail }, 'nats status') }));
       sources = { services: kvSource(nc, config.svcBucket), views: kvSource(nc, config.viewsBucket) };
       nodeSource ??= kubeNodeSource(nc, config);
     }

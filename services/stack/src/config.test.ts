@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@slicemesh/runtime';
-import { localClusterReplicas, natsClusterConflict, parseNatsClusterSize, parseRunDuration, stackConfig } from './config.ts';
+import { localClusterReplicas, natsSettingsConflict, parseNatsClusterSize, parseRunDuration, stackConfig } from './config.ts';
 
 describe('--duration', () => {
   const cases = [
@@ -56,18 +56,31 @@ describe('--nats-cluster', () => {
   });
   it('refuses 2 (no quorum with either lost), 0, 8, and anything not a whole number, naming the flag', () => {
     expect(() => parseNatsClusterSize('2')).toThrow(/quorum/);
-    for (const bad of ['0', '8', '3.5', 'three', '']) expect(() => parseNatsClusterSize(bad), bad).toThrow(/1 \(no local cluster: NATS_URL\) or a number of servers from 3 to 7/);
+    for (const bad of ['0', '8', '3.5', 'three', '']) expect(() => parseNatsClusterSize(bad), bad).toThrow(/1 \(a single server\) or a number of servers from 3 to 7/);
     expect(() => stackConfig.parse(['--nats-cluster', '2'], {})).toThrow(/--nats-cluster/);
   });
   it('every stream and bucket gets 3 replicas on a cluster of 3 or more', () => {
     expect([3, 4, 5, 7].map(localClusterReplicas)).toEqual([3, 3, 3, 3]);
   });
-  it('an explicit --nats-url conflicts with a local cluster (NATS_URL from the environment gives way)', () => {
-    expect(natsClusterConflict(['--nats-cluster', '3', '--nats-url', 'nats://x:4222'], 3)).toMatch(/--nats-cluster 3 starts its own 3 nats-servers, so --nats-url cannot be given with it/);
-    expect(natsClusterConflict(['--nats-url=nats://x:4222'], 3)).toBeDefined();
-    expect(natsClusterConflict(['--nats-url', 'nats://x:4222'], 1)).toBeUndefined();
-    expect(natsClusterConflict(['--nats-cluster', '3'], 3)).toBeUndefined();
-  });
+  const conflictCases: { name: string; argv: string[]; want: RegExp | undefined }[] = [
+    { name: 'a local cluster with an explicit --nats-url', argv: ['--nats-cluster', '3', '--nats-url', 'nats://x:4222'], want: /--nats-cluster 3 starts its own 3 nats-servers, so --nats-url cannot be given with it/ },
+    { name: 'a local cluster with --nats-url=', argv: ['--nats-cluster', '3', '--nats-url=nats://x:4222'], want: /--nats-url cannot be given/ },
+    { name: 'locked down (the default) against servers of yours without their keys', argv: ['--nats-url', 'nats://x:4222'], want: /give --nats-auth-dir <dir> with their keys .*or --nats-auth none/ },
+    { name: 'keys of your servers with a local cluster', argv: ['--nats-cluster', '3', '--nats-auth-dir', '/k'], want: /--nats-auth-dir cannot be given with it/ },
+    { name: 'keys with --nats-auth none', argv: ['--nats-auth', 'none', '--nats-auth-dir', '/k'], want: /cannot go with --nats-auth none/ },
+    { name: 'your servers without credentials', argv: ['--nats-url', 'nats://x:4222', '--nats-auth', 'none'], want: undefined },
+    { name: 'your locked-down servers with their keys', argv: ['--nats-url', 'nats://x:4222', '--nats-auth-dir', '/k'], want: undefined },
+    { name: 'a locked-down local cluster', argv: ['--nats-cluster', '3'], want: undefined },
+    { name: 'the default: its own locked-down server (NATS_URL from the environment gives way)', argv: [], want: undefined },
+  ];
+  for (const tc of conflictCases) {
+    it(`NATS settings: ${tc.name} ${tc.want === undefined ? 'run' : 'conflict'}`, () => {
+      const c = stackConfig.parse(tc.argv, { NATS_URL: 'nats://env:4222' });
+      const got = natsSettingsConflict(tc.argv, c);
+      if (tc.want === undefined) expect(got).toBeUndefined();
+      else expect(got).toMatch(tc.want);
+    });
+  }
   it('--nats-url takes a server list and names a bad entry', () => {
     expect(stackConfig.parse(['--nats-url', 'nats://a:4222,nats://b:4222'], {}).natsUrl).toBe('nats://a:4222,nats://b:4222');
     expect(() => stackConfig.parse(['--nats-url', 'nats://a:4222,foo bar'], {})).toThrow(/--nats-url/);

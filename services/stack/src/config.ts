@@ -24,15 +24,15 @@ function speed(text: string): number {
 export const MAX_LOCAL_NATS_SERVERS = 7;
 
 /**
- * `--nats-cluster N`: 1 (the default: no servers of its own, NATS_URL) or a cluster of 3 to 7
- * local nats-servers. 2 is refused: a replicated stream on two servers stops when either is lost
+ * `--nats-cluster N`: 1 (the default: one server — its own when locked down, else NATS_URL) or a
+ * cluster of 3 to 7 local nats-servers. 2 is refused: a replicated stream on two servers stops when either is lost
  * (no quorum), so it survives nothing one server does not.
  */
 export function parseNatsClusterSize(text: string): number {
   const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
   if (n === 1 || (n >= 3 && n <= MAX_LOCAL_NATS_SERVERS)) return n;
   if (n === 2) throw new Error('must be 1 or 3..7: a cluster of 2 loses its quorum with either server, so it survives nothing one server does not');
-  throw new Error(`must be 1 (no local cluster: NATS_URL) or a number of servers from 3 to ${MAX_LOCAL_NATS_SERVERS}`);
+  throw new Error(`must be 1 (a single server) or a number of servers from 3 to ${MAX_LOCAL_NATS_SERVERS}`);
 }
 
 /** Replicas of every stream and bucket on a local cluster of `size` servers: 3 (one server may go), never more than the servers. */
@@ -40,15 +40,26 @@ export function localClusterReplicas(size: number): number {
   return Math.min(3, size);
 }
 
+
+/** `--nats-auth`: lock NATS down with an nkey user per role (the default), or connect without credentials. */
+export const NATS_AUTH_MODES = ['nkeys', 'none'] as const;
+export type NatsAuthMode = (typeof NATS_AUTH_MODES)[number];
+
 /**
- * Why the settings cannot run, or undefined: a local cluster (`--nats-cluster` 3 or more) starts
- * its own servers, so a `--nats-url` given on the command line would be ignored. (NATS_URL from
- * the environment is only a default and gives way.)
+ * Why the NATS settings of `npm start` cannot run together, or undefined. A locked-down stack
+ * starts its own servers (it cannot lock yours down) unless --nats-auth-dir hands it the keys of
+ * yours; a local cluster starts its own servers, so --nats-url on the command line would be
+ * ignored. (NATS_URL from the environment is only a default and gives way.)
  */
-export function natsClusterConflict(argv: readonly string[], natsCluster: number): string | undefined {
-  if (natsCluster <= 1) return undefined;
-  if (!argv.some((a) => a === '--nats-url' || a.startsWith('--nats-url='))) return undefined;
-  return `--nats-cluster ${natsCluster} starts its own ${natsCluster} nats-servers, so --nats-url cannot be given with it: drop --nats-url, or drop --nats-cluster to run against your servers (a comma-separated --nats-url lists a cluster's servers)`;
+export function natsSettingsConflict(argv: readonly string[], c: Pick<StackConfig, 'natsCluster' | 'natsAuth' | 'natsAuthDir'>): string | undefined {
+  const urlGiven = argv.some((a) => a === '--nats-url' || a.startsWith('--nats-url='));
+  if (c.natsAuthDir !== undefined && c.natsAuth === 'none') return '--nats-auth-dir holds keys for a locked-down NATS, so it cannot go with --nats-auth none: drop one of the two';
+  if (c.natsAuthDir !== undefined && c.natsCluster > 1) return `--nats-cluster ${c.natsCluster} starts its own servers with keys of its own, so --nats-auth-dir cannot be given with it: drop --nats-auth-dir, or drop --nats-cluster and give --nats-url of the servers those keys are for`;
+  if (c.natsCluster > 1 && urlGiven) return `--nats-cluster ${c.natsCluster} starts its own ${c.natsCluster} nats-servers, so --nats-url cannot be given with it: drop --nats-url, or drop --nats-cluster to run against your servers (a comma-separated --nats-url lists a cluster's servers)`;
+  if (c.natsAuth === 'nkeys' && urlGiven && c.natsAuthDir === undefined) {
+    return '--nats-url runs the stack against your servers, which it cannot lock down itself: give --nats-auth-dir <dir> with their keys (slicemesh nats-auth --cluster <id> --out <dir>), or --nats-auth none to connect without credentials';
+  }
+  return undefined;
 }
 
 export const stackConfig = defineConfig({
@@ -58,7 +69,22 @@ export const stackConfig = defineConfig({
     flag: '--nats-cluster',
     default: 1,
     parse: parseNatsClusterSize,
-    doc: 'Start this many clustered nats-servers on free local ports (3..7; 1: none, use --nats-url) and run the stack on all of them with every stream and bucket replicated 3 times; their store is a temporary directory (<run-dir>/nats-cluster with --keep-state), and they stop at exit.',
+    doc: 'Start this many clustered nats-servers on free local ports (3..7; 1: one server, or none with --nats-auth none or --nats-auth-dir, which use --nats-url) and run the stack on all of them with every stream and bucket replicated 3 times; their store is a temporary directory (<run-dir>/nats-cluster with --keep-state), and they stop at exit.',
+  },
+  natsAuth: {
+    env: 'STACK_NATS_AUTH',
+    flag: '--nats-auth',
+    default: 'nkeys',
+    choices: NATS_AUTH_MODES,
+    parse: 'string',
+    doc: "nkeys: run NATS locked down — the stack starts its own server(s) on free ports with one nkey user per role and least-privilege permissions (docs/operations.md), fresh keys in the servers' directory; none: connect to --nats-url without credentials.",
+  },
+  natsAuthDir: {
+    env: 'STACK_NATS_AUTH_DIR',
+    flag: '--nats-auth-dir',
+    optional: true,
+    parse: 'string',
+    doc: 'Run against your locked-down servers at --nats-url with the role keys in this directory (written by `slicemesh nats-auth --cluster <id> --out <dir>` for the same cluster and names, e.g. --keep-state).',
   },
   databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', parse: 'url', doc: 'Postgres server.' },
   scenario: { env: 'STACK_SCENARIO', flag: '--scenario', optional: true, parse: 'string', doc: "cluster-sim scenario YAML; default: cluster-sim's scenarios/default.yaml." },

@@ -4,7 +4,8 @@
 // missing servers are named with the command that starts them.
 
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -77,13 +78,18 @@ async function schemaExists(schema: string): Promise<boolean> {
 }
 
 describe('npm start (services/stack/src/main.ts)', () => {
-  it('runs the whole stack for --duration, prints the banner, readiness and summaries, verifies (replay, truth, agents), cleans up and exits 0', async () => {
+  it('runs the whole stack locked down (the default) for --duration, prints the banner, readiness and summaries, verifies (replay, truth, agents), cleans up and exits 0', async () => {
     const runDir = join(dir, 'in-process');
     const r = await runMain(['--duration', '8', '--speed', '4', '--sim-port', '0', '--agents', 'zone', '--summary-interval', '2s', '--run-dir', runDir, '--verify']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^slicemesh stack — cluster 'local', scenario .*default\.yaml at speed 4$/m);
     expect(r.stdout).toMatch(/^ {2}kube API {4}http:\/\/127\.0\.0\.1:\d+/m);
+    // Its own server, locked down with fresh keys per role, the store removed at exit.
+    const store = /^ {2}NATS servers its own server: nats-1 nats:\/\/127\.0\.0\.1:\d+\n {14}store (\S+) \(removed at exit\)/m.exec(r.stdout)?.[1];
+    expect(store).toBeDefined();
+    expect(r.stdout).toContain(`  NATS auth   locked down: one nkey user per role, least privilege; seeds ${store}/auth/<role>.nk (new every run)`);
+    expect(existsSync(store as string)).toBe(false);
     expect(r.stdout).toMatch(/^ {2}web view {4}http:\/\/127\.0\.0\.1:\d+\/ {3}the log at any point/m);
     expect(r.stdout).toMatch(/^ready in \d+\.\d s/m);
     expect(r.stdout).toMatch(/^\[ +\d+s\] objects \d+ \| KUBE seq \d+ \| slices \d+ \| hinted \d+\/\d+ svc \| views \d+ \| API writes \d+ \| agents 3\/3 synced \| DLQ 0 \| backlog \d+$/m);
@@ -94,8 +100,26 @@ describe('npm start (services/stack/src/main.ts)', () => {
     expect(r.stdout.trimEnd().endsWith('stopped')).toBe(true);
     // Three zones: three agents wrote their rules; every component logged to its file.
     expect((await readdir(runDir)).filter((f) => f.endsWith('.rules')).sort()).toEqual(['control-plane-1.rules', 'worker-b-1.rules', 'worker-c-1.rules']);
-    expect((await readdir(join(runDir, 'logs'))).sort()).toEqual(expect.arrayContaining(['cluster-sim.log', 'hints.log', 'publisher.log', 'slicer.log', 'watcher.log']));
-    // The run's fresh names are gone again.
+    const logs = join(runDir, 'logs');
+    expect((await readdir(logs)).sort()).toEqual(expect.arrayContaining(['cluster-sim.log', 'hints.log', 'publisher.log', 'slicer.log', 'watcher.log']));
+    // Every service did its work within its role's permissions: the server refused nothing.
+    for (const f of await readdir(logs)) expect(await readFile(join(logs, f), 'utf8'), f).not.toMatch(/Permissions Violation|Authorization Violation/);
+    const id = /^ {2}run {9}([a-z0-9]+) \(removed at exit\)$/m.exec(r.stdout)?.[1] as string;
+    expect(id).toBeDefined();
+    expect(await schemaExists(freshRunNames(id).schema)).toBe(false);
+  });
+
+  it('--processes runs every service as a child process on your NATS without credentials (--nats-auth none), verifies and removes its state', async () => {
+    const r = await runMain(['--duration', '10', '--speed', '4', '--sim-port', '0', '--agents', 'zone', '--processes', '--nats-auth', 'none', '--summary-interval', '3s', '--run-dir', join(dir, 'processes'), '--verify']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('services as child processes');
+    expect(r.stdout).toContain('  NATS auth   none (--nats-auth none)');
+    expect(r.stdout).toMatch(/agents 3\/3 synced/);
+    expect(r.stdout).toMatch(/^verify: replay identical/m);
+    expect(r.stdout).toMatch(/^verify: truth identical/m);
+    expect(r.stdout).toMatch(/^verify: agents identical \(3 agents\)$/m);
+    // The run's fresh names are gone again from the shared servers.
     const id = /^ {2}run {9}([a-z0-9]+) \(removed at exit\)$/m.exec(r.stdout)?.[1] as string;
     expect(id).toBeDefined();
     const run = freshRunNames(id);
@@ -103,19 +127,8 @@ describe('npm start (services/stack/src/main.ts)', () => {
     expect(await schemaExists(run.schema)).toBe(false);
   });
 
-  it('--processes runs every service as a child process and still verifies', async () => {
-    const r = await runMain(['--duration', '10', '--speed', '4', '--sim-port', '0', '--agents', 'zone', '--processes', '--summary-interval', '3s', '--run-dir', join(dir, 'processes'), '--verify']);
-    expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain('services as child processes');
-    expect(r.stdout).toMatch(/agents 3\/3 synced/);
-    expect(r.stdout).toMatch(/^verify: replay identical/m);
-    expect(r.stdout).toMatch(/^verify: truth identical/m);
-    expect(r.stdout).toMatch(/^verify: agents identical \(3 agents\)$/m);
-  });
-
   it('names every unreachable server with the command that starts it, and exits 1', async () => {
-    const r = await runMain(['--nats-url', 'nats://127.0.0.1:1', '--database-url', 'postgres://postgres@127.0.0.1:1/postgres', '--run-dir', join(dir, 'missing')]);
+    const r = await runMain(['--nats-auth', 'none', '--nats-url', 'nats://127.0.0.1:1', '--database-url', 'postgres://postgres@127.0.0.1:1/postgres', '--run-dir', join(dir, 'missing')]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     const lines = r.stderr.trimEnd().split('\n');
@@ -129,6 +142,7 @@ describe('npm start (services/stack/src/main.ts)', () => {
   const usage = [
     { name: '--help prints every setting and exits 0', args: ['--help'], code: 0, out: /--keep-state\[=false\]/ },
     { name: 'an unknown flag exits 2 with one line', args: ['--turbo'], code: 2, err: /^slicemesh: --turbo: unknown flag/ },
+    { name: 'servers of yours without their keys exit 2: the stack cannot lock them down', args: ['--nats-url', 'nats://127.0.0.1:4222'], code: 2, err: /^slicemesh: --nats-url runs the stack against your servers, which it cannot lock down itself: give --nats-auth-dir/ },
   ];
   for (const tc of usage) {
     it(tc.name, async () => {

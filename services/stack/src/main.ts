@@ -2,14 +2,14 @@
 // startStack → live summary → shutdown (Ctrl-C, SIGTERM or --duration).
 // Run: npm start -- [--flag value ...] (dist/stack.js), or from the sources: node services/stack/src/main.ts
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError, helpRequested, onShutdown } from '@slicemesh/runtime';
 import { DEFAULT_SCENARIO_FILE } from '@slicemesh/cluster-sim';
-import type { LocalNatsCluster } from '@slicemesh/nats';
-import { startLocalNatsCluster } from '@slicemesh/nats';
-import { localClusterReplicas, natsClusterConflict, stackConfig } from './config.ts';
+import type { LocalNatsCluster, PermissionScope } from '@slicemesh/nats';
+import { roleSeedFile, startLocalNatsCluster, writeNatsAuth } from '@slicemesh/nats';
+import { localClusterReplicas, natsSettingsConflict, stackConfig } from './config.ts';
 import type { StackConfig } from './config.ts';
 import { preflight, preflightMessage } from './preflight.ts';
 import { formatReplicas, hasReplicas } from './replicas.ts';
@@ -25,26 +25,32 @@ import { verifyAll } from './verify-all.ts';
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 const err = (line: string): void => void process.stderr.write(`${line}\n`);
 
-/** The stack's own NATS cluster (`--nats-cluster`), its store directory and whether that goes at exit. */
+/** The stack's own NATS server(s), their store directory, whether that goes at exit, and the keys of a locked-down one. */
 interface OwnNats {
   readonly cluster: LocalNatsCluster;
   readonly dir: string;
   readonly keep: boolean;
-  readonly replicas: number;
+  /** Replicas of every stream and bucket: 3 on a cluster, unset on one server. */
+  readonly replicas: number | undefined;
+  /** The role seeds (`<role>.nk`) when locked down. */
+  readonly authDir: string | undefined;
 }
 
 /**
- * Starts `size` clustered nats-servers on free ports with their stores in a temporary directory
- * (<runDir>/nats-cluster with --keep-state, kept for the next run) and waits until JetStream can
- * place replicated streams.
+ * Starts `size` nats-servers (clustered from 3) on free ports with their stores in a temporary
+ * directory (<runDir>/nats-cluster with --keep-state, kept for the next run) and waits until
+ * JetStream can place replicated streams. Locked down (`scope` given): fresh keys per role in
+ * `<dir>/auth` (rotated on every start), the authorization block in each server's config.
  */
-async function startOwnNats(size: number, keep: boolean, runDir: string): Promise<OwnNats> {
+async function startOwnNats(size: number, keep: boolean, runDir: string, scope: PermissionScope | undefined): Promise<OwnNats> {
   const dir = keep ? join(runDir, 'nats-cluster') : mkdtempSync(join(tmpdir(), 'slicemesh-nats-'));
   let cluster: LocalNatsCluster | undefined;
   try {
-    cluster = await startLocalNatsCluster({ size, dir });
-    await cluster.waitForMeta(60_000);
-    return { cluster, dir, keep, replicas: localClusterReplicas(size) };
+    const auth = scope === undefined ? undefined : writeNatsAuth({ dir: join(dir, 'auth'), scope, force: true });
+    const authorization = auth === undefined ? {} : { authorization: { block: readFileSync(auth.authConf, 'utf8'), seedFile: roleSeedFile(auth.dir, 'admin') } };
+    cluster = await startLocalNatsCluster({ size, dir, ...authorization });
+    if (size > 1) await cluster.waitForMeta(60_000);
+    return { cluster, dir, keep, replicas: size > 1 ? localClusterReplicas(size) : undefined, authDir: auth?.dir };
   } catch (e) {
     await cluster?.stop().catch(() => {});
     if (!keep) rmSync(dir, { recursive: true, force: true });
@@ -66,9 +72,15 @@ function banner(stack: Stack, c: StackConfig, runDir: string, web: StackWebView 
   out(`  run         ${stack.run.persistent ? 'persistent state (--keep-state)' : `${stack.run.id}${c.cleanup ? ' (removed at exit)' : ' (kept at exit)'}`}`);
   out(`  kube API    ${stack.urls.kube}   e.g. kubectl --server ${stack.urls.kube} get pods -A`);
   if (own !== undefined) {
-    out(`  NATS servers local cluster of ${own.cluster.servers.length}: ${own.cluster.servers.map((x) => `${x.name} ${x.url}`).join(', ')}`);
-    out(`              every stream and bucket with ${own.replicas} replicas; store ${own.dir} (${own.keep ? 'kept' : 'removed at exit'}), server logs ${own.dir}/<server>.log; stopped at exit`);
+    const n = own.cluster.servers.length;
+    out(`  NATS servers ${n > 1 ? `local cluster of ${n}` : 'its own server'}: ${own.cluster.servers.map((x) => `${x.name} ${x.url}`).join(', ')}`);
+    out(`              ${own.replicas !== undefined ? `every stream and bucket with ${own.replicas} replicas; ` : ''}store ${own.dir} (${own.keep ? 'kept' : 'removed at exit'}), server logs ${own.dir}/<server>.log; stopped at exit`);
   }
+  const authDir = own?.authDir ?? c.natsAuthDir;
+  if (authDir !== undefined) {
+    out(`  NATS auth   locked down: one nkey user per role, least privilege; seeds ${authDir}/<role>.nk${own?.authDir !== undefined ? ' (new every run)' : ''}`);
+    out(`              read the log as the reader role: npx slicemesh log … --nats-url ${stack.urls.nats} --nats-nkey-seed-file ${join(authDir, 'reader.nk')}`);
+  } else out('  NATS auth   none (--nats-auth none): any client of the server may write the log');
   out(`  NATS        ${stack.urls.nats}   streams ${[n.kube, n.slices, n.dlq, ...(n.events === undefined ? [] : [n.events])].join(' ')}, buckets ${n.svc} ${n.views} ${n.hinted}${n.prefix ? `, subjects ${n.prefix}…` : ''}`);
   out(`  Postgres    ${c.databaseUrl}   schema ${stack.run.schema}`);
   if (hasReplicas(stack.replicas)) {
@@ -94,40 +106,44 @@ async function main(argv: readonly string[]): Promise<void> {
     err(`slicemesh: ${e.message}`);
     process.exit(2);
   }
-  const conflict = natsClusterConflict(argv, c.natsCluster);
+  const conflict = natsSettingsConflict(argv, c);
   if (conflict !== undefined) {
     err(`slicemesh: ${conflict}`);
     process.exit(2);
   }
   const runDir = resolve(c.runDir);
+  const run = c.keepState ? PERSISTENT_RUN : freshRunNames(newRunId(Date.now()));
+  // Its own servers: a local cluster, or one locked-down server (it cannot lock down yours).
+  const ownServers = c.natsCluster > 1 || (c.natsAuth === 'nkeys' && c.natsAuthDir === undefined);
   let own: OwnNats | undefined;
-  if (c.natsCluster > 1) {
+  if (ownServers) {
     try {
-      own = await startOwnNats(c.natsCluster, c.keepState, runDir);
+      own = await startOwnNats(c.natsCluster, c.keepState, runDir, c.natsAuth === 'nkeys' ? { cluster: c.cluster, names: run.names } : undefined);
     } catch (e) {
-      err(`slicemesh: cannot start a local NATS cluster of ${c.natsCluster}: ${e instanceof Error ? e.message : String(e)}`);
+      err(`slicemesh: cannot start ${c.natsCluster > 1 ? `a local NATS cluster of ${c.natsCluster}` : 'a local NATS server'}: ${e instanceof Error ? e.message : String(e)}`);
       process.exit(1);
     }
   }
   const natsUrl = own?.cluster.url ?? c.natsUrl;
+  const natsAuthDir = own?.authDir ?? c.natsAuthDir;
   /** Exits after stopping the stack's own NATS servers (and removing their store). */
   const exitNow = async (code: number): Promise<never> => {
     await stopOwnNats(own);
     process.exit(code);
   };
-  const checked = await preflight({ natsUrl, databaseUrl: c.databaseUrl });
+  const checked = await preflight({ natsUrl, databaseUrl: c.databaseUrl, ...(natsAuthDir !== undefined ? { natsAuthDir } : {}) });
   if (checked.problems.length > 0) {
     err(preflightMessage(checked.problems));
     await exitNow(1);
   }
 
-  const run = c.keepState ? PERSISTENT_RUN : freshRunNames(newRunId(Date.now()));
   const t0 = Date.now();
   let stack: Stack;
   try {
     stack = await startStack({
       natsUrl,
-      ...(own !== undefined ? { natsReplicas: own.replicas } : {}),
+      ...(own?.replicas !== undefined ? { natsReplicas: own.replicas } : {}),
+      ...(natsAuthDir !== undefined ? { natsAuthDir } : {}),
       databaseUrl: c.databaseUrl,
       run,
       cluster: c.cluster,
@@ -147,11 +163,11 @@ async function main(argv: readonly string[]): Promise<void> {
     });
   } catch (e) {
     err(`slicemesh: cannot start the stack: ${e instanceof Error ? e.message : String(e)}`);
-    if (!run.persistent) await deleteRunState(natsUrl, c.databaseUrl, run).catch(() => {});
+    if (!run.persistent) await deleteRunState(natsUrl, c.databaseUrl, run, natsAuthDir).catch(() => {});
     return exitNow(1);
   }
   // The web view is a window on the log, not part of the pipeline: without it the stack runs on.
-  const web = await startWebView({ natsUrl, databaseUrl: c.databaseUrl, run, cluster: c.cluster, port: c.uiPort }).catch((e: unknown) => {
+  const web = await startWebView({ natsUrl, ...(natsAuthDir !== undefined ? { natsAuthDir } : {}), databaseUrl: c.databaseUrl, run, cluster: c.cluster, port: c.uiPort }).catch((e: unknown) => {
     err(`slicemesh: the web view did not start: ${e instanceof Error ? e.message : String(e)}`);
     return undefined;
   });
@@ -193,13 +209,13 @@ async function main(argv: readonly string[]): Promise<void> {
     () => stack.close(),
     async () => {
       if (run.persistent) return;
-      if (c.cleanup) await deleteRunState(natsUrl, c.databaseUrl, run);
+      if (c.cleanup) await deleteRunState(natsUrl, c.databaseUrl, run, natsAuthDir);
       else out(`kept: replay with  npm run replay -- --run-id ${run.id} --cluster ${c.cluster} --partitions ${c.partitions}`);
     },
     async () => {
       if (own === undefined) return;
       await stopOwnNats(own);
-      out(`NATS cluster stopped${own.keep ? ` (store kept in ${own.dir})` : ''}`);
+      out(`NATS ${own.cluster.servers.length > 1 ? 'cluster' : 'server'} stopped${own.keep ? ` (store kept in ${own.dir})` : ''}`);
     },
     async () => out('stopped'),
   ];

@@ -2,7 +2,7 @@
 // one run names everything that is missing, with the command that starts it.
 
 import { createDb } from '@slicemesh/db';
-import { connectNats, jetstreamManager, redactNatsUrl } from '@slicemesh/nats';
+import { connectNats, jetstreamManager, redactNatsUrl, roleCredentials } from '@slicemesh/nats';
 
 /** How to get both servers on a fresh machine (see README.md). */
 export const FRESH_MACHINE_HINT =
@@ -19,12 +19,14 @@ export interface PreflightOptions {
   readonly databaseUrl: string;
   /** First-connection timeout, ms. Defaults to 3000. */
   readonly timeoutMs?: number;
+  /** A locked-down NATS: the role seeds' directory (the check connects as admin). */
+  readonly natsAuthDir?: string;
 }
 
-async function checkNats(url: string, timeoutMs: number): Promise<string | undefined> {
+async function checkNats(url: string, timeoutMs: number, authDir: string | undefined): Promise<string | undefined> {
   let nc;
   try {
-    nc = await connectNats({ url, name: 'slicemesh-preflight', timeoutMs });
+    nc = await connectNats({ url, name: 'slicemesh-preflight', timeoutMs, ...roleCredentials(authDir, 'admin') });
   } catch (err) {
     return err instanceof Error ? err.message : String(err); // names the URL and the start command
   }
@@ -52,7 +54,7 @@ async function checkPostgres(url: string): Promise<string | undefined> {
 
 /** Checks both servers concurrently. Never throws. */
 export async function preflight(opts: PreflightOptions): Promise<PreflightResult> {
-  const [nats, pg] = await Promise.all([checkNats(opts.natsUrl, opts.timeoutMs ?? 3000), checkPostgres(opts.databaseUrl)]);
+  const [nats, pg] = await Promise.all([checkNats(opts.natsUrl, opts.timeoutMs ?? 3000, opts.natsAuthDir), checkPostgres(opts.databaseUrl)]);
   return { problems: [nats, pg].filter((p): p is string => p !== undefined) };
 }
 

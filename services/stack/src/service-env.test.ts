@@ -64,4 +64,20 @@ describe('service environments', () => {
     expect(agent['NATS_REPLICAS']).toBeUndefined();
     expect(parseProxyAgentConfig([], agent).natsUrl).toBe(three.natsUrl);
   });
+
+  it('locked down: each service gets its own role\'s seed file, which its config reads; open: none', () => {
+    const locked = { ...LAYOUT, natsAuthDir: '/keys' };
+    const agentSpec = { node: 'x', zone: '', nodeIPs: [], rulesFile: '/r' };
+    const cases = [
+      { name: 'watcher', seed: watcherConfig.parse([], watcherEnv(locked, 0)).natsNkeySeedFile, open: watcherConfig.parse([], watcherEnv(LAYOUT, 0)).natsNkeySeedFile },
+      { name: 'slicer', seed: slicerConfig.parse([], slicerEnv(locked, 0)).natsNkeySeedFile, open: slicerConfig.parse([], slicerEnv(LAYOUT, 0)).natsNkeySeedFile },
+      { name: 'hints', seed: hintsConfig.parse([], hintsEnv(locked, 0)).natsNkeySeedFile, open: hintsConfig.parse([], hintsEnv(LAYOUT, 0)).natsNkeySeedFile },
+      { name: 'publisher', seed: publisherConfig.parse([], publisherEnv(locked, 'write', 0)).natsNkeySeedFile, open: publisherConfig.parse([], publisherEnv(LAYOUT, 'write', 0)).natsNkeySeedFile },
+      { name: 'agent', seed: parseProxyAgentConfig([], agentEnv(locked, agentSpec, 0)).natsNkeySeedFile, open: parseProxyAgentConfig([], agentEnv(LAYOUT, agentSpec, 0)).natsNkeySeedFile },
+    ];
+    for (const c of cases) {
+      expect(c.seed, c.name).toBe(`/keys/${c.name}.nk`);
+      expect(c.open, c.name).toBeUndefined();
+    }
+  });
 });

@@ -2,7 +2,8 @@
 // configures an in-process service (parsed by its config) and a child process (its env), so
 // both modes go through the documented settings and cannot drift apart.
 
-import type { BackboneNames } from '@slicemesh/nats';
+import { NKEY_SEED_FILE_ENV, roleSeedFile } from '@slicemesh/nats';
+import type { BackboneNames, NatsRole } from '@slicemesh/nats';
 
 /** Everything the services of one stack share. */
 export interface StackLayout {
@@ -29,6 +30,11 @@ export interface StackLayout {
   readonly ackWaitMs: number;
   /** pino level of every service. */
   readonly logLevel: LogLevel;
+  /**
+   * A locked-down NATS: the directory of the role seeds (`<role>.nk`, auth-files.ts); each
+   * service connects with its role's. Unset: no credentials.
+   */
+  readonly natsAuthDir?: string;
 }
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
@@ -45,6 +51,11 @@ export interface AgentSpec {
 
 export type Env = Readonly<Record<string, string>>;
 
+/** NATS_NKEY_SEED_FILE of `role` on a locked-down NATS; nothing on an open one. */
+function credentials(l: StackLayout, role: NatsRole): Env {
+  return l.natsAuthDir === undefined ? {} : { [NKEY_SEED_FILE_ENV]: roleSeedFile(l.natsAuthDir, role) };
+}
+
 function streams(l: StackLayout): Env {
   return { ...(l.natsReplicas !== undefined ? { NATS_REPLICAS: String(l.natsReplicas) } : {}), KUBE_STREAM: l.names.kube, SLICES_STREAM: l.names.slices, DLQ_STREAM: l.names.dlq, EVENTS_STREAM: l.names.events ?? 'EVENTS', SUBJECT_PREFIX: l.names.prefix };
 }
@@ -52,7 +63,7 @@ function streams(l: StackLayout): Env {
 /** services/watcher/src/config.ts */
 export function watcherEnv(l: StackLayout, healthPort: number): Env {
   return {
-    CLUSTER: l.cluster, KUBE_SERVER: l.kubeServer, NATS_URL: l.natsUrl, PARTITIONS: String(l.partitions), ...streams(l),
+    CLUSTER: l.cluster, KUBE_SERVER: l.kubeServer, NATS_URL: l.natsUrl, ...credentials(l, 'watcher'), PARTITIONS: String(l.partitions), ...streams(l),
     HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
   };
 }
@@ -63,7 +74,7 @@ export function watcherEnv(l: StackLayout, healthPort: number): Env {
  */
 export function slicerEnv(l: StackLayout, healthPort: number, replica = 0): Env {
   return {
-    NATS_URL: l.natsUrl, DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, PARTITIONS: String(l.partitions), ...streams(l),
+    NATS_URL: l.natsUrl, ...credentials(l, 'slicer'), DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, PARTITIONS: String(l.partitions), ...streams(l),
     BATCH_PERIOD: `${l.batchPeriodMs}ms`, ACK_WAIT: `${l.ackWaitMs}ms`, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
     REPLICA_ID: `slicer-${replica}`,
   };
@@ -75,7 +86,7 @@ export function slicerEnv(l: StackLayout, healthPort: number, replica = 0): Env 
  */
 export function hintsEnv(l: StackLayout, healthPort: number, replica = 0): Env {
   return {
-    NATS_URL: l.natsUrl, DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, PARTITIONS: String(l.partitions), ...streams(l),
+    NATS_URL: l.natsUrl, ...credentials(l, 'hints'), DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, PARTITIONS: String(l.partitions), ...streams(l),
     SVC_BUCKET: l.names.svc, VIEWS_BUCKET: l.names.views, HINTED_BUCKET: l.names.hinted, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
     REPLICA_ID: `hints-${replica}`,
   };
@@ -88,7 +99,7 @@ export type StackPublisherMode = (typeof STACK_PUBLISHER_MODES)[number];
 /** services/publisher/src/config.ts: the slices go to the API server the watcher reads, at kube-controller-manager's default QPS and burst. */
 export function publisherEnv(l: StackLayout, mode: 'write' | 'shadow', healthPort: number): Env {
   return {
-    MODE: mode, NATS_URL: l.natsUrl, DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, ...streams(l),
+    MODE: mode, NATS_URL: l.natsUrl, ...credentials(l, 'publisher'), DATABASE_URL: l.databaseUrl, DB_SCHEMA: l.schema, CLUSTER: l.cluster, ...streams(l),
     HINTED_BUCKET: l.names.hinted, KUBE_SERVER: l.kubeServer, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
   };
 }
@@ -97,7 +108,7 @@ export function publisherEnv(l: StackLayout, mode: 'write' | 'shadow', healthPor
 export function agentEnv(l: StackLayout, a: AgentSpec, healthPort: number): Env {
   return {
     // No NODE_ZONE: the agent follows its Node's zone label in KUBE, relabels included.
-    NATS_URL: l.natsUrl, CLUSTER: l.cluster, NODE_NAME: a.node, KUBE_STREAM: l.names.kube, SUBJECT_PREFIX: l.names.prefix, NODE_IPS: a.nodeIPs.join(','),
+    NATS_URL: l.natsUrl, ...credentials(l, 'agent'), CLUSTER: l.cluster, NODE_NAME: a.node, KUBE_STREAM: l.names.kube, SUBJECT_PREFIX: l.names.prefix, NODE_IPS: a.nodeIPs.join(','),
     BACKEND: 'dry-run', DRY_RUN_FILE: a.rulesFile, DRY_RUN_FORMAT: 'iptables', MIN_SYNC_PERIOD: '200ms',
     SVC_BUCKET: l.names.svc, VIEWS_BUCKET: l.names.views, HEALTH_PORT: String(healthPort), LOG_LEVEL: l.logLevel,
   };

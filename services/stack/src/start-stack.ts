@@ -10,7 +10,7 @@ import { jsonLog, silentLog, startClusterSim } from '@slicemesh/cluster-sim';
 import type { DbHandle } from '@slicemesh/db';
 import { createDb, migrateToLatest } from '@slicemesh/db';
 import type { JetStreamManager, NatsConnection } from '@slicemesh/nats';
-import { connectNats, ensureKv, ensureStreams, jetstreamManager } from '@slicemesh/nats';
+import { connectNats, ensureKv, ensureStreams, jetstreamManager, roleCredentials } from '@slicemesh/nats';
 import type { AgentMode, NodeLike } from './agents.ts';
 import { pickAgents } from './agents.ts';
 import { freePort, startChild } from './child-process.ts';
@@ -83,6 +83,11 @@ export interface StackOptions {
    * the bare name (`slicer`); several are `slicer-0` … with their own health port and log file.
    */
   readonly replicas?: Partial<ReplicaCounts>;
+  /**
+   * A locked-down NATS: the directory of the role seeds (writeNatsAuth's `<role>.nk`). Each
+   * service connects with its role's seed and the stack itself as admin. Unset: no credentials.
+   */
+  readonly natsAuthDir?: string;
   /** Extra env variables per component name (e.g. one agent's NATS_URL through a proxy); child processes and in-process alike. */
   readonly envOverrides?: (component: string) => Env | undefined;
 }
@@ -153,7 +158,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   };
 
   // The backbone first: probes and agents need the streams, buckets and tables to exist.
-  const nc = await connectNats({ url: options.natsUrl, name: `stack-${run.id || 'persistent'}` });
+  const nc = await connectNats({ url: options.natsUrl, name: `stack-${run.id || 'persistent'}`, ...roleCredentials(options.natsAuthDir, 'admin') });
   let dbh: DbHandle | undefined;
   let ownSim: ClusterSim | undefined;
   try {
@@ -192,6 +197,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       batchPeriodMs: options.batchPeriodMs ?? 100,
       ackWaitMs: options.ackWaitMs ?? 3000,
       logLevel,
+      ...(options.natsAuthDir !== undefined ? { natsAuthDir: options.natsAuthDir } : {}),
     };
     const replicas: ReplicaCounts = { ...ONE_EACH, ...options.replicas };
     const agents = wanted.has('agents') ? pickAgents(await nodesOf(sim, kubeServer), options.agents ?? 'node', options.runDir) : [];
