@@ -2,6 +2,7 @@
 // subject prefix, its schema for the settings), served from this process.
 import { openUiEngine, startUiServer } from '@slicemesh/cli';
 import type { UiServer } from '@slicemesh/cli';
+import { roleSeedFile } from '@slicemesh/nats';
 import type { RunNames } from './run-names.ts';
 
 export interface StackWebView {
@@ -19,11 +20,14 @@ export interface StackWebViewOptions {
   readonly cluster: string;
   /** 0 picks a free port; a busy one is replaced by a free one rather than failing the stack. */
   readonly port: number;
+  /** A locked-down NATS: the role seeds' directory (the view reads as the reader role). */
+  readonly natsAuthDir?: string;
 }
 
 /** Opens the live log and serves the web view; rejects when NATS cannot be reached. */
 export async function startWebView(o: StackWebViewOptions): Promise<StackWebView> {
-  const engine = await openUiEngine({ live: { natsUrl: o.natsUrl, databaseUrl: o.databaseUrl, schema: o.run.schema, cluster: o.cluster, names: o.run.names } });
+  const reader = o.natsAuthDir === undefined ? {} : { nkeySeedFile: roleSeedFile(o.natsAuthDir, 'reader') };
+  const engine = await openUiEngine({ live: { natsUrl: o.natsUrl, ...reader, databaseUrl: o.databaseUrl, schema: o.run.schema, cluster: o.cluster, names: o.run.names } });
   try {
     let server: UiServer;
     let busyPort: number | undefined;
