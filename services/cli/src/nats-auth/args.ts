@@ -6,10 +6,12 @@ import { parseArgs } from 'node:util';
 import type { BackboneNames } from '@slicemesh/nats';
 import { DEFAULT_NAMES } from '@slicemesh/nats';
 import { UsageError } from '../cli-error.ts';
+import { checkHubLeafUrl } from './leafnode-files.ts';
 
 export const NATS_AUTH_USAGE = `slicemesh nats-auth --cluster ID --out DIR [--agents NAME,NAME,...] [--force | --if-missing]
-                   [--subject-prefix P] [--kube-stream S] [--slices-stream S] [--dlq-stream S]
-                   [--events-stream S] [--svc-bucket B] [--views-bucket B] [--hinted-bucket B]
+                   [--leafnodes NAME,NAME,... --hub-url URL] [--subject-prefix P] [--kube-stream S]
+                   [--slices-stream S] [--dlq-stream S] [--events-stream S] [--svc-bucket B]
+                   [--views-bucket B] [--hinted-bucket B]
   Locks NATS down: writes one nkey seed per role into DIR (watcher.nk, slicer.nk, hints.nk,
   publisher.nk, reader.nk, admin.nk and agent.nk; one line each, mode 0600, DIR 0700) and
   DIR/auth.conf, the nats-server "authorization { users = [...] }" block giving each key the
@@ -20,8 +22,12 @@ export const NATS_AUTH_USAGE = `slicemesh nats-auth --cluster ID --out DIR [--ag
   --out DIR          where the files go (made if missing)
   --agents NAMES     one key per agent, DIR/agent-<name>.nk (e.g. node names), instead of one
                      agent.nk shared by every agent (a Kubernetes DaemonSet shares one Secret)
-  --force            replace existing keys (every process then needs its new seed)
-  --if-missing       write nothing when DIR already holds every key and auth.conf (a one-shot
+  --leafnodes NAMES  for a hub: DIR/leafnodes.conf, a user and password per leaf for the hub's
+                     leafnodes {} block, and DIR/leafnode-<name>.conf per leaf, HUB_LEAF_URL (the
+                     hub's leafnode URL with that leaf's user and password) for the leaf's remote
+  --hub-url URL      the hub's leafnode URL the leaves dial, e.g. nats-leaf://hub:7422
+  --force            replace existing keys and passwords (every process then needs its new one)
+  --if-missing       write nothing when DIR already holds every file it would write (a one-shot
                      init job); a partial set is an error
   --subject-prefix, --kube-stream, --slices-stream, --dlq-stream, --events-stream,
   --svc-bucket, --views-bucket, --hinted-bucket   the names the services run with, when not
@@ -44,6 +50,8 @@ const OPTIONS = {
   cluster: { type: 'string' },
   out: { type: 'string', short: 'o' },
   agents: { type: 'string' },
+  leafnodes: { type: 'string' },
+  'hub-url': { type: 'string' },
   force: { type: 'boolean' },
   'if-missing': { type: 'boolean' },
   ...Object.fromEntries(Object.keys(NAME_OPTIONS).map((k) => [k, { type: 'string' }])),
@@ -55,6 +63,8 @@ export interface NatsAuthCommandLine {
   readonly out: string;
   /** Agent names, each its own key; undefined: one shared agent key. */
   readonly agents: readonly string[] | undefined;
+  /** A hub's leaves, each a leafnode user, and the URL they dial; undefined: no leafnode files. */
+  readonly leafnodes: { readonly names: readonly string[]; readonly hubUrl: string } | undefined;
   readonly force: boolean;
   readonly ifMissing: boolean;
   readonly names: BackboneNames;
@@ -62,20 +72,33 @@ export interface NatsAuthCommandLine {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** An agent's name becomes part of a file name: a node name fits, a path does not. */
-const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** An agent's or a leaf's name becomes part of a file name: a node name fits, a path does not. */
+const FILE_NAME_PART = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 /** As the services check their stream and bucket names and subject prefix. */
 const NAME_TOKEN = /^[A-Za-z0-9_-]+$/;
 const PREFIX = /^(?:[A-Za-z0-9_-]+\.)*$/;
 
-function agentList(text: string): string[] {
-  const agents = text.split(',').map((a) => a.trim());
-  for (const a of agents) {
-    if (!AGENT_NAME.test(a)) throw new UsageError(`--agents: ${JSON.stringify(a)} is not an agent name (letters, digits, '.', '_' and '-', not starting with '.', '_' or '-')`);
+/** A comma-separated list of names that become parts of file names (agents, leaves). */
+function nameList(flag: string, what: string, text: string): string[] {
+  const names = text.split(',').map((a) => a.trim());
+  for (const a of names) {
+    if (!FILE_NAME_PART.test(a)) throw new UsageError(`--${flag}: ${JSON.stringify(a)} is not ${what} (letters, digits, '.', '_' and '-', not starting with '.', '_' or '-')`);
   }
-  const twice = agents.find((a, i) => agents.indexOf(a) !== i);
-  if (twice !== undefined) throw new UsageError(`--agents: ${JSON.stringify(twice)} is given twice`);
-  return agents;
+  const twice = names.find((a, i) => names.indexOf(a) !== i);
+  if (twice !== undefined) throw new UsageError(`--${flag}: ${JSON.stringify(twice)} is given twice`);
+  return names;
+}
+
+function leafnodesOf(names: string | undefined, hubUrl: string | undefined): NatsAuthCommandLine['leafnodes'] {
+  if (names === undefined && hubUrl === undefined) return undefined;
+  if (names === undefined) throw new UsageError('nats-auth: --hub-url goes with --leafnodes NAMES');
+  if (hubUrl === undefined) throw new UsageError('nats-auth: --leafnodes needs --hub-url URL, the hub\'s leafnode URL the leaves dial (e.g. nats-leaf://hub:7422)');
+  try {
+    checkHubLeafUrl(hubUrl);
+  } catch (err) {
+    throw new UsageError(`nats-auth: --hub-url ${JSON.stringify(hubUrl)} ${(err as Error).message}`);
+  }
+  return { names: nameList('leafnodes', 'a leaf name', names), hubUrl };
 }
 
 function namesOf(flags: Readonly<Record<string, string | boolean | undefined>>, env: Env): BackboneNames {
@@ -102,7 +125,7 @@ export function parseNatsAuthCommandLine(argv: readonly string[], env: Env): Nat
   const help = v['help'] === true;
   const force = v['force'] === true;
   const ifMissing = v['if-missing'] === true;
-  const base = { help, force, ifMissing, agents: undefined, names: DEFAULT_NAMES, cluster: '', out: '' };
+  const base = { help, force, ifMissing, agents: undefined, leafnodes: undefined, names: DEFAULT_NAMES, cluster: '', out: '' };
   if (help) return base;
   if (parsed.positionals.length > 0) throw new UsageError(`nats-auth: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
   if (force && ifMissing) throw new UsageError('nats-auth: give --force or --if-missing, not both');
@@ -110,6 +133,7 @@ export function parseNatsAuthCommandLine(argv: readonly string[], env: Env): Nat
   if (cluster === undefined || cluster === '') throw new UsageError('nats-auth needs --cluster ID: the CLUSTER the services run with (the permissions are scoped to it)');
   const out = v['out'];
   if (typeof out !== 'string' || out === '') throw new UsageError('nats-auth needs --out DIR: where the seeds and auth.conf go');
-  const agents = typeof v['agents'] === 'string' ? agentList(v['agents']) : undefined;
-  return { ...base, cluster, out, agents, names: namesOf(v, env) };
+  const agents = typeof v['agents'] === 'string' ? nameList('agents', 'an agent name', v['agents']) : undefined;
+  const leafnodes = leafnodesOf(typeof v['leafnodes'] === 'string' ? v['leafnodes'] : undefined, typeof v['hub-url'] === 'string' ? v['hub-url'] : undefined);
+  return { ...base, cluster, out, agents, leafnodes, names: namesOf(v, env) };
 }

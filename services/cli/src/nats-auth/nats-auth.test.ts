@@ -87,6 +87,25 @@ describe('slicemesh nats-auth writes a seed per role and the authorization block
     });
   }
 
+  it('--leafnodes gives each leaf a user and password at the hub and the URL to dial with them, and prints no password', async () => {
+    const dir = join(tempDir(), 'hub');
+    const r = await natsAuth(['--cluster', 'c1', '--out', dir, '--leafnodes', 'leaf-a,leaf-b', '--hub-url', 'nats-leaf://hub:7422']);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const users = readFileSync(join(dir, 'leafnodes.conf'), 'utf8');
+    const passwords = Object.fromEntries([...users.matchAll(/\{ user: "([^"]+)", password: "([A-Za-z0-9_-]{32})" \}/g)].map((m) => [m[1], m[2]]));
+    expect(Object.keys(passwords)).toEqual(['leaf-a', 'leaf-b']);
+    expect(passwords['leaf-a']).not.toBe(passwords['leaf-b']);
+    expect(users).toMatch(/^authorization \{\n {2}users = \[\n/m);
+    for (const leaf of ['leaf-a', 'leaf-b']) {
+      const file = join(dir, `leafnode-${leaf}.conf`);
+      expect(readFileSync(file, 'utf8')).toMatch(new RegExp(`^HUB_LEAF_URL: "nats-leaf://${leaf}:${passwords[leaf] ?? '?'}@hub:7422"$`, 'm'));
+      expect(mode(file)).toBe(0o600);
+      expect(r.stdout).toContain(`wrote ${file} (`);
+      expect(r.stdout).not.toContain(passwords[leaf]);
+    }
+    expect(mode(join(dir, 'leafnodes.conf'))).toBe(0o600);
+  });
+
   it('every run makes new keys', async () => {
     const [a, b] = [join(tempDir(), 'a'), join(tempDir(), 'b')];
     expect((await natsAuth(['--cluster', 'c1', '--out', a])).code).toBe(0);
@@ -103,7 +122,9 @@ describe('slicemesh nats-auth and the keys already there', () => {
     { name: 'an existing seed is never overwritten without --force, and the error names it', first: [], second: [], code: 2, stderr: /^slicemesh: nats-auth: \S+\/watcher\.nk exists; --force replaces every key/, changed: false },
     { name: '--force replaces every key', first: [], second: ['--force'], code: 0, stderr: '', changed: true },
     { name: '--if-missing keeps a complete set as it is', first: [], second: ['--if-missing'], code: 0, stderr: '', changed: false },
-    { name: '--if-missing refuses a set that lacks a key, naming it', first: ['--agents', 'n1'], second: ['--if-missing', '--agents', 'n1,n2'], code: 2, stderr: /holds some of the keys but not \S+\/agent-n2\.nk; --force writes a new set/, changed: false },
+    { name: '--if-missing refuses a set that lacks a key, naming it', first: ['--agents', 'n1'], second: ['--if-missing', '--agents', 'n1,n2'], code: 2, stderr: /holds some of the files but not \S+\/agent-n2\.nk; --force writes a new set/, changed: false },
+    { name: '--if-missing refuses a set that lacks a leaf\'s credentials', first: [], second: ['--if-missing', '--leafnodes', 'a', '--hub-url', 'nats-leaf://hub:7422'], code: 2, stderr: /holds some of the files but not \S+\/leafnodes\.conf/, changed: false },
+    { name: 'existing leaf credentials are never replaced without --force', first: ['--leafnodes', 'a', '--hub-url', 'nats-leaf://hub:7422'], second: ['--leafnodes', 'a', '--hub-url', 'nats-leaf://hub:7422'], code: 2, stderr: /watcher\.nk exists/, changed: false },
   ];
   for (const tc of cases) {
     it(tc.name, async () => {
@@ -146,6 +167,11 @@ describe('slicemesh nats-auth checks its flags before writing anything', () => {
     { name: '--force with --if-missing', argv: ['--cluster', 'c1', '--out', 'DIR', '--force', '--if-missing'], line: /give --force or --if-missing, not both/ },
     { name: 'a stream name the services would refuse', argv: ['--cluster', 'c1', '--out', 'DIR', '--kube-stream', 'K.UBE'], line: /--kube-stream "K\.UBE": must be \[A-Za-z0-9_-\]\+/ },
     { name: 'a subject prefix without its dot', argv: ['--cluster', 'c1', '--out', 'DIR', '--subject-prefix', 't1'], line: /--subject-prefix "t1": must be empty or dot-terminated tokens/ },
+    { name: '--leafnodes without the URL the leaves dial', argv: ['--cluster', 'c1', '--out', 'DIR', '--leafnodes', 'a'], line: /--leafnodes needs --hub-url URL/ },
+    { name: '--hub-url without leaves', argv: ['--cluster', 'c1', '--out', 'DIR', '--hub-url', 'nats-leaf://hub:7422'], line: /--hub-url goes with --leafnodes NAMES/ },
+    { name: 'a hub URL a leaf remote cannot dial', argv: ['--cluster', 'c1', '--out', 'DIR', '--leafnodes', 'a', '--hub-url', 'http://hub:7422'], line: /--hub-url "http:\/\/hub:7422" must be nats-leaf:\/\/, tls:\/\/, ws:\/\/ or wss:\/\/, not http:\/\// },
+    { name: 'a hub URL with credentials of its own', argv: ['--cluster', 'c1', '--out', 'DIR', '--leafnodes', 'a', '--hub-url', 'nats-leaf://u:p@hub:7422'], line: /must not carry credentials: each leaf gets its own/ },
+    { name: 'a leaf name that is a path', argv: ['--cluster', 'c1', '--out', 'DIR', '--leafnodes', 'a/b', '--hub-url', 'nats-leaf://hub:7422'], line: /--leafnodes: "a\/b" is not a leaf name/ },
     { name: 'an unknown flag', argv: ['--cluster', 'c1', '--out', 'DIR', '--frobnicate'], line: /^slicemesh: nats-auth: Unknown option '--frobnicate'/ },
     { name: 'an extra argument', argv: ['--cluster', 'c1', '--out', 'DIR', 'extra'], line: /unexpected argument "extra"/ },
   ];
