@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Proves infra/Dockerfile and docker-compose.yml by running them (needs a Docker engine, so it is
-# not part of `npm test`): builds the image, brings the whole stack up, waits for every service's
-# /readyz, asks the simulated cluster through kubectl, reads the agents' rules, and tears it all
-# down. Where no registry can be pulled from, it first makes local stand-ins for the base images
+# not part of `npm test`): builds the image, brings the whole stack up (NATS locked down with the
+# keys of the one-shot nats-auth service), waits for every service's /readyz, asks the simulated
+# cluster through kubectl, reads the agents' rules, checks that NATS refuses a client without
+# credentials and lets the reader's seed read the log, and tears it all down. Where no registry can be pulled from, it first makes local stand-ins for the base images
 # (infra/local-images/build.sh). Works with `docker compose` (v2) and `docker-compose` (v1).
 #   bash scripts/compose-smoke.sh              # KEEP=1 leaves the stack running
 set -euo pipefail
@@ -109,6 +110,15 @@ reconciles=$(metric "$SLICEMESH_SLICER_PORT" slicemesh_slicer_reconciles_total)
 puts=$(metric "$SLICEMESH_HINTS_PORT" slicemesh_hints_kv_puts_total)
 [ "$published" -gt 0 ] && [ "$ingested" -gt 0 ] && [ "$reconciles" -gt 0 ] && [ "$puts" -gt 0 ] || fail "a stage did nothing: published $published, ingested $ingested, reconciles $reconciles, KV puts $puts"
 say "metrics: watcher published $published events, slicer ingested $ingested and ran $reconciles reconciles, hints put $puts KV entries"
+# NATS is locked down: the key job finished, a client without credentials is refused, and the
+# CLI in the image reads the live log with the reader's seed (inside the compose network).
+init=$(dc ps -q nats-auth)
+[ "$(docker inspect -f '{{.State.ExitCode}}' "$init")" = 0 ] || fail "nats-auth: the key job did not exit 0"
+if anonymous=$(dc run --rm --no-deps -T -e NATS_NKEY_SEED_FILE= watcher dist/slicemesh.js log at latest 2>&1); then fail "NATS let slicemesh log in without credentials: $anonymous"; fi
+grep -q 'Authorization Violation' <<<"$anonymous" || fail "slicemesh log without credentials failed otherwise: $(tail -1 <<<"$anonymous")"
+at=$(dc run --rm --no-deps -T -e NATS_NKEY_SEED_FILE=/nats-auth/reader.nk watcher dist/slicemesh.js log at latest --output json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["at"]["seq"])') \
+  || fail "slicemesh log with the reader's seed did not read the log"
+say "NATS locked down: no credentials refused; the reader's seed read the log up to KUBE seq $at"
 # The offline planner in the image: the compose file's one-shot `plan` service.
 items=$(dc --profile offline run --rm plan 2>/dev/null | grep -c '"kind": "EndpointSlice"' || true)
 [ "$items" -gt 0 ] || fail "docker compose --profile offline run plan printed no EndpointSlice"

@@ -1,10 +1,11 @@
 // docker-compose.yml and infra/Dockerfile, checked statically on every test run: every service
 // starts a program the build writes, its environment parses with that service's own config, the
-// shared settings agree, and every mounted file exists. scripts/compose-smoke.sh runs them for
+// shared settings agree, every mounted file exists, and NATS is locked down (the key job's files
+// are what the servers include and what each service reads as its own role's seed). scripts/compose-smoke.sh runs them for
 // real (it needs a Docker engine, so it is not part of `npm test`).
 
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { hintsConfig } from '@slicemesh/hints';
@@ -12,7 +13,10 @@ import { parseProxyAgentConfig } from '@slicemesh/proxy-agent';
 import { publisherConfig } from '@slicemesh/publisher';
 import { slicerConfig } from '@slicemesh/slicer';
 import { watcherConfig } from '@slicemesh/watcher';
+import type { NatsRole } from '@slicemesh/nats';
 import { REPO_ROOT } from '../../services/stack/src/index.ts';
+import { parseNatsAuthCommandLine } from '../../services/cli/src/nats-auth/args.ts';
+import { AUTH_CONF, keyFilesOf } from '../../services/cli/src/nats-auth/key-files.ts';
 import { PROGRAMS } from '../../scripts/build.ts';
 
 interface ComposeService {
@@ -55,6 +59,8 @@ const PARSERS: Record<string, (env: Record<string, string>) => unknown> = {
   'proxy-agent': (env) => parseProxyAgentConfig([], env),
 };
 const programOf = (s: ComposeService): string => /^dist\/([a-z-]+)\.js$/.exec(s.command?.[0] ?? '')?.[1] ?? '';
+/** The NATS role each program connects as. */
+const ROLE_OF: Readonly<Record<string, NatsRole>> = { watcher: 'watcher', slicer: 'slicer', hints: 'hints', publisher: 'publisher', 'proxy-agent': 'agent' };
 
 describe('docker-compose.yml', () => {
   it('runs NATS, Postgres, cluster-sim, the watcher, the slicer, the hints service, the publisher and dry-run proxy agents', () => {
@@ -119,6 +125,100 @@ describe('docker-compose.yml', () => {
   });
 });
 
+/** `volume:target[:ro]` mounts of a service's named volumes (bind mounts start with ./). */
+function volumeMounts(s: ComposeService): { source: string; target: string; readOnly: boolean }[] {
+  return (s.volumes ?? []).filter((v) => !v.startsWith('./')).map((v) => {
+    const [source = '', target = '', mode] = v.split(':');
+    return { source, target, readOnly: mode === 'ro' };
+  });
+}
+
+/** The key job: the volume it writes, the files it writes there, and the settings it ran with. */
+function keyJob(c: Compose): { volume: string; files: { file: string; role: NatsRole }[]; cluster: string } {
+  const job = c.services['nats-auth'] as ComposeService;
+  const [program, command, ...argv] = job.command ?? [];
+  expect([program, command]).toEqual(['dist/slicemesh.js', 'nats-auth']);
+  const cl = parseNatsAuthCommandLine(argv, { ...(job.environment ?? {}) });
+  const mount = volumeMounts(job).find((m) => m.target === cl.out);
+  expect(mount?.readOnly, `the job writes ${cl.out}`).toBe(false);
+  return { volume: mount?.source ?? '', files: [...keyFilesOf(cl.agents), { file: AUTH_CONF, role: 'admin' }], cluster: cl.cluster };
+}
+
+describe('docker-compose.yml locks NATS down', () => {
+  const pipeline = ours.filter(([, s]) => PARSERS[programOf(s)] !== undefined);
+
+  it('the one-shot job nats-auth writes the keys into a volume of their own once, scoped to the cluster every service runs in', () => {
+    const job = compose.services['nats-auth'] as ComposeService & { restart?: string };
+    expect(job.image).toBe('slicemesh:dev');
+    expect(job.restart).toBe('no');
+    expect(job.command).toContain('--if-missing');
+    const { volume, cluster } = keyJob(compose);
+    expect(compose.volumes[volume], volume).toBeDefined();
+    for (const [name] of pipeline) expect(envOf(name)['CLUSTER'], name).toBe(cluster);
+    // The image makes the mount point the unprivileged user's, so the fresh volume is writable.
+    const target = volumeMounts(job).find((m) => m.source === volume)?.target ?? '?';
+    expect(readFileSync(join(REPO_ROOT, 'infra/Dockerfile'), 'utf8')).toMatch(new RegExp(`chown node:node [^\n]*${target}(\\s|$)`, 'm'));
+  });
+
+  for (const [name, s] of pipeline) {
+    it(`${name}: reads the seed of its own role (${ROLE_OF[programOf(s)] ?? '?'}) the job writes, from the keys' volume mounted read-only, and its config takes it`, () => {
+      const { volume, files } = keyJob(compose);
+      const seed = envOf(name)['NATS_NKEY_SEED_FILE'] ?? '';
+      const mount = volumeMounts(s).find((m) => m.source === volume && seed.startsWith(`${m.target}/`));
+      expect(mount, `${seed} lies in a mount of ${volume}`).toBeDefined();
+      expect(mount?.readOnly).toBe(true);
+      const written = files.find((f) => `${mount?.target}/${f.file}` === seed);
+      expect(written, `${seed} is a file the job writes`).toBeDefined();
+      expect(written?.role).toBe(ROLE_OF[programOf(s)]);
+      const parsed = PARSERS[programOf(s)]?.(envOf(name)) as { natsNkeySeedFile?: string };
+      expect(parsed.natsNkeySeedFile).toBe(seed);
+    });
+  }
+
+  it('every agent has a key of its own, named after its node', () => {
+    const agents = pipeline.filter(([, s]) => programOf(s) === 'proxy-agent').map(([n]) => envOf(n));
+    expect(agents.length).toBeGreaterThan(1);
+    for (const e of agents) expect(e['NATS_NKEY_SEED_FILE']).toMatch(new RegExp(`/agent-${e['NODE_NAME'] ?? '?'}\\.nk$`));
+    expect(new Set(agents.map((e) => e['NATS_NKEY_SEED_FILE'])).size).toBe(agents.length);
+  });
+
+  it('no service but the job may write the keys, and only the services that connect to NATS see them', () => {
+    const { volume } = keyJob(compose);
+    for (const [name, s] of services) {
+      const mounts = volumeMounts(s).filter((m) => m.source === volume);
+      if (name === 'nats-auth') continue;
+      for (const m of mounts) expect(m.readOnly, `${name} mounts ${volume} read-only`).toBe(true);
+      const connects = name === 'nats' || PARSERS[programOf(s)] !== undefined || /^nats:/.test(s.image ?? '');
+      expect(mounts.length > 0, `${name} ${connects ? 'needs' : 'has no use for'} the keys`).toBe(connects);
+    }
+  });
+
+  it('the NATS server starts after the job and includes the block it wrote; its health check needs no credentials', () => {
+    expectLockedServer(compose, 'nats');
+  });
+});
+
+/**
+ * NATS server `name` of `c` waits for the key job, its configuration includes the job's auth.conf
+ * through a read-only mount of the keys' volume, and the health check asks the monitoring port.
+ */
+function expectLockedServer(c: Compose, name: string): void {
+  const s = c.services[name] as ComposeService;
+  const { volume, files } = keyJob(c);
+  expect((s.depends_on as Record<string, { condition?: string }> | undefined)?.['nats-auth']?.condition, name).toBe('service_completed_successfully');
+  const confMount = (s.volumes ?? []).find((v) => v.split(':')[1] === '/etc/nats/nats.conf') ?? '';
+  const conf = readFileSync(join(REPO_ROOT, confMount.split(':')[0] ?? ''), 'utf8');
+  const includes = [...conf.matchAll(/^\s*include\s+"([^"]+)"/gm)].map((m) => posix.join('/etc/nats', m[1] as string));
+  const auth = includes.filter((i) => i.endsWith(`/${AUTH_CONF}`));
+  expect(auth.length, `${name}: one authorization block`).toBe(1);
+  const mount = volumeMounts(s).find((m) => m.source === volume && auth[0]?.startsWith(`${m.target}/`));
+  expect(mount, `${name}: ${auth[0] ?? ''} lies in a mount of ${volume}`).toBeDefined();
+  expect(mount?.readOnly, name).toBe(true);
+  expect(files.map((f) => `${mount?.target}/${f.file}`), name).toContain(auth[0]);
+  const port = /^http:\s*[\d.]+:(\d+)$/m.exec(conf)?.[1];
+  expect(JSON.stringify(s.healthcheck), name).toContain(`http://127.0.0.1:${port ?? '?'}/`);
+}
+
 describe('docker-compose.yml with a 3-server NATS cluster (profile nats-cluster, infra/nats/cluster.env)', () => {
   const envFile = readFileSync(join(REPO_ROOT, 'infra/nats/cluster.env'), 'utf8');
   const env = Object.fromEntries(
@@ -172,6 +272,10 @@ describe('docker-compose.yml with a 3-server NATS cluster (profile nats-cluster,
     }
     expect([...names].sort()).toEqual(['nats-1', 'nats-2', 'nats-3']);
     expect(volumes.size).toBe(3);
+  });
+
+  it('all three servers wait for the key job and include the same block', () => {
+    for (const [name] of natsServers) expectLockedServer(clustered, name);
   });
 
   it('every service lists the three servers and replicates every stream and bucket 3 times, and its configuration accepts that', () => {
