@@ -21,6 +21,7 @@ import { GenericContainer, ImageName, getContainerRuntimeClient } from 'testcont
 import { K3sContainer } from '@testcontainers/k3s';
 import type { StartedK3sContainer } from '@testcontainers/k3s';
 import { REPO_ROOT } from '../../services/stack/src/index.ts';
+import { copyInfraK8sWithKeys } from './support/nats-auth-files.ts';
 
 const K3S_IMAGE = process.env['SLICEMESH_K3S_IMAGE'] ?? 'rancher/k3s:v1.32.4-k3s1';
 const IMAGE = 'slicemesh:latest';
@@ -54,6 +55,7 @@ if (skip !== null) console.warn(`k8s-manifests.k3s: skipped: ${skip}`);
 
 describe.skipIf(skip !== null)(`infra/k8s installed into k3s${skip === null ? '' : ` (skipped: ${skip})`}`, () => {
   let kubeconfig = '';
+  let k8s = '';
   let k3s: StartedK3sContainer | undefined;
 
   const kubectl = (...args: string[]): string => {
@@ -79,6 +81,8 @@ describe.skipIf(skip !== null)(`infra/k8s installed into k3s${skip === null ? ''
   beforeAll(async () => {
     const work = mkdtempSync(join(tmpdir(), 'slicemesh-k3s-'));
     kubeconfig = join(work, 'kubeconfig');
+    // The manifests with NATS keys of their own, made as infra/k8s/README.md says.
+    k8s = join(await copyInfraK8sWithKeys(join(work, 'tree')), 'infra/k8s');
     // The image, built as the manifests name it and saved where k3s imports images at start.
     await GenericContainer.fromDockerfile(REPO_ROOT, 'infra/Dockerfile').build(IMAGE, { deleteOnExit: false });
     const client = await getContainerRuntimeClient();
@@ -95,12 +99,12 @@ describe.skipIf(skip !== null)(`infra/k8s installed into k3s${skip === null ? ''
   it('the API server accepts every object (server-side dry run)', () => {
     // A dry run creates nothing, so the namespace the other objects go into must exist first.
     kubectl('create', 'namespace', NAMESPACE);
-    const out = kubectl('apply', '--dry-run=server', '-k', join(REPO_ROOT, 'infra/k8s'));
+    const out = kubectl('apply', '--dry-run=server', '-k', k8s);
     expect(out).toMatch(/deployment\.apps\/watcher (created|configured) \(server dry run\)/);
   });
 
   it('every workload becomes ready: NATS, Postgres, the watcher, the slicer, the hints service and the agents', () => {
-    kubectl('apply', '-k', join(REPO_ROOT, 'infra/k8s'));
+    kubectl('apply', '-k', k8s);
     for (const w of WORKLOADS) {
       try {
         kubectl('-n', NAMESPACE, 'rollout', 'status', w, '--timeout=300s');

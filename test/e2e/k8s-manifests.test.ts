@@ -4,13 +4,16 @@
 // API server for discovery, which a test run does not have); then our own rules: least-privilege
 // RBAC derived from what the watcher lists, one ServiceAccount per service, probes on the health
 // port each service's own config parses, requests on every container, non-root everywhere except
-// the agent with a real backend, and every env variable one that the service's config reads.
+// the agent with a real backend, every env variable one that the service's config reads, and NATS
+// locked down: each workload mounts only its own role's seed from the keys' Secret, which a copy of
+// infra/k8s gets from the `slicemesh nats-auth` command infra/k8s/README.md gives (so a fresh
+// clone, without keys, renders too), and the self-contained NATS includes their block.
 // test/e2e/k8s-manifests.k3s.e2e.test.ts installs the default into k3s where that is possible.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
@@ -42,7 +45,10 @@ import { publisherConfig } from '@slicemesh/publisher';
 import { parseProxyAgentConfig, proxyAgentConfig } from '@slicemesh/proxy-agent';
 import { resolveSlicerSettings, slicerConfig } from '@slicemesh/slicer';
 import { watcherConfig } from '@slicemesh/watcher';
+import type { NatsRole } from '@slicemesh/nats';
+import { natsAuthenticator } from '@slicemesh/nats';
 import { REPO_ROOT } from '../../services/stack/src/index.ts';
+import { copyInfraK8sWithKeys } from './support/nats-auth-files.ts';
 import { PROGRAMS } from '../../scripts/build.ts';
 import { natsServerBinary } from './support/nats-servers.ts';
 
@@ -53,8 +59,8 @@ import { natsServerBinary } from './support/nats-servers.ts';
 const USER_BACKENDS = {
   'slicemesh-backends': { NATS_URL: 'nats://nats.example.com:4222', DATABASE_URL: 'postgres://slicemesh:secret@db.example.com:5432/slicemesh' },
 };
-const CONTROL_PLANE: Readonly<Record<string, number>> = { Namespace: 1, ServiceAccount: 5, ClusterRole: 2, ClusterRoleBinding: 2, ConfigMap: 1, Deployment: 4, DaemonSet: 1 };
-const SELF_CONTAINED: Readonly<Record<string, number>> = { ...CONTROL_PLANE, ConfigMap: 2, Secret: 2, Service: 2, StatefulSet: 2 };
+const CONTROL_PLANE: Readonly<Record<string, number>> = { Namespace: 1, ServiceAccount: 5, ClusterRole: 2, ClusterRoleBinding: 2, ConfigMap: 1, Secret: 1, Deployment: 4, DaemonSet: 1 };
+const SELF_CONTAINED: Readonly<Record<string, number>> = { ...CONTROL_PLANE, ConfigMap: 2, Secret: 3, Service: 2, StatefulSet: 2 };
 
 interface Install {
   readonly dir: string;
@@ -115,10 +121,13 @@ function validate(rendered: K8sObject): void {
   }
 }
 
+/** A copy of infra/k8s with NATS keys made as its README says (a fresh clone has none). */
+const K8S_COPY = await copyInfraK8sWithKeys(mkdtempSync(join(tmpdir(), 'k8s-manifests-')));
+
 function kustomize(dir: string): K8sObject[] {
   let text: string;
   try {
-    text = execFileSync('kubectl', ['kustomize', join(REPO_ROOT, dir)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    text = execFileSync('kubectl', ['kustomize', join(K8S_COPY, dir)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
     const e = err as { code?: string; stderr?: string };
     if (e.code === 'ENOENT') throw new Error('kubectl is not on PATH: these checks render infra/k8s with `kubectl kustomize` (install kubectl)', { cause: err });
@@ -310,6 +319,35 @@ function natsBytes(text: string): number {
   return Number(m[1]) * 1024 ** ['', 'K', 'M', 'G'].indexOf((m[2] ?? '').toUpperCase());
 }
 
+/** The NATS StatefulSet's configuration volume (projected): nats.conf and the files beside it, by path. */
+function natsConfigFiles(r: Rendered): { volume: string; files: Record<string, string> } {
+  const nats = r.one<Workload>('StatefulSet', 'nats') as Workload;
+  const volume = nats.spec.template.spec?.volumes?.find((v) => v.projected !== undefined);
+  const files: Record<string, string> = {};
+  for (const source of volume?.projected?.sources ?? []) {
+    if (source.configMap !== undefined) Object.assign(files, r.one<IConfigMap & K8sObject>('ConfigMap', source.configMap.name ?? '')?.data ?? {});
+    for (const item of source.secret?.items ?? []) files[item.path] = r.secretValue(source.secret?.name ?? '', item.key, item.path);
+  }
+  return { volume: volume?.name ?? '', files };
+}
+
+/** The NATS role each program logs in as. */
+const ROLE_OF: Readonly<Record<string, NatsRole>> = { watcher: 'watcher', slicer: 'slicer', hints: 'hints', publisher: 'publisher', 'proxy-agent': 'agent' };
+
+/** The rendered name of the keys' Secret (the base's secretGenerator slicemesh-nats-auth, hash-suffixed). */
+function keysSecret(r: Rendered): string {
+  const names = r.all('Secret').map((x) => x.metadata.name).filter((n) => /^slicemesh-nats-auth-[a-z0-9]+$/.test(n));
+  if (names.length !== 1) throw new Error(`expected one Secret slicemesh-nats-auth-<hash>, found ${names.join(', ') || 'none'}`);
+  return names[0] as string;
+}
+
+/** The public key a seed signs with, as the server checks it against auth.conf. */
+function publicKeyOf(seed: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'k8s-seed-')), 'seed.nk');
+  writeFileSync(file, seed, { mode: 0o600 });
+  return (natsAuthenticator({ nkeySeedFile: file })?.('nonce') as { nkey: string }).nkey;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 describe('infra/k8s renders into valid Kubernetes objects', () => {
@@ -482,6 +520,43 @@ describe('infra/k8s: each service runs its program with settings its own config 
   }
 });
 
+describe('infra/k8s: NATS locked down, a key per role', () => {
+  for (const install of INSTALLS) {
+    it(`${install.dir}: each workload mounts only its own role's seed from the keys' Secret, read-only, and NATS_NKEY_SEED_FILE names it`, () => {
+      const r = rendered(install);
+      const secret = keysSecret(r);
+      for (const { pod, container, program, env, settings } of r.ours()) {
+        const seed = env['NATS_NKEY_SEED_FILE'] ?? '';
+        const mount = container.volumeMounts?.find((m) => seed.startsWith(`${m.mountPath}/`));
+        expect(mount, `${program}: ${seed} lies in a mount`).toBeDefined();
+        expect(mount?.readOnly, program).toBe(true);
+        const volume = pod.volumes?.find((v) => v.name === mount?.name);
+        expect(volume?.secret?.secretName, program).toBe(secret);
+        expect(volume?.secret?.items, program).toEqual([{ key: `${ROLE_OF[program] ?? '?'}.nk`, path: posix.relative(mount?.mountPath ?? '', seed) }]);
+        expect((pod.volumes ?? []).filter((v) => v.secret?.secretName === secret || v.projected !== undefined).length, `${program}: one volume of the keys`).toBe(1);
+        expect((settings as Settings & { natsNkeySeedFile?: string }).natsNkeySeedFile, program).toBe(seed);
+        // Readable by the service's user: the agent is root, the others read through their group.
+        const sc = { ...pod.securityContext, ...container.securityContext };
+        if (sc.runAsUser !== 0) expect([pod.securityContext?.fsGroup, (volume?.secret?.defaultMode ?? 0o644) & 0o040], program).toEqual([sc.runAsGroup, 0o040]);
+      }
+    });
+
+    it(`${install.dir}: the keys' Secret holds the service roles' seeds and their block, scoped to CLUSTER; no reader's or admin's seed`, () => {
+      const r = rendered(install);
+      const secret = r.one<ISecret & K8sObject>('Secret', keysSecret(r));
+      expect(Object.keys(secret?.data ?? {}).sort()).toEqual(['agent.nk', 'auth.conf', 'hints.nk', 'publisher.nk', 'slicer.nk', 'watcher.nk']);
+      const conf = r.secretValue(keysSecret(r), 'auth.conf', 'auth.conf');
+      const { cluster } = r.program('watcher').settings;
+      expect(conf).toContain(`cluster "${cluster}"`);
+      expect(conf).toContain(`"kube.${cluster}.>"`);
+      for (const role of ['watcher', 'slicer', 'hints', 'publisher', 'agent']) {
+        const nkey = publicKeyOf(r.secretValue(keysSecret(r), `${role}.nk`, role));
+        expect(conf, role).toContain(`# ${role}\n    { nkey: "${nkey}"`);
+      }
+    });
+  }
+});
+
 describe('infra/k8s: pods are sized and locked down', () => {
   for (const install of INSTALLS) {
     it(`${install.dir}: every container requests CPU and memory and has a memory limit`, () => {
@@ -571,7 +646,7 @@ describe('infra/k8s: where the servers are', () => {
       // <pod>.<headless service>: one entry per pod of the StatefulSet, each once.
       expect(entries.map((e) => e.host).sort()).toEqual([0, 1, 2].map((i) => `${sts.metadata.name}-${i}.${serviceName}`));
       for (const e of entries) expect(e.port).toBe(4222);
-      const conf = r.one<IConfigMap & K8sObject>('ConfigMap', sts.spec.template.spec?.volumes?.find((v) => v.configMap !== undefined)?.configMap?.name ?? '')?.data?.['nats.conf'] ?? '';
+      const conf = natsConfigFiles(r).files['nats.conf'] ?? '';
       const routes = [...conf.matchAll(/nats-route:\/\/([a-z0-9.-]+):(\d+)/g)].map((m) => `${m[1]}:${m[2]}`).sort();
       expect(routes).toEqual(entries.map((e) => `${e.host}:6222`).sort());
       const container = containersOf(sts)[0] as IContainer;
@@ -603,10 +678,10 @@ describe('infra/k8s: where the servers are', () => {
       const r = rendered(install);
       const nats = r.one<Workload>('StatefulSet', 'nats') as Workload;
       const container = containersOf(nats)[0] as IContainer;
-      const configVolume = nats.spec.template.spec?.volumes?.find((v) => v.configMap !== undefined);
-      const conf = r.one<IConfigMap & K8sObject>('ConfigMap', configVolume?.configMap?.name ?? '')?.data?.['nats.conf'] ?? '';
+      const { volume, files } = natsConfigFiles(r);
+      const conf = files['nats.conf'] ?? '';
       expect(container.command?.join(' ')).toContain('/etc/nats/nats.conf');
-      expect(container.volumeMounts?.find((m) => m.name === configVolume?.name)?.mountPath).toBe('/etc/nats');
+      expect(container.volumeMounts?.find((m) => m.name === volume)?.mountPath).toBe('/etc/nats');
       const dataMount = container.volumeMounts?.find((m) => m.name === 'data')?.mountPath ?? '?';
       expect(/store_dir:\s*(\S+)/.exec(conf)?.[1]).toMatch(new RegExp(`^${dataMount}/`));
       const maxPayload = natsBytes(/max_payload:\s*(\S+)/.exec(conf)?.[1] ?? '0');
@@ -614,19 +689,29 @@ describe('infra/k8s: where the servers are', () => {
       expect(maxObjectBytes + 16 * 1024).toBeLessThanOrEqual(maxPayload);
     });
 
-    it.skipIf(natsServerBinary() === undefined)(`${install.dir}: nats-server accepts the NATS configuration (nats-server -t)`, () => {
-      const conf = rendered(install).one<IConfigMap & K8sObject>('ConfigMap', (rendered(install).all<IConfigMap & K8sObject>('ConfigMap').find((c) => c.data?.['nats.conf'] !== undefined)?.metadata.name) ?? '');
-      const file = join(mkdtempSync(join(tmpdir(), 'k8s-nats-')), 'nats.conf');
-      writeFileSync(file, conf?.data?.['nats.conf'] ?? '');
-      expect(execFileSync(natsServerBinary() as string, ['-t', '-c', file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })).toBe('');
+    it.skipIf(natsServerBinary() === undefined)(`${install.dir}: nats-server accepts the NATS configuration with what is mounted beside it (nats-server -t)`, () => {
+      const dir = mkdtempSync(join(tmpdir(), 'k8s-nats-'));
+      for (const [path, text] of Object.entries(natsConfigFiles(rendered(install)).files)) {
+        mkdirSync(dirname(join(dir, path)), { recursive: true });
+        writeFileSync(join(dir, path), text);
+      }
+      expect(execFileSync(natsServerBinary() as string, ['-t', '-c', join(dir, 'nats.conf')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })).toBe('');
+    });
+
+    it(`${install.dir}: NATS includes the authorization block of the keys' Secret, so clients must log in`, () => {
+      const r = rendered(install);
+      const { files } = natsConfigFiles(r);
+      const includes = [...(files['nats.conf'] ?? '').matchAll(/^\s*include\s+"([^"]+)"/gm)].map((m) => m[1] as string);
+      expect(includes).toEqual(['auth/auth.conf']);
+      expect(files['auth/auth.conf']).toBe(r.secretValue(keysSecret(r), 'auth.conf', 'auth.conf'));
     });
   }
 
   for (const install of INSTALLS.filter((i) => i.servers === 'outside')) {
-    it(`${install.dir}: runs no servers and renders no Secret; the one it reads is the one infra/k8s/README.md tells you to create`, () => {
+    it(`${install.dir}: runs no servers and renders no Secret but the NATS keys'; the one it reads is the one infra/k8s/README.md tells you to create`, () => {
       const r = rendered(install);
       expect(r.all('StatefulSet')).toEqual([]);
-      expect(r.all('Secret')).toEqual([]);
+      expect(r.all('Secret').map((x) => x.metadata.name)).toEqual([keysSecret(r)]);
       const readme = readFileSync(join(REPO_ROOT, 'infra/k8s/README.md'), 'utf8');
       const refs = new Set(r.ours().flatMap((c) => (c.container.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [`${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`] : []))));
       expect([...refs].sort()).toEqual(['slicemesh-backends/DATABASE_URL', 'slicemesh-backends/NATS_URL']);
