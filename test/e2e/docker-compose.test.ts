@@ -14,9 +14,10 @@ import { publisherConfig } from '@slicemesh/publisher';
 import { slicerConfig } from '@slicemesh/slicer';
 import { watcherConfig } from '@slicemesh/watcher';
 import type { NatsRole } from '@slicemesh/nats';
+import { AUTH_CONF_FILE } from '@slicemesh/nats';
 import { REPO_ROOT } from '../../services/stack/src/index.ts';
 import { parseNatsAuthCommandLine } from '../../services/cli/src/nats-auth/args.ts';
-import { AUTH_CONF, keyFilesOf } from '../../services/cli/src/nats-auth/key-files.ts';
+import { seedFilesOf } from '../../services/cli/src/nats-auth/key-files.ts';
 import { PROGRAMS } from '../../scripts/build.ts';
 
 interface ComposeService {
@@ -133,15 +134,19 @@ function volumeMounts(s: ComposeService): { source: string; target: string; read
   });
 }
 
-/** The key job: the volume it writes, the files it writes there, and the settings it ran with. */
-function keyJob(c: Compose): { volume: string; files: { file: string; role: NatsRole }[]; cluster: string } {
+/**
+ * The key job: the volume it writes, the seeds (with their roles) and the block it writes there,
+ * as paths relative to the volume, and the cluster it scopes them to.
+ */
+function keyJob(c: Compose): { volume: string; seeds: { file: string; role: NatsRole }[]; authConf: string; cluster: string } {
   const job = c.services['nats-auth'] as ComposeService;
   const [program, command, ...argv] = job.command ?? [];
   expect([program, command]).toEqual(['dist/slicemesh.js', 'nats-auth']);
   const cl = parseNatsAuthCommandLine(argv, { ...(job.environment ?? {}) });
   const mount = volumeMounts(job).find((m) => m.target === cl.out);
   expect(mount?.readOnly, `the job writes ${cl.out}`).toBe(false);
-  return { volume: mount?.source ?? '', files: [...keyFilesOf(cl.agents), { file: AUTH_CONF, role: 'admin' }], cluster: cl.cluster };
+  const seeds = seedFilesOf(cl.out, cl.agents).map((f) => ({ file: posix.relative(cl.out, f.path), role: f.role }));
+  return { volume: mount?.source ?? '', seeds, authConf: AUTH_CONF_FILE, cluster: cl.cluster };
 }
 
 describe('docker-compose.yml locks NATS down', () => {
@@ -162,12 +167,12 @@ describe('docker-compose.yml locks NATS down', () => {
 
   for (const [name, s] of pipeline) {
     it(`${name}: reads the seed of its own role (${ROLE_OF[programOf(s)] ?? '?'}) the job writes, from the keys' volume mounted read-only, and its config takes it`, () => {
-      const { volume, files } = keyJob(compose);
+      const { volume, seeds } = keyJob(compose);
       const seed = envOf(name)['NATS_NKEY_SEED_FILE'] ?? '';
       const mount = volumeMounts(s).find((m) => m.source === volume && seed.startsWith(`${m.target}/`));
       expect(mount, `${seed} lies in a mount of ${volume}`).toBeDefined();
       expect(mount?.readOnly).toBe(true);
-      const written = files.find((f) => `${mount?.target}/${f.file}` === seed);
+      const written = seeds.find((f) => `${mount?.target}/${f.file}` === seed);
       expect(written, `${seed} is a file the job writes`).toBeDefined();
       expect(written?.role).toBe(ROLE_OF[programOf(s)]);
       const parsed = PARSERS[programOf(s)]?.(envOf(name)) as { natsNkeySeedFile?: string };
@@ -204,17 +209,17 @@ describe('docker-compose.yml locks NATS down', () => {
  */
 function expectLockedServer(c: Compose, name: string): void {
   const s = c.services[name] as ComposeService;
-  const { volume, files } = keyJob(c);
+  const { volume, authConf } = keyJob(c);
   expect((s.depends_on as Record<string, { condition?: string }> | undefined)?.['nats-auth']?.condition, name).toBe('service_completed_successfully');
   const confMount = (s.volumes ?? []).find((v) => v.split(':')[1] === '/etc/nats/nats.conf') ?? '';
   const conf = readFileSync(join(REPO_ROOT, confMount.split(':')[0] ?? ''), 'utf8');
   const includes = [...conf.matchAll(/^\s*include\s+"([^"]+)"/gm)].map((m) => posix.join('/etc/nats', m[1] as string));
-  const auth = includes.filter((i) => i.endsWith(`/${AUTH_CONF}`));
+  const auth = includes.filter((i) => i.endsWith(`/${AUTH_CONF_FILE}`));
   expect(auth.length, `${name}: one authorization block`).toBe(1);
   const mount = volumeMounts(s).find((m) => m.source === volume && auth[0]?.startsWith(`${m.target}/`));
   expect(mount, `${name}: ${auth[0] ?? ''} lies in a mount of ${volume}`).toBeDefined();
   expect(mount?.readOnly, name).toBe(true);
-  expect(files.map((f) => `${mount?.target}/${f.file}`), name).toContain(auth[0]);
+  expect(auth[0], name).toBe(`${mount?.target ?? '?'}/${authConf}`);
   const port = /^http:\s*[\d.]+:(\d+)$/m.exec(conf)?.[1];
   expect(JSON.stringify(s.healthcheck), name).toContain(`http://127.0.0.1:${port ?? '?'}/`);
 }

@@ -72,13 +72,13 @@ export interface NatsAuthCommandLine {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** An agent's or a leaf's name becomes part of a file name: a node name fits, a path does not. */
+/** A leaf's name becomes part of a file name: a server name fits, a path does not. */
 const FILE_NAME_PART = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 /** As the services check their stream and bucket names and subject prefix. */
 const NAME_TOKEN = /^[A-Za-z0-9_-]+$/;
 const PREFIX = /^(?:[A-Za-z0-9_-]+\.)*$/;
 
-/** A comma-separated list of names that become parts of file names (agents, leaves). */
+/** A comma-separated list of names that become parts of file names (the leaves). */
 function nameList(flag: string, what: string, text: string): string[] {
   const names = text.split(',').map((a) => a.trim());
   for (const a of names) {
@@ -133,7 +133,8 @@ export function parseNatsAuthCommandLine(argv: readonly string[], env: Env): Nat
   if (cluster === undefined || cluster === '') throw new UsageError('nats-auth needs --cluster ID: the CLUSTER the services run with (the permissions are scoped to it)');
   const out = v['out'];
   if (typeof out !== 'string' || out === '') throw new UsageError('nats-auth needs --out DIR: where the seeds and auth.conf go');
-  const agents = typeof v['agents'] === 'string' ? nameList('agents', 'an agent name', v['agents']) : undefined;
+  // writeNatsAuth checks the agents' names (they become file names) before it writes anything.
+  const agents = typeof v['agents'] === 'string' ? v['agents'].split(',').map((a) => a.trim()) : undefined;
   const leafnodes = leafnodesOf(typeof v['leafnodes'] === 'string' ? v['leafnodes'] : undefined, typeof v['hub-url'] === 'string' ? v['hub-url'] : undefined);
   return { ...base, cluster, out, agents, leafnodes, names: namesOf(v, env) };
 }

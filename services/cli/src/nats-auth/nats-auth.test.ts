@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { natsAuthenticator } from '@slicemesh/nats';
+import { SERVICE_ROLES, natsAuthenticator } from '@slicemesh/nats';
 import { run } from '../run.ts';
 
 interface Result {
@@ -32,24 +32,27 @@ function usersOf(authConf: string): string[] {
   return [...authConf.matchAll(/# ([a-z]+)\n\s+\{ nkey: "(U[A-Z0-9]+)"/g)].map((m) => `${m[1]} ${m[2]}`);
 }
 
+/** What a run writes: every service role's seed, the agents' (`agents`, file names) and auth.conf. */
+const filesWith = (...agents: string[]): string[] => [...SERVICE_ROLES.map((r) => `${r}.nk`), ...agents, 'auth.conf'].sort();
+
 describe('slicemesh nats-auth writes a seed per role and the authorization block for their keys', () => {
   const cases: { name: string; argv: string[]; env?: Record<string, string>; files: string[]; confHas: string[]; confLacks?: string[] }[] = [
     {
       name: 'one seed per service role, one agent key shared by every agent, scoped to the cluster',
       argv: ['--cluster', 'c1'],
-      files: ['admin.nk', 'agent.nk', 'auth.conf', 'hints.nk', 'publisher.nk', 'reader.nk', 'slicer.nk', 'watcher.nk'],
+      files: filesWith('agent.nk'),
       confHas: ['"kube.c1.>"', '"$KV.views.c1.>"'],
     },
     {
       name: '--agents gives each named agent a key of its own and writes no shared one',
       argv: ['--cluster', 'c1', '--agents', 'worker-a-1,worker-b-1'],
-      files: ['admin.nk', 'agent-worker-a-1.nk', 'agent-worker-b-1.nk', 'auth.conf', 'hints.nk', 'publisher.nk', 'reader.nk', 'slicer.nk', 'watcher.nk'],
+      files: filesWith('agent-worker-a-1.nk', 'agent-worker-b-1.nk'),
       confHas: ['"kube.c1.>"'],
     },
     {
       name: 'the stream and bucket names and the subject prefix shape the permissions, as the services run with them',
       argv: ['--cluster', 'c1', '--subject-prefix', 't1.', '--kube-stream', 'KUBE2', '--views-bucket', 'views2'],
-      files: ['admin.nk', 'agent.nk', 'auth.conf', 'hints.nk', 'publisher.nk', 'reader.nk', 'slicer.nk', 'watcher.nk'],
+      files: filesWith('agent.nk'),
       confHas: ['"t1.kube.c1.>"', '"$JS.API.STREAM.INFO.KUBE2"', '"$KV.views2.c1.>"'],
       confLacks: ['"kube.c1.>"', '"$KV.views.c1.>"'],
     },
@@ -57,7 +60,7 @@ describe('slicemesh nats-auth writes a seed per role and the authorization block
       name: 'CLUSTER and the name variables stand in for absent flags, as in slicemesh log',
       argv: [],
       env: { CLUSTER: 'from-env', KUBE_STREAM: 'KENV' },
-      files: ['admin.nk', 'agent.nk', 'auth.conf', 'hints.nk', 'publisher.nk', 'reader.nk', 'slicer.nk', 'watcher.nk'],
+      files: filesWith('agent.nk'),
       confHas: ['"kube.from-env.>"', '"$JS.API.STREAM.INFO.KENV"', 'cluster "from-env"'],
     },
   ];
@@ -119,12 +122,12 @@ describe('slicemesh nats-auth and the keys already there', () => {
   const snapshot = (dir: string): Record<string, string> => Object.fromEntries(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f), 'utf8')]));
 
   const cases: { name: string; first: string[]; second: string[]; code: number; stderr: RegExp | ''; changed: boolean }[] = [
-    { name: 'an existing seed is never overwritten without --force, and the error names it', first: [], second: [], code: 2, stderr: /^slicemesh: nats-auth: \S+\/watcher\.nk exists; --force replaces every key/, changed: false },
+    { name: 'an existing seed is never overwritten without --force, and the error names it', first: [], second: [], code: 2, stderr: /^slicemesh: nats-auth: --out: \S+\/watcher\.nk exists: keys are never replaced by accident \(give --force to rotate them all\)$/m, changed: false },
     { name: '--force replaces every key', first: [], second: ['--force'], code: 0, stderr: '', changed: true },
     { name: '--if-missing keeps a complete set as it is', first: [], second: ['--if-missing'], code: 0, stderr: '', changed: false },
     { name: '--if-missing refuses a set that lacks a key, naming it', first: ['--agents', 'n1'], second: ['--if-missing', '--agents', 'n1,n2'], code: 2, stderr: /holds some of the files but not \S+\/agent-n2\.nk; --force writes a new set/, changed: false },
     { name: '--if-missing refuses a set that lacks a leaf\'s credentials', first: [], second: ['--if-missing', '--leafnodes', 'a', '--hub-url', 'nats-leaf://hub:7422'], code: 2, stderr: /holds some of the files but not \S+\/leafnodes\.conf/, changed: false },
-    { name: 'existing leaf credentials are never replaced without --force', first: ['--leafnodes', 'a', '--hub-url', 'nats-leaf://hub:7422'], second: ['--leafnodes', 'a', '--hub-url', 'nats-leaf://hub:7422'], code: 2, stderr: /watcher\.nk exists/, changed: false },
+    { name: 'existing leaf credentials are never replaced without --force', first: ['--leafnodes', 'a', '--hub-url', 'nats-leaf://hub:7422'], second: ['--leafnodes', 'a', '--hub-url', 'nats-leaf://hub:7422'], code: 2, stderr: /--out: \S+\/leafnodes\.conf exists: passwords are never replaced by accident/, changed: false },
   ];
   for (const tc of cases) {
     it(tc.name, async () => {
@@ -161,9 +164,9 @@ describe('slicemesh nats-auth checks its flags before writing anything', () => {
   const cases: { name: string; argv: string[]; line: RegExp }[] = [
     { name: 'no cluster', argv: ['--out', 'DIR'], line: /needs --cluster ID/ },
     { name: 'no output directory', argv: ['--cluster', 'c1'], line: /needs --out DIR/ },
-    { name: 'an agent name that is a path', argv: ['--cluster', 'c1', '--out', 'DIR', '--agents', 'a,../b'], line: /--agents: "\.\.\/b" is not an agent name/ },
-    { name: 'an empty agent name', argv: ['--cluster', 'c1', '--out', 'DIR', '--agents', 'a,,b'], line: /--agents: "" is not an agent name/ },
-    { name: 'an agent named twice', argv: ['--cluster', 'c1', '--out', 'DIR', '--agents', 'a,b,a'], line: /--agents: "a" is given twice/ },
+    { name: 'an agent name that is a path', argv: ['--cluster', 'c1', '--out', 'DIR', '--agents', 'a,../b'], line: /--agents: "\.\.\/b" is not a usable agent name/ },
+    { name: 'an empty agent name', argv: ['--cluster', 'c1', '--out', 'DIR', '--agents', 'a,,b'], line: /--agents: "" is not a usable agent name/ },
+    { name: 'an agent named twice', argv: ['--cluster', 'c1', '--out', 'DIR', '--agents', 'a,b,a'], line: /--agents: an agent is named twice/ },
     { name: '--force with --if-missing', argv: ['--cluster', 'c1', '--out', 'DIR', '--force', '--if-missing'], line: /give --force or --if-missing, not both/ },
     { name: 'a stream name the services would refuse', argv: ['--cluster', 'c1', '--out', 'DIR', '--kube-stream', 'K.UBE'], line: /--kube-stream "K\.UBE": must be \[A-Za-z0-9_-\]\+/ },
     { name: 'a subject prefix without its dot', argv: ['--cluster', 'c1', '--out', 'DIR', '--subject-prefix', 't1'], line: /--subject-prefix "t1": must be empty or dot-terminated tokens/ },
