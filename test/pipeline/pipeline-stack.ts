@@ -11,6 +11,8 @@ import { startHints, hintsConfigWith } from '@slicemesh/hints';
 import type { EndpointSlice } from '@slicemesh/model';
 import { ensureStreams, kvWatchJson, openKv, parseViewKey } from '@slicemesh/nats';
 import { withJetStream } from '@slicemesh/nats/testing';
+import { mcsConfigWith, startMcs } from '@slicemesh/mcs';
+import type { McsConfig, McsHandle } from '@slicemesh/mcs';
 import { parseProxyAgentConfig, startProxyAgent } from '@slicemesh/proxy-agent';
 import type { ProxyAgentHandle } from '@slicemesh/proxy-agent';
 import { createLogger } from '@slicemesh/runtime';
@@ -33,6 +35,10 @@ export interface PipelineOptions {
   readonly logLevel: Level;
   /** Writes the initial objects into the store before the watcher lists them. */
   readonly seed: (sim: ClusterSim) => void;
+  /** The NATS this cluster's services use (a leaf node of a cluster set); default NATS_URL or a container. */
+  readonly natsUrl?: string;
+  /** Runs the multi-cluster service too, with these settings over the defaults. */
+  readonly mcs?: Partial<McsConfig>;
 }
 
 /** The endpoints of one service in one zone's view: address → ready. */
@@ -88,6 +94,8 @@ export class Pipeline {
   readonly opts: PipelineOptions;
   readonly views: ViewRecorder;
   readonly agents = new Map<string, ProxyAgentHandle>();
+  /** The multi-cluster service, when asked for. */
+  mcs: McsHandle | undefined;
   /** Milliseconds from start() to each stage being ready. */
   readonly startup: Record<string, number> = {};
   #sim: ClusterSim | undefined;
@@ -110,7 +118,7 @@ export class Pipeline {
     const mark = (stage: string): void => void (this.startup[stage] = Math.round(performance.now() - t0));
     const logger = (service: string) => createLogger({ service, level: logLevel });
 
-    const js = await withJetStream();
+    const js = await withJetStream(this.opts.natsUrl === undefined ? {} : { env: { NATS_URL: this.opts.natsUrl } });
     this.#closers.push(() => js.cleanup());
     const db: TestDb = await withTestDb();
     this.#closers.push(() => db.close());
@@ -148,6 +156,17 @@ export class Pipeline {
     await hints.ready;
     mark('hints');
     this.#watchViews(await openKv(js.nc, js.names.views));
+
+    if (this.opts.mcs !== undefined) {
+      const mcs = startMcs(
+        mcsConfigWith({ cluster, natsUrl: js.url, kubeStream: js.names.kube, subjectPrefix: js.names.prefix, svcBucket: js.names.svc, viewsBucket: js.names.views, hintedBucket: js.names.hinted, healthPort: 0, logLevel, ...this.opts.mcs }),
+        { logger: logger('mcs') },
+      );
+      this.mcs = mcs;
+      this.#closers.push(() => mcs.close());
+      await mcs.ready;
+      mark('mcs');
+    }
 
     for (const node of lab.nodes) {
       const config = parseProxyAgentConfig([], {

@@ -12,3 +12,4 @@ export * from './dead-letter.ts';
 export * from './slice-ownership.ts';
 export * from './hints-consumers.ts';
 export * from './event-request.ts';
+export * from './service-export.ts';

@@ -12,7 +12,7 @@ describe('writeNatsAuth', () => {
   it('writes one secret seed per role and a shared agent key, and the block naming each public key', () => {
     const dir = fresh();
     const files = writeNatsAuth({ dir, scope: { cluster: 'c1' } });
-    expect(readdirSync(dir).sort()).toEqual([AUTH_CONF_FILE, 'admin.nk', 'agent.nk', 'hints.nk', 'publisher.nk', 'reader.nk', 'slicer.nk', 'watcher.nk'].sort());
+    expect(readdirSync(dir).sort()).toEqual([AUTH_CONF_FILE, 'admin.nk', 'agent.nk', 'hints.nk', 'mcs.nk', 'publisher.nk', 'reader.nk', 'slicer.nk', 'watcher.nk'].sort());
     expect(mode(dir)).toBe(0o700);
     const conf = readFileSync(files.authConf, 'utf8');
     for (const u of files.users) {

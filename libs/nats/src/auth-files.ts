@@ -13,7 +13,7 @@ import type { NatsRole, PermissionScope } from './permissions.ts';
 export const AUTH_CONF_FILE = 'auth.conf';
 
 /** Every role but the agents', which get one key each or one shared key. */
-export const SERVICE_ROLES: readonly Exclude<NatsRole, 'agent'>[] = ['watcher', 'slicer', 'hints', 'publisher', 'reader', 'admin'];
+export const SERVICE_ROLES: readonly Exclude<NatsRole, 'agent'>[] = ['watcher', 'slicer', 'hints', 'publisher', 'mcs', 'reader', 'admin'];
 
 /** `<dir>/<role>.nk`; an agent's own `<dir>/agent-<name>.nk` when `agent` is given. */
 export function roleSeedFile(dir: string, role: NatsRole, agent?: string): string {

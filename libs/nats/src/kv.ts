@@ -4,10 +4,22 @@
 import { Bucket, Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
+
+/** Where a bucket lives: this server's JetStream, or another domain's (a hub's, through a leafnode). */
+export interface KvLocation {
+  /** JetStream domain of the bucket; unset: the one the connection's server answers for. */
+  readonly domain?: string;
+}
+
+/** The bucket manager for `where`: the connection itself, or a JetStream client of the domain. */
+export function kvmAt(nc: NatsConnection, where: KvLocation = {}): Kvm {
+  return new Kvm(where.domain === undefined ? nc : jetstream(nc, { domain: where.domain }));
+}
 
 /** Opens an existing bucket; rejects if it does not exist (create it with ensureKv). */
-export async function openKv(nc: NatsConnection, bucket: string): Promise<KV> {
-  const kv = await new Kvm(nc).open(bucket);
+export async function openKv(nc: NatsConnection, bucket: string, where: KvLocation = {}): Promise<KV> {
+  const kv = await kvmAt(nc, where).open(bucket);
   await kv.status(); // binding alone does not look at the server: fail here, not on first use
   return kv;
 }

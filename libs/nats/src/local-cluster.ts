@@ -168,6 +168,11 @@ export interface StartLocalNatsClusterOptions {
    * admin's). Unset: open servers.
    */
   readonly authorization?: { readonly block: string; readonly seedFile: string };
+  /**
+   * More server configuration, in nats-server syntax, for what has no flag: a JetStream domain
+   * (`jetstream { domain: hub }`), leafnode listeners and remotes.
+   */
+  readonly config?: string;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -203,11 +208,12 @@ export async function startLocalNatsCluster(opts: StartLocalNatsClusterOptions):
     ports,
     ...(opts.namePrefix === undefined ? {} : { namePrefix: opts.namePrefix }),
     ...(opts.clusterName === undefined ? {} : { clusterName: opts.clusterName }),
-    withConfigFile: auth !== undefined,
+    withConfigFile: auth !== undefined || opts.config !== undefined,
   });
   mkdirSync(opts.dir, { recursive: true });
   // The block itself, not an include: nats-server resolves includes relative to the config file.
-  for (const s of specs) if (s.configFile !== undefined && auth !== undefined) writeFileSync(s.configFile, auth.block, { mode: 0o600 });
+  const fileText = [auth?.block, opts.config].filter((x) => x !== undefined).join('\n');
+  for (const s of specs) if (s.configFile !== undefined) writeFileSync(s.configFile, fileText, { mode: 0o600 });
   const probeAuth = auth === undefined ? {} : { nkeySeedFile: auth.seedFile, role: 'admin' as const };
 
   const children = new Map<string, ChildProcess>();

@@ -26,9 +26,9 @@ import type { BackboneNames } from './streams.ts';
  * watcher, slicer, hints, publisher, agent: the services. reader: the CLI and log tools (reads
  * everything, writes nothing). admin: a setup job or operator (everything).
  */
-export type NatsRole = 'watcher' | 'slicer' | 'hints' | 'publisher' | 'agent' | 'reader' | 'admin';
+export type NatsRole = 'watcher' | 'slicer' | 'hints' | 'publisher' | 'mcs' | 'agent' | 'reader' | 'admin';
 
-export const NATS_ROLES: readonly NatsRole[] = ['watcher', 'slicer', 'hints', 'publisher', 'agent', 'reader', 'admin'];
+export const NATS_ROLES: readonly NatsRole[] = ['watcher', 'slicer', 'hints', 'publisher', 'mcs', 'agent', 'reader', 'admin'];
 
 /** Allow and deny lists of one direction; deny wins on the server. */
 export interface SubjectPermission {
@@ -52,6 +52,11 @@ export interface PermissionScope {
    * the services then only read their info. Defaults to true.
    */
   readonly declare?: boolean;
+  /**
+   * The cluster set's shared bucket of exports and heartbeats (the mcs role): its name (default
+   * `exports`) and JetStream domain (the hub's when this server is a leaf; unset: its own).
+   */
+  readonly exports?: { readonly bucket?: string; readonly domain?: string };
 }
 
 const API = '$JS.API';
@@ -212,6 +217,36 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
         ],
         SERVICE_DENY,
       );
+    case 'mcs': {
+      // Multi-cluster services: reads its cluster's Services and Nodes (followers on KUBE) and
+      // finished slices, writes the imports' derived Services and views, and its exports and
+      // heartbeat to the shared bucket, in the hub's domain when there is one.
+      const bucket = scope.exports?.bucket ?? 'exports';
+      const domainApi = scope.exports?.domain === undefined ? API : `$JS.${scope.exports.domain}.API`;
+      const ex = kvStream(bucket);
+      return pub(
+        [
+          `$KV.${names.svc}.${c}.>`,
+          `$KV.${names.views}.${c}.>`,
+          `$KV.${bucket}.>`,
+          ...declared([kv.svc, kv.views], false),
+          // Followers on KUBE with wildcard filters use the short create form; the role never acks.
+          ...consumerRead(names.kube, 'any'),
+          ...[kv.svc, kv.views, kv.hinted].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s)]),
+          `${domainApi}.INFO`,
+          `${domainApi}.STREAM.INFO.${ex}`,
+          ...(declare ? [`${domainApi}.STREAM.CREATE.${ex}`, `${domainApi}.STREAM.UPDATE.${ex}`] : []),
+          `${domainApi}.CONSUMER.CREATE.${ex}`,
+          `${domainApi}.CONSUMER.CREATE.${ex}.>`,
+          `${domainApi}.CONSUMER.INFO.${ex}.*`,
+          `${domainApi}.CONSUMER.MSG.NEXT.${ex}.*`,
+          `${domainApi}.STREAM.MSG.GET.${ex}`,
+          `${domainApi}.DIRECT.GET.${ex}`,
+          `${domainApi}.DIRECT.GET.${ex}.>`,
+        ],
+        [...SERVICE_DENY, `${domainApi}.STREAM.DELETE.>`, `${domainApi}.STREAM.PURGE.>`],
+      );
+    }
     case 'agent':
       return pub(
         [

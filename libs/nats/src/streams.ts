@@ -4,8 +4,8 @@
 import { JetStreamApiError, RetentionPolicy, StorageType, DiscardPolicy } from '@nats-io/jetstream';
 import type { JetStreamManager, StreamConfig, StreamInfo } from '@nats-io/jetstream';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
+import { kvmAt } from './kv.ts';
 import { nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ReplicasUnavailableError, StreamConflictError } from './errors.ts';
@@ -185,6 +185,8 @@ export interface KvBucketOptions {
   readonly replicas?: number;
   /** Told when an existing bucket's replica count is changed. */
   readonly onReplicasChanged?: (change: ReplicasChange) => void;
+  /** JetStream domain of the bucket (e.g. a hub's, reached through a leafnode); unset: the server's own. */
+  readonly domain?: string;
 }
 
 /**
@@ -197,7 +199,7 @@ export async function ensureKv(nc: NatsConnection, bucket: string, opts: KvBucke
   let replicas = opts.replicas ?? 1;
   let kv: KV;
   try {
-    kv = await new Kvm(nc).create(bucket, {
+    kv = await kvmAt(nc, opts.domain === undefined ? {} : { domain: opts.domain }).create(bucket, {
       history,
       storage: opts.storage === 'memory' ? StorageType.Memory : StorageType.File,
       replicas,
@@ -212,7 +214,7 @@ export async function ensureKv(nc: NatsConnection, bucket: string, opts: KvBucke
   if (opts.replicas === undefined) replicas = have.num_replicas;
   refuseUnclustered(status.streamInfo, replicas);
   if (status.history !== history || have.num_replicas !== replicas) {
-    const jsm = await jetstreamManager(nc);
+    const jsm = await jetstreamManager(nc, opts.domain === undefined ? {} : { domain: opts.domain });
     await updateStream(jsm, have.name, { ...have, max_msgs_per_subject: history, num_replicas: replicas }, have.num_replicas);
     if (have.num_replicas !== replicas) opts.onReplicasChanged?.({ stream: have.name, from: have.num_replicas, to: replicas });
   }

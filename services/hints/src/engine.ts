@@ -24,6 +24,7 @@
 // The buckets hold every partition's keys (`<cluster>.…`): the startup audit, the seeding of the
 // indexes and therefore every delete are limited to the keys of the engine's namespaces.
 
+import { isDerivedServiceName } from '@slicemesh/multicluster';
 import { performance } from 'node:perf_hooks';
 import type { HintsProjectionStore, LeaseClaim, PublishedView, HintsIntent } from '@slicemesh/db';
 import { FencedError } from '@slicemesh/db';
@@ -90,11 +91,15 @@ async function seedFromBucket(index: KeyIndex, kv: KV, filter: string, mine: (ke
   for (const [key, e] of await readBucket(kv, filter)) if (mine(key)) index.set(key, { revision: e.revision, digest: digestOf(e.value) });
 }
 
-/** A key test from a key parser: keys that do not parse are nobody's (they are left alone). */
-function keyOwner(parse: (key: string) => { readonly namespace: string }, owns: (namespace: string) => boolean): (key: string) => boolean {
+/**
+ * A key test from a key parser: keys that do not parse are nobody's (they are left alone), and
+ * so are the derived Services of multi-cluster imports, which the multi-cluster service writes.
+ */
+function keyOwner(parse: (key: string) => { readonly namespace: string; readonly service: string }, owns: (namespace: string) => boolean): (key: string) => boolean {
   return (key) => {
     try {
-      return owns(parse(key).namespace);
+      const k = parse(key);
+      return owns(k.namespace) && !isDerivedServiceName(k.service);
     } catch {
       return false;
     }
@@ -179,7 +184,7 @@ export function startHintsEngine(deps: HintsEngineDeps): HintsEngine {
     for (const r of snapshot.publishedViews) viewIndex.set(r.key, { revision: r.revision, digest: r.revision > 0 ? r.digest : null });
     const audited = viewIndex.auditAgainst((await views.keys(svcClusterFilter(cluster))).filter(ownsViewKey));
     const svcIndex = svcKeyIndex();
-    await seedFromBucket(svcIndex, deps.buckets.svc, svcClusterFilter(cluster), keyOwner(parseSvcKey, owns));
+    await seedFromBucket(svcIndex, deps.buckets.svc, svcClusterFilter(cluster), keyOwner((k) => { const a = parseSvcKey(k); return { namespace: a.namespace, service: a.name }; }, owns));
     const hintedIndex = hintedKeyIndex();
     await seedFromBucket(hintedIndex, deps.buckets.hinted, svcClusterFilter(cluster), keyOwner(parseHintedKey, owns));
     log.info(

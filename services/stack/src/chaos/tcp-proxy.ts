@@ -13,12 +13,15 @@ export interface TcpProxy {
   isCut(): boolean;
   /** Drops every open connection and refuses new ones for `ms`. Resolves when the cut ends. */
   cut(ms: number): Promise<void>;
+  /** Ends a cut now (the pending cut() resolves with it). */
+  restore(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
   const open = new Set<Socket>();
   let cutUntil = 0;
+  let endCut: () => void = () => {};
   const isCut = (): boolean => Date.now() < cutUntil;
   const server: Server = createServer((client) => {
     if (isCut()) {
@@ -51,7 +54,17 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
       cutUntil = Date.now() + ms;
       for (const s of open) s.destroy();
       open.clear();
-      await new Promise((r) => setTimeout(r, ms));
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, ms);
+        endCut = () => {
+          clearTimeout(timer);
+          r();
+        };
+      });
+    },
+    restore: () => {
+      cutUntil = 0;
+      endCut();
     },
     close: async () => {
       for (const s of open) s.destroy();

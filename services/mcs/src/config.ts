@@ -1,0 +1,75 @@
+// Every setting of the multi-cluster service, with its default, in one place.
+
+import { parseIPv4Cidr } from '@slicemesh/multicluster';
+import { NATS_CREDENTIAL_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING } from '@slicemesh/nats';
+import { defineConfig } from '@slicemesh/runtime';
+import type { ConfigOf } from '@slicemesh/runtime';
+
+const NAME_TOKEN = /^[A-Za-z0-9_-]+$/;
+
+function name(text: string): string {
+  if (!NAME_TOKEN.test(text)) throw new Error('must be [A-Za-z0-9_-]+');
+  return text;
+}
+
+function subjectPrefix(text: string): string {
+  if (!/^(?:[A-Za-z0-9_-]+\.)*$/.test(text)) throw new Error('must be empty or dot-terminated tokens, e.g. "t1."');
+  return text;
+}
+
+function cidr(text: string): string {
+  parseIPv4Cidr(text);
+  return text;
+}
+
+export const mcsConfig = defineConfig({
+  natsUrl: NATS_URL_SETTING,
+  ...NATS_CREDENTIAL_SETTINGS,
+  natsReplicas: NATS_REPLICAS_SETTING,
+  cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', doc: "This cluster's id in the cluster set: its subjects and keys, and the source-cluster label of what it exports.", parse: 'string' },
+  kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (Services and Nodes are read from it).', parse: name },
+  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', doc: 'Prefix of every stream subject ("" in production; tests isolate with it).', parse: subjectPrefix },
+  svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', doc: 'KV bucket of service specs: the derived Services of imports go here.', parse: name },
+  viewsBucket: { env: 'VIEWS_BUCKET', flag: '--views-bucket', default: 'views', doc: 'KV bucket of per-zone views: the views of imports go here.', parse: name },
+  hintedBucket: { env: 'HINTED_BUCKET', flag: '--hinted-bucket', default: 'hinted', doc: "KV bucket of this cluster's finished slices: what an export carries.", parse: name },
+  exportsBucket: { env: 'EXPORTS_BUCKET', flag: '--exports-bucket', default: 'exports', doc: "KV bucket shared by the cluster set (on the hub): every cluster's exports and heartbeats.", parse: name },
+  exportsDomain: {
+    env: 'EXPORTS_DOMAIN',
+    flag: '--exports-domain',
+    optional: true,
+    parse: 'string',
+    doc: "JetStream domain of the exports bucket, e.g. the hub's (`hub`) when this cluster's NATS is a leaf node; unset: the connected server's own JetStream.",
+  },
+  ttl: {
+    env: 'CLUSTERSET_TTL',
+    flag: '--clusterset-ttl',
+    default: '30s',
+    min: 1000,
+    parse: 'duration',
+    doc: "A cluster whose heartbeat is this old is withdrawn from every import (and returns with its next heartbeat). Finite on purpose: a silent cluster's endpoints are not kept for ever.",
+  },
+  heartbeat: { env: 'CLUSTERSET_HEARTBEAT', flag: '--clusterset-heartbeat', default: '5s', min: 100, parse: 'duration', doc: "How often this cluster's heartbeat is written; keep it well under the TTL (a third or less)." },
+  clusterSetCidr: { env: 'CLUSTERSET_IP_CIDR', flag: '--clusterset-ip-cidr', default: '243.0.0.0/16', parse: cidr, doc: 'Where ClusterSet IPs come from (IPv4, /8 to /30); keep it apart from the Service and Pod ranges.' },
+  healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 9096, min: 0, max: 65_535, doc: 'Port of /metrics, /healthz and /readyz (0 picks a free one).', parse: 'int' },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    flag: '--log-level',
+    default: 'info',
+    choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
+    doc: 'Minimum log level.',
+    parse: 'string',
+  },
+});
+
+export type McsConfig = ConfigOf<typeof mcsConfig.spec>;
+
+/** Defaults with `overrides` (tests and the stack). */
+export function mcsConfigWith(overrides: Partial<McsConfig> = {}): McsConfig {
+  return Object.freeze({ ...mcsConfig.parse([], {}), ...overrides });
+}
+
+/** Why the settings cannot work together, or undefined. */
+export function mcsConfigProblem(c: Pick<McsConfig, 'ttl' | 'heartbeat'>): string | undefined {
+  if (c.heartbeat * 2 > c.ttl) return `CLUSTERSET_HEARTBEAT (${c.heartbeat} ms) must be at most half of CLUSTERSET_TTL (${c.ttl} ms), or one late heartbeat withdraws a live cluster`;
+  return undefined;
+}
