@@ -4,6 +4,7 @@ import { AuthorizationError, connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { CREDS_FILE_ENV, NKEY_SEED_FILE_ENV, natsAuthenticator } from './credentials.ts';
 import { NatsAuthorizationError, NatsUnreachableError } from './errors.ts';
+import { setJetStreamDomain } from './js-domain.ts';
 import { roleInboxPrefix } from './permissions.ts';
 import type { NatsRole } from './permissions.ts';
 import { natsServerOptions, parseNatsServers, redactNatsUrl } from './servers.ts';
@@ -47,6 +48,8 @@ export interface ConnectNatsOptions {
    * without permissions; unset: the client's shared `_INBOX`.
    */
   readonly role?: NatsRole;
+  /** JetStream domain of everything this connection's JetStream contexts address (js-domain.ts); unset: the server's own. */
+  readonly jsDomain?: string;
 }
 
 /**
@@ -80,6 +83,7 @@ export async function connectNats(opts: ConnectNatsOptions): Promise<NatsConnect
     if (err instanceof AuthorizationError) throw new NatsAuthorizationError(redactNatsUrl(opts.url), reason, credentialsNamed(opts), { cause: err });
     throw new NatsUnreachableError(redactNatsUrl(opts.url), reason, NATS_START_HINT, { cause: err });
   }
+  if (opts.jsDomain !== undefined) setJetStreamDomain(nc, opts.jsDomain);
   const log = opts.log;
   if (log) void forwardStatus(nc, log);
   return nc;

@@ -8,7 +8,8 @@
 // failure ends the iteration instead, and the caller follows again: a fresh consumer starts at
 // the subject's last message, which is exactly the state to resume from.
 
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from './js-domain.ts';
 import type { ConsumerConfig } from '@nats-io/jetstream';
 import { nanos, nuid } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';

@@ -4,9 +4,9 @@
 import { Bucket, Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstream } from '@nats-io/jetstream';
+import { jetStreamDomainOf, jetstream } from './js-domain.ts';
 
-/** Where a bucket lives: this server's JetStream, or another domain's (a hub's, through a leafnode). */
+/** Where a bucket lives: the connection's JetStream domain (setJetStreamDomain), or another's (a hub's, through a leafnode). */
 export interface KvLocation {
   /** JetStream domain of the bucket; unset: the one the connection's server answers for. */
   readonly domain?: string;
@@ -14,7 +14,8 @@ export interface KvLocation {
 
 /** The bucket manager for `where`: the connection itself, or a JetStream client of the domain. */
 export function kvmAt(nc: NatsConnection, where: KvLocation = {}): Kvm {
-  return new Kvm(where.domain === undefined ? nc : jetstream(nc, { domain: where.domain }));
+  const domain = where.domain ?? jetStreamDomainOf(nc);
+  return new Kvm(domain === undefined ? nc : jetstream(nc, { domain }));
 }
 
 /** Opens an existing bucket; rejects if it does not exist (create it with ensureKv). */

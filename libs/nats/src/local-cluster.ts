@@ -11,7 +11,8 @@ import { closeSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { jetstreamManager, StorageType } from '@nats-io/jetstream';
+import { StorageType } from '@nats-io/jetstream';
+import { jetstreamManager } from './js-domain.ts';
 import { nuid } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from './connect.ts';

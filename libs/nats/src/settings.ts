@@ -42,16 +42,27 @@ export const NATS_CREDS_FILE_SETTING = {
   doc: 'A NATS .creds file (user JWT and nkey seed) for a server using decentralized (operator/account JWT) auth. Give this or NATS_NKEY_SEED_FILE, not both. Unset: none.',
 } as const;
 
-/** Both credential settings, spread into a service's defineConfig (at most one may be set). */
-export const NATS_CREDENTIAL_SETTINGS = {
-  natsNkeySeedFile: NATS_NKEY_SEED_FILE_SETTING,
-  natsCredsFile: NATS_CREDS_FILE_SETTING,
+/** NATS_JS_DOMAIN / --nats-js-domain: the JetStream domain of the streams and buckets a service uses; unset: its server's own. */
+export const NATS_JS_DOMAIN_SETTING = {
+  env: 'NATS_JS_DOMAIN',
+  flag: '--nats-js-domain',
+  optional: true,
+  parse: 'string',
+  doc: "JetStream domain of every stream and bucket this service reads and writes, when they live on another server than the one it connects to (e.g. a leaf cluster's domain `a` for a service on the hub). Unset: the connected server's own JetStream.",
 } as const;
 
-/** A parsed config's credential settings as connectNats options (nothing when neither is set). */
-export function natsCredentialsOf(config: { readonly natsNkeySeedFile?: string | undefined; readonly natsCredsFile?: string | undefined }): { nkeySeedFile?: string; credsFile?: string } {
+/** The connection settings every service declares: credentials (at most one) and the JetStream domain. */
+export const NATS_CONNECTION_SETTINGS = {
+  natsNkeySeedFile: NATS_NKEY_SEED_FILE_SETTING,
+  natsCredsFile: NATS_CREDS_FILE_SETTING,
+  natsJsDomain: NATS_JS_DOMAIN_SETTING,
+} as const;
+
+/** A parsed config's connection settings as connectNats options (nothing for what is unset). */
+export function natsConnectionOf(config: { readonly natsNkeySeedFile?: string | undefined; readonly natsCredsFile?: string | undefined; readonly natsJsDomain?: string | undefined }): { nkeySeedFile?: string; credsFile?: string; jsDomain?: string } {
   return {
     ...(config.natsNkeySeedFile === undefined ? {} : { nkeySeedFile: config.natsNkeySeedFile }),
     ...(config.natsCredsFile === undefined ? {} : { credsFile: config.natsCredsFile }),
+    ...(config.natsJsDomain === undefined ? {} : { jsDomain: config.natsJsDomain }),
   };
 }

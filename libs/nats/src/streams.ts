@@ -3,7 +3,7 @@
 
 import { JetStreamApiError, RetentionPolicy, StorageType, DiscardPolicy } from '@nats-io/jetstream';
 import type { JetStreamManager, StreamConfig, StreamInfo } from '@nats-io/jetstream';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from './js-domain.ts';
 import type { KV } from '@nats-io/kv';
 import { kvmAt } from './kv.ts';
 import { nanos } from '@nats-io/transport-node';

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { DbHandle, LeaseClaim } from '@slicemesh/db';
 import { HintsProjectionStore, createDb, leaseStore, migrateToLatest } from '@slicemesh/db';
 import type { BackboneNames, JetStreamClient, JetStreamManager, KV, NatsConnection, ReplicasChange } from '@slicemesh/nats';
-import { connectNats, natsCredentialsOf, ensureKv, ensureStreams, jetstream, jetstreamManager } from '@slicemesh/nats';
+import { connectNats, natsConnectionOf, ensureKv, ensureStreams, jetstream, jetstreamManager } from '@slicemesh/nats';
 import type { Clock, LeasedEngines, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import { createLogger, createMetrics, realClock, startLeasedEngines } from '@slicemesh/runtime';
 import type { HintsConfig } from './config.ts';
@@ -84,7 +84,7 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
 
   async function start(): Promise<void> {
     step('connecting to NATS');
-    nc = await connectNats({ url: config.natsUrl, role: 'hints', ...natsCredentialsOf(config), name: `hints-${cluster}-${config.replicaId}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
+    nc = await connectNats({ url: config.natsUrl, role: 'hints', ...natsConnectionOf(config), name: `hints-${cluster}-${config.replicaId}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
     step('creating streams and buckets');

@@ -1,7 +1,7 @@
 // Every setting of the multi-cluster service, with its default, in one place.
 
 import { parseIPv4Cidr } from '@slicemesh/multicluster';
-import { NATS_CREDENTIAL_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING } from '@slicemesh/nats';
+import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING } from '@slicemesh/nats';
 import { defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 
@@ -24,7 +24,7 @@ function cidr(text: string): string {
 
 export const mcsConfig = defineConfig({
   natsUrl: NATS_URL_SETTING,
-  ...NATS_CREDENTIAL_SETTINGS,
+  ...NATS_CONNECTION_SETTINGS,
   natsReplicas: NATS_REPLICAS_SETTING,
   cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', doc: "This cluster's id in the cluster set: its subjects and keys, and the source-cluster label of what it exports.", parse: 'string' },
   kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (Services and Nodes are read from it).', parse: name },

@@ -14,7 +14,7 @@ import { ClusterSetState, LABEL_MCS_SERVICE_NAME, isDerivedServiceName } from '@
 import type { DesiredImports } from '@slicemesh/multicluster';
 import type { KV, NatsConnection } from '@slicemesh/nats';
 import {
-  EXPORT_RECORD_VERSION, connectNats, decodeKubeMessage, ensureKv, followSubject, heartbeatKey, kubeKindFilter, kubeNodesFilter, kvDelete, kvPutJson, kvWatchJson, natsCredentialsOf, openKv,
+  EXPORT_RECORD_VERSION, connectNats, decodeKubeMessage, ensureKv, followSubject, heartbeatKey, kubeKindFilter, kubeNodesFilter, kvDelete, kvPutJson, kvWatchJson, natsConnectionOf, openKv,
   parseClusterHeartbeat, parseExportsKey, parseHintedKey, parseServiceExportRecord, parseSvcKey, parseViewKey, svcClusterFilter,
 } from '@slicemesh/nats';
 import type { HostedService, Logger, Metrics } from '@slicemesh/runtime';
@@ -208,7 +208,7 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
   const startup = (async () => {
     const problem = mcsConfigProblem(config);
     if (problem !== undefined) throw new Error(problem);
-    nc = deps.nc ?? (await connectNats({ url: config.natsUrl, role: 'mcs', ...natsCredentialsOf(config), name: `mcs-${config.cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') }));
+    nc = deps.nc ?? (await connectNats({ url: config.natsUrl, role: 'mcs', ...natsConnectionOf(config), name: `mcs-${config.cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') }));
     const conn = nc;
     kvs.svc = await openKv(conn, config.svcBucket);
     kvs.views = await openKv(conn, config.viewsBucket);

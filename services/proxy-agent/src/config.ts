@@ -1,7 +1,7 @@
 // proxy-agent settings: every default in one place (habit 14). `parseProxyAgentConfig` adds the
 // checks that involve more than one setting.
 
-import { NATS_CREDENTIAL_SETTINGS, NATS_URL_SETTING } from '@slicemesh/nats';
+import { NATS_CONNECTION_SETTINGS, NATS_URL_SETTING } from '@slicemesh/nats';
 import { IPTABLES_CHAIN_MODES, defaultMasqueradeBit } from '@slicemesh/dataplane';
 import type { ConfigOf } from '@slicemesh/runtime';
 import { ConfigError, defineConfig } from '@slicemesh/runtime';
@@ -31,7 +31,7 @@ function parseIPList(text: string): string[] {
 
 export const proxyAgentConfig = defineConfig({
   natsUrl: NATS_URL_SETTING,
-  ...NATS_CREDENTIAL_SETTINGS,
+  ...NATS_CONNECTION_SETTINGS,
   cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', parse: 'string', doc: 'Cluster name, the first token of every key the agent watches.' },
   nodeName: { env: 'NODE_NAME', flag: '--node-name', parse: 'string', doc: 'This node: endpoints on it are local (traffic policies Local).' },
   nodeZone: {

@@ -7,7 +7,7 @@
 import { dirname } from 'node:path';
 import { appendFile as fsAppendFile, mkdir, readFile as fsReadFile, rename, writeFile as fsWriteFile } from 'node:fs/promises';
 import type { KvChange, NatsConnection } from '@slicemesh/nats';
-import { connectNats, natsCredentialsOf, followSubject, kubeNodeSubject, kvWatchJson, openKv, svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
+import { connectNats, natsConnectionOf, followSubject, kubeNodeSubject, kvWatchJson, openKv, svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
 import type { Exec, Listen } from '@slicemesh/netfilter';
 import { Conntrack, listenTcp, netnsExec, spawnExec } from '@slicemesh/netfilter';
 import type { ProxierHealthStatus } from '@slicemesh/proxy-state';
@@ -265,7 +265,7 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
     let sources = deps.sources;
     let nodeSource = deps.node;
     if (sources === undefined) {
-      const nc = deps.nc ?? (ownNc = await connectNats({ url: config.natsUrl, role: 'agent', ...natsCredentialsOf(config), name: `proxy-agent-${config.nodeName}`, log: (e) => log.info({ event: e.type, detail: e.detail }, 'nats status') }));
+      const nc = deps.nc ?? (ownNc = await connectNats({ url: config.natsUrl, role: 'agent', ...natsConnectionOf(config), name: `proxy-agent-${config.nodeName}`, log: (e) => log.info({ event: e.type, detail: e.detail }, 'nats status') }));
       sources = { services: kvSource(nc, config.svcBucket), views: kvSource(nc, config.viewsBucket) };
       nodeSource ??= kubeNodeSource(nc, config);
     }

@@ -25,7 +25,7 @@ import type { EndpointSliceApi } from '@slicemesh/kube';
 import { buildKubeConfig, endpointSliceApi, serverOf } from '@slicemesh/kube';
 import type { ConsumedMessage, DurableOptions, HandlerOutcome, JetStreamClient, JetStreamManager, NatsConnection, ReplicasChange } from '@slicemesh/nats';
 import {
-  checkedCount, connectNats, natsCredentialsOf, consumeBatchesInOrder, ensureKv, ensureStreams, fnv1a32, hintedStreamFilter, jetstream, jetstreamManager, kvStreamOf, parseHintedEntry,
+  checkedCount, connectNats, natsConnectionOf, consumeBatchesInOrder, ensureKv, ensureStreams, fnv1a32, hintedStreamFilter, jetstream, jetstreamManager, kvStreamOf, parseHintedEntry,
   SLICE_CHANGED, parseSliceChanged, restartDurableAt, slicesFilter,
 } from '@slicemesh/nats';
 import type { Parsed, SliceChangedMessage } from '@slicemesh/nats';
@@ -252,7 +252,7 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     const aborted = (): void => {
       if (stop.signal.aborted) throw new Error('publisher closed before it was ready');
     };
-    nc = await connectNats({ url: config.natsUrl, role: 'publisher', ...natsCredentialsOf(config), name: `publisher-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
+    nc = await connectNats({ url: config.natsUrl, role: 'publisher', ...natsConnectionOf(config), name: `publisher-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
     const replicas = { replicas: config.natsReplicas, onReplicasChanged: (c: ReplicasChange) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') };

@@ -1,7 +1,7 @@
 // The slicer's settings, each declared once with its flag, env variable, default and doc
 // (`slicer --help` prints them), plus the values derived from them.
 
-import { NATS_CREDENTIAL_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, encodeToken, fnv1a32 } from '@slicemesh/nats';
+import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, encodeToken, fnv1a32 } from '@slicemesh/nats';
 import type { StreamNames } from '@slicemesh/nats';
 import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, MANAGED_BY_CONTROLLER, MAX_MAX_ENDPOINTS_PER_SLICE, labelValueProblem } from '@slicemesh/model';
 import { assertSchemaName } from '@slicemesh/db';
@@ -32,7 +32,7 @@ function durableName(text: string): string {
 /** Every setting of the slicer, with its default. */
 export const slicerConfig = defineConfig({
   natsUrl: NATS_URL_SETTING,
-  ...NATS_CREDENTIAL_SETTINGS,
+  ...NATS_CONNECTION_SETTINGS,
   natsReplicas: NATS_REPLICAS_SETTING,
   databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', parse: 'url', doc: 'Postgres connection URL.' },
   dbSchema: { env: 'DB_SCHEMA', flag: '--db-schema', default: 'slicemesh', parse: schemaName, doc: 'Postgres schema holding this deployment\'s tables (created and migrated at start).' },

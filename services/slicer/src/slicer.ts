@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, DbHandle, LeaseClaim } from '@slicemesh/db';
 import { RelayWaker, createDb, leaseStore, migrateToLatest } from '@slicemesh/db';
 import type { EventRequestPublisher, JetStreamClient, NatsConnection } from '@slicemesh/nats';
-import { connectNats, natsCredentialsOf, ensureStreams, eventRequestPublisher, jetstream, jetstreamManager } from '@slicemesh/nats';
+import { connectNats, natsConnectionOf, ensureStreams, eventRequestPublisher, jetstream, jetstreamManager } from '@slicemesh/nats';
 import type { Clock, LeaseKeeper, LeasedEngines, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import { createLogger, createMetrics, realClock, startLeaseKeeper, startLeasedEngines } from '@slicemesh/runtime';
 import type { SlicerConfig } from './config.ts';
@@ -134,7 +134,7 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     const store = slicerStore(db, config.cluster);
 
     step('connecting to NATS');
-    nc ??= await connectNats({ url: config.natsUrl, role: 'slicer', ...natsCredentialsOf(config), name: `${settings.durablePrefix}-${config.replicaId}`, log: (ev) => log.info({ nats: ev.type, detail: ev.detail }, 'NATS connection status') });
+    nc ??= await connectNats({ url: config.natsUrl, role: 'slicer', ...natsConnectionOf(config), name: `${settings.durablePrefix}-${config.replicaId}`, log: (ev) => log.info({ nats: ev.type, detail: ev.detail }, 'NATS connection status') });
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
     step('creating streams');

@@ -1,7 +1,7 @@
 // The watcher's settings, each declared once with its flag, env variable, default and doc
 // (`watcher --help` prints them), plus the values derived from them.
 
-import { NATS_CREDENTIAL_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING } from '@slicemesh/nats';
+import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING } from '@slicemesh/nats';
 import { DEFAULT_OWN_MANAGERS, parseOwnManagers } from '@slicemesh/contracts';
 import { DEFAULT_MAX_OBJECT_BYTES } from '@slicemesh/kube';
 import type { StreamNames } from '@slicemesh/nats';
@@ -33,7 +33,7 @@ export const watcherConfig = defineConfig({
     doc: 'Use the pod service account. Also chosen when no other connection is set and KUBERNETES_SERVICE_HOST is; otherwise ~/.kube/config.',
   },
   natsUrl: NATS_URL_SETTING,
-  ...NATS_CREDENTIAL_SETTINGS,
+  ...NATS_CONNECTION_SETTINGS,
   natsReplicas: NATS_REPLICAS_SETTING,
   partitions: { env: 'PARTITIONS', flag: '--partitions', default: 1, min: 1, max: 10_000, parse: 'int', doc: 'Number of KUBE partitions (a deployment-wide constant shared with the slicer).' },
   kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', parse: 'string', doc: 'Stream holding the Kubernetes event log.' },

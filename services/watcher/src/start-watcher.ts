@@ -4,7 +4,7 @@
 import { foreignSliceSelector, ownManagers } from '@slicemesh/contracts';
 import { buildKubeConfig, DEFAULT_MAX_OBJECT_BYTES, ObjectWatch, serverOf } from '@slicemesh/kube';
 import type { KubeConfig } from '@slicemesh/kube';
-import { connectNats, natsCredentialsOf, ensureStreams, jetstreamManager } from '@slicemesh/nats';
+import { connectNats, natsConnectionOf, ensureStreams, jetstreamManager } from '@slicemesh/nats';
 import type { NatsConnection } from '@slicemesh/nats';
 import { createLogger, createMetrics, exponentialBackoff, realClock } from '@slicemesh/runtime';
 import type { Clock, Logger, Metrics } from '@slicemesh/runtime';
@@ -69,7 +69,7 @@ export function startWatcher(config: WatcherConfig, deps: WatcherDeps = {}): Wat
     let maxObjectBytes = config.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
     let kubeLog = deps.kubeLog;
     if (kubeLog === undefined) {
-      const nc = deps.nc ?? (ownNc = await connectNats({ url: config.natsUrl, role: 'watcher', ...natsCredentialsOf(config), name: `watcher-${config.cluster}`, log: (s) => log.info({ nats: s }, 'NATS status') }));
+      const nc = deps.nc ?? (ownNc = await connectNats({ url: config.natsUrl, role: 'watcher', ...natsConnectionOf(config), name: `watcher-${config.cluster}`, log: (s) => log.info({ nats: s }, 'NATS status') }));
       if (closed) {
         await ownNc?.drain();
         throw new Error('watcher closed before it was ready');

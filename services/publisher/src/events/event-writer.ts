@@ -11,7 +11,7 @@
 import type { CoreEventApi } from '@slicemesh/kube';
 import { buildKubeConfig, coreEventApi, serverOf } from '@slicemesh/kube';
 import type { ConsumedMessage, HandlerOutcome, ImpossibleCount, JetStreamClient, JetStreamManager, NatsConnection } from '@slicemesh/nats';
-import { checkedCount, connectNats, natsCredentialsOf, consumeLoop, ensureDurable, ensureStreams, eventsFilter, jetstream, jetstreamManager, parseEventRequest, sumCounts } from '@slicemesh/nats';
+import { checkedCount, connectNats, natsConnectionOf, consumeLoop, ensureDurable, ensureStreams, eventsFilter, jetstream, jetstreamManager, parseEventRequest, sumCounts } from '@slicemesh/nats';
 import type { Clock, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import { createLogger, createMetrics, realClock } from '@slicemesh/runtime';
 import { StoppedError, sleepOn } from '../apply.ts';
@@ -28,7 +28,7 @@ import { recordEvent } from './record-event.ts';
 
 export type EventWriterConfig = Pick<
   PublisherConfig,
-  | 'mode' | 'natsUrl' | 'natsNkeySeedFile' | 'natsCredsFile' | 'natsReplicas' | 'cluster' | 'kubeStream' | 'slicesStream' | 'dlqStream' | 'eventsStream' | 'subjectPrefix' | 'durablePrefix'
+  | 'mode' | 'natsUrl' | 'natsNkeySeedFile' | 'natsCredsFile' | 'natsJsDomain' | 'natsReplicas' | 'cluster' | 'kubeStream' | 'slicesStream' | 'dlqStream' | 'eventsStream' | 'subjectPrefix' | 'durablePrefix'
   | 'kubeServer' | 'kubeconfig' | 'kubeContext' | 'inCluster' | 'kubeApiQps' | 'kubeApiBurst' | 'requestTimeout' | 'eventMaxAge' | 'logLevel'
 >;
 
@@ -167,7 +167,7 @@ export function startEventWriter(config: EventWriterConfig, deps: EventWriterDep
   }
 
   async function start(): Promise<void> {
-    nc = await connectNats({ url: config.natsUrl, role: 'publisher', ...natsCredentialsOf(config), name: `publisher-events-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
+    nc = await connectNats({ url: config.natsUrl, role: 'publisher', ...natsConnectionOf(config), name: `publisher-events-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
     await ensureStreams(jsm, names, { replicas: config.natsReplicas, onReplicasChanged: (c) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') });
