@@ -22,7 +22,7 @@ export default tseslint.config(
   },
   {
     // Pure libraries: no drivers, no clock, no I/O.
-    files: ['libs/{model,core,slicing,topology,proxy-state,dataplane}/src/**/*.ts'],
+    files: ['libs/{model,core,slicing,topology,proxy-state,dataplane,multicluster}/src/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
