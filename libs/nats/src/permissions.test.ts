@@ -83,6 +83,34 @@ describe('rolePermissions: publish', () => {
   });
 });
 
+// The multi-cluster service on a leaf whose cluster set's bucket lives in the hub's domain.
+const C1_ON_LEAF: PermissionScope = { cluster: 'c1', exports: { domain: 'hub' } };
+const MCS: readonly (readonly [string, string, boolean])[] = [
+  ['writes its heartbeat to the hub\'s bucket', '$JS.hub.API.$KV.exports.hb.c1', true],
+  ['writes its exports to the hub\'s bucket', '$JS.hub.API.$KV.exports.svc.ns.web.c1', true],
+  ['watches the hub\'s bucket', '$JS.hub.API.CONSUMER.CREATE.KV_exports.oc_1.$KV.exports.>', true],
+  ['creates the hub\'s bucket', '$JS.hub.API.STREAM.CREATE.KV_exports', true],
+  ['writes its cluster\'s derived Services', '$KV.svc.c1.ns.derived-0123456789', true],
+  ['writes its cluster\'s views', '$KV.views.c1.zone-a.ns.derived-0123456789.s1', true],
+  ['follows KUBE', '$JS.API.CONSUMER.CREATE.KUBE.follow_1', true],
+  ['does not write another cluster\'s views', '$KV.views.c2.zone-a.ns.web.s1', false],
+  ['does not write the hinted slices', '$KV.hinted.c1.ns.web.s1', false],
+  ['does not publish to KUBE', 'kube.c1.0.service.ns.web', false],
+  ['does not purge the hub\'s bucket', '$JS.hub.API.STREAM.PURGE.KV_exports', false],
+  ['does not delete streams', '$JS.API.STREAM.DELETE.KUBE', false],
+];
+
+describe('rolePermissions: mcs', () => {
+  it.each(MCS)('the mcs role %s', (_name, subject, want) => {
+    expect(permits(rolePermissions('mcs', C1_ON_LEAF).publish, subject)).toBe(want);
+  });
+  it('writes a bucket in its own domain without the API prefix', () => {
+    const own = rolePermissions('mcs', C1).publish;
+    expect(permits(own, '$KV.exports.hb.c1')).toBe(true);
+    expect(permits(own, '$JS.API.STREAM.INFO.KV_exports')).toBe(true);
+  });
+});
+
 describe('rolePermissions: subscribe', () => {
   it.each(NATS_ROLES.filter((r) => r !== 'admin'))('%s subscribes to its own inbox and nothing else', (role) => {
     const sub = rolePermissions(role, C1).subscribe;

@@ -228,7 +228,9 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
         [
           `$KV.${names.svc}.${c}.>`,
           `$KV.${names.views}.${c}.>`,
-          `$KV.${bucket}.>`,
+          // A bucket in another domain is written through that domain's API prefix (the KV client
+          // puts to `$JS.<domain>.API.$KV.<bucket>.<key>`); in its own, to `$KV.<bucket>.<key>`.
+          scope.exports?.domain === undefined ? `$KV.${bucket}.>` : `${domainApi}.$KV.${bucket}.>`,
           ...declared([kv.svc, kv.views], false),
           // Followers on KUBE with wildcard filters use the short create form; the role never acks.
           ...consumerRead(names.kube, 'any'),

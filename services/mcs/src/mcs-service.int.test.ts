@@ -1,0 +1,125 @@
+// The multi-cluster service against real servers: a hub (domain hub) and a locked-down leaf
+// (domain a) whose users are the generated role keys. mcs, connected as the mcs role, exports an
+// annotated Service to the hub's bucket, keeps its heartbeat there and imports its own export —
+// with nothing refused by the server. Without a reachable exports domain it still starts and
+// serves its own cluster.
+
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXPORT_ANNOTATION, derivedServiceName } from '@slicemesh/multicluster';
+import type { LocalNatsCluster, NatsConnection } from '@slicemesh/nats';
+import {
+  DEFAULT_NAMES, UPSERTED, changeEvent, connectNats, ensureKv, ensureStreams, exportKey, findNatsServerBinary, freeLocalPort, heartbeatKey, hintedKey, jetstream, jetstreamManager, kubeSubjectOf, kvGetJson, kvPutJson,
+  openKv, publishAcked, roleCredentials, roleSeedFile, startLocalNatsCluster, svcKey, writeNatsAuth,
+} from '@slicemesh/nats';
+import { createLogger } from '@slicemesh/runtime';
+import type { Service } from '@slicemesh/model';
+import { mcsConfigWith } from './config.ts';
+import { startMcs } from './mcs-service.ts';
+
+const CLUSTER = 'cluster-a';
+const cart: Service = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'cart', namespace: 'shop', uid: 'u-cart', resourceVersion: '1', creationTimestamp: '2026-01-01T00:00:00Z', annotations: { [EXPORT_ANNOTATION]: 'true' } },
+  spec: { type: 'ClusterIP', clusterIP: '10.96.0.9', selector: { app: 'cart' }, ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }] },
+};
+
+/** A logger whose lines the test reads. */
+function capture(): { logger: ReturnType<typeof createLogger>; text: () => string } {
+  let text = '';
+  const destination = new Writable({ write: (c: Buffer, _e, cb) => ((text += c.toString()), cb()) });
+  return { logger: createLogger({ service: 'mcs', level: 'info', destination }), text: () => text };
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await check().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe.skipIf(findNatsServerBinary() === undefined)('mcs on a locked-down leaf of a hub', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcs-int-'));
+  let hub: LocalNatsCluster;
+  let leaf: LocalNatsCluster;
+  let admin: NatsConnection;
+  let keys: string;
+
+  beforeAll(async () => {
+    const leafPort = await freeLocalPort();
+    hub = await startLocalNatsCluster({ size: 1, dir: join(dir, 'hub'), namePrefix: 'hub', config: `jetstream { domain: hub }\nleafnodes { listen: "127.0.0.1:${leafPort}" }` });
+    const auth = writeNatsAuth({ dir: join(dir, 'keys'), scope: { cluster: CLUSTER, exports: { domain: 'hub' } } });
+    keys = auth.dir;
+    leaf = await startLocalNatsCluster({
+      size: 1,
+      dir: join(dir, 'leaf'),
+      namePrefix: 'leaf',
+      authorization: { block: readFileSync(auth.authConf, 'utf8'), seedFile: roleSeedFile(keys, 'admin') },
+      config: `jetstream { domain: a }\nleafnodes { remotes: [ { url: "nats-leaf://127.0.0.1:${leafPort}" } ] }`,
+    });
+    // What the other services of the cluster would have made: the streams, the buckets, a Service and its slice.
+    admin = await connectNats({ url: leaf.url, name: 'admin', ...roleCredentials(keys, 'admin') });
+    await ensureStreams(await jetstreamManager(admin), DEFAULT_NAMES);
+    for (const b of [DEFAULT_NAMES.svc, DEFAULT_NAMES.views, DEFAULT_NAMES.hinted]) await ensureKv(admin, b);
+    await publishAcked(jetstream(admin), kubeSubjectOf(CLUSTER, cart, { partitions: 1 }), changeEvent(UPSERTED, CLUSTER, cart, new Date().toISOString()), { msgID: 'cart-1' });
+    await kvPutJson(await openKv(admin, DEFAULT_NAMES.hinted), hintedKey({ cluster: CLUSTER, namespace: 'shop', service: 'cart', slice: 'cart-x' }), {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'cart-x', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'cart' } },
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      endpoints: [{ addresses: ['10.244.1.2'], conditions: { ready: true, serving: true, terminating: false } }],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await admin?.close();
+    await leaf?.stop();
+    await hub?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('exports the annotated Service and its heartbeat to the hub, imports it, and the server refuses nothing it does', async () => {
+    const log = capture();
+    const mcs = startMcs(mcsConfigWith({ cluster: CLUSTER, natsUrl: leaf.url, natsNkeySeedFile: roleSeedFile(keys, 'mcs'), exportsDomain: 'hub', heartbeat: 500, ttl: 2000, healthPort: 0 }), { logger: log.logger });
+    try {
+      await mcs.ready;
+      const central = await connectNats({ url: hub.url, name: 'hub-reader' });
+      try {
+        const exportsKv = await until('the exports bucket on the hub', () => openKv(central, 'exports'));
+        const record = await until('the export of shop/cart', () => kvGetJson(exportsKv, exportKey({ namespace: 'shop', name: 'cart', cluster: CLUSTER })));
+        expect(record).toMatchObject({ cluster: CLUSTER, namespace: 'shop', name: 'cart', type: 'ClusterSetIP', slices: [{ name: 'cart-x' }] });
+        expect(await until('the heartbeat', () => kvGetJson(exportsKv, heartbeatKey(CLUSTER)))).toMatchObject({ cluster: CLUSTER });
+      } finally {
+        await central.close();
+      }
+      const svc = await openKv(admin, DEFAULT_NAMES.svc);
+      const derived = await until('the derived Service in the leaf', () => kvGetJson(svc, svcKey({ cluster: CLUSTER, namespace: 'shop', name: derivedServiceName('shop', 'cart') })));
+      expect(derived).toMatchObject({ spec: { clusterIP: expect.stringMatching(/^243\.0\./) as unknown as string } });
+      expect(mcs.lastImports()?.imports).toMatchObject([{ name: 'cart', clusters: [CLUSTER], source: 'local' }]);
+      expect(log.text()).not.toMatch(/Permissions Violation|Authorization Violation/);
+    } finally {
+      await mcs.close();
+    }
+  });
+
+  it("starts without a reachable exports domain and still serves its own cluster's imports", async () => {
+    const log = capture();
+    const mcs = startMcs(mcsConfigWith({ cluster: CLUSTER, natsUrl: leaf.url, natsNkeySeedFile: roleSeedFile(keys, 'mcs'), exportsDomain: 'nowhere', heartbeat: 500, ttl: 2000, healthPort: 0 }), { logger: log.logger });
+    try {
+      await mcs.ready;
+      expect(mcs.readiness()).toEqual({ ready: true });
+      expect(mcs.lastImports()?.imports).toMatchObject([{ name: 'cart', source: 'local' }]);
+      expect(log.text()).toMatch(/the exports bucket is out of reach/);
+    } finally {
+      await mcs.close();
+    }
+  });
+});
