@@ -18,6 +18,7 @@ export const PROGRAMS: Readonly<Record<string, string>> = {
   slicer: 'services/slicer/src/main.ts',
   hints: 'services/hints/src/main.ts',
   publisher: 'services/publisher/src/main.ts',
+  mcs: 'services/mcs/src/main.ts',
   'proxy-agent': 'services/proxy-agent/src/main.ts',
   'cluster-sim': 'services/cluster-sim/src/main.ts',
   stack: 'services/stack/src/main.ts',

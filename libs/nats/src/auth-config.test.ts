@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { nkeys } from '@nats-io/transport-node';
 import { generateRoleNkeys, isUserNkey, renderAuthorization } from './auth-config.ts';
 import { NATS_ROLES } from './permissions.ts';
+import { DEFAULT_NAMES } from './streams.ts';
 
 describe('generateRoleNkeys', () => {
   it('gives each role its own user key pair whose seed yields its public key', () => {
@@ -56,11 +57,52 @@ describe('renderAuthorization', () => {
     expect(text).not.toMatch(/"SU/);
   });
 
+  const [hubA, hubB] = generateRoleNkeys(['slicer', 'slicer']);
+  const userBlock = (text: string, key: string): string => {
+    const lines = text.split('\n');
+    const at = lines.findIndex((l) => l.includes(`{ nkey: "${key}"`));
+    return lines.slice(at - 1, at + 4).join('\n');
+  };
+  it.each([
+    {
+      name: 'each user of a shared block gets its own cluster\'s subjects and is named with it',
+      users: [{ ...hubA!, scope: { cluster: 'cluster-a', names: { ...DEFAULT_NAMES, prefix: 'a.' } } }, { ...hubB!, scope: { cluster: 'cluster-b', names: { ...DEFAULT_NAMES, prefix: 'b.' } } }],
+      scope: undefined,
+      want: { [hubA!.nkey]: ['# slicer of cluster "cluster-a"', '"a.slices.cluster-a.>"'], [hubB!.nkey]: ['# slicer of cluster "cluster-b"', '"b.slices.cluster-b.>"'] },
+      not: { [hubA!.nkey]: ['cluster-b'], [hubB!.nkey]: ['cluster-a'] },
+    },
+    {
+      name: "a user's own scope wins over the block's; the others take the block's",
+      users: [{ ...hubA!, scope: { cluster: 'cluster-a' } }, hubB!],
+      scope: { cluster: 'local' },
+      want: { [hubA!.nkey]: ['# slicer of cluster "cluster-a"', '"slices.cluster-a.>"'], [hubB!.nkey]: ['# slicer\n', '"slices.local.>"'] },
+      not: { [hubA!.nkey]: ['local'], [hubB!.nkey]: ['cluster-a'] },
+    },
+  ])('$name', ({ users, scope, want, not }) => {
+    const text = renderAuthorization(users, scope);
+    for (const [key, parts] of Object.entries(want)) for (const p of parts) expect(userBlock(text, key), p).toContain(p);
+    for (const [key, parts] of Object.entries(not)) for (const p of parts) expect(userBlock(text, key), p).not.toContain(p);
+  });
+
+  it.each([
+    { name: 'a leaf\'s mcs reaches the exports bucket through the hub\'s domain', exports: { domain: 'hub' }, want: ['"$JS.hub.API.STREAM.INFO.KV_exports"', '"$JS.hub.API.$KV.exports.>"'], not: ['"$JS.API.STREAM.INFO.KV_exports"'] },
+    { name: 'an mcs beside the exports bucket uses its own server\'s API, and the bucket named', exports: { bucket: 'set1' }, want: ['"$JS.API.STREAM.INFO.KV_set1"', '"$KV.set1.>"'], not: ['KV_exports', '$JS.hub.'] },
+  ])('$name', ({ exports, want, not }) => {
+    const [mcs] = generateRoleNkeys(['mcs']);
+    const text = renderAuthorization([mcs!], { cluster: 'c1', exports });
+    for (const w of want) expect(text).toContain(w);
+    for (const n of not) expect(text).not.toContain(n);
+  });
+
   it.each([
     ['a seed instead of a public key', [{ role: 'agent' as const, nkey: generateRoleNkeys(['agent'])[0]!.seed }], 'must be a public user nkey'],
     ['an account key', [{ role: 'agent' as const, nkey: nkeys.createAccount().getPublicKey() }], 'must be a public user nkey'],
     ['a key given twice', [watcher!, { role: 'agent' as const, nkey: watcher!.nkey }], 'is given twice'],
   ])('refuses %s', (_name, users, message) => {
     expect(() => renderAuthorization(users, { cluster: 'c1' })).toThrow(message);
+  });
+
+  it('refuses a user with no cluster when the block has none', () => {
+    expect(() => renderAuthorization([{ ...watcher!, scope: { cluster: 'a' } }, agent!])).toThrow(/the agent user U[A-Z2-7]+ has no cluster/);
   });
 });

@@ -11,6 +11,11 @@ import type { NatsPermissions, NatsRole, PermissionScope, SubjectPermission } fr
 export interface NkeyUser {
   readonly role: NatsRole;
   readonly nkey: string;
+  /**
+   * The cluster (and names) its role's permissions are scoped to, when it is not the block's: a
+   * server shared by several clusters (a hub) holds the users of each in one block.
+   */
+  readonly scope?: PermissionScope;
 }
 
 /** A generated user key pair. The seed (S...) is the secret the role's process reads. */
@@ -56,17 +61,24 @@ function renderPermissions(p: NatsPermissions, indent: string): string {
 
 /**
  * The `authorization { users = [...] }` block for nats-server (2.9 and later): each user
- * authenticates with its nkey and gets the permissions of its role in `scope`. Users of the
- * default account, so JetStream works for them with `jetstream {}` enabled on the server.
- * Throws InvalidArgumentError for a key that is not a public user nkey or appears twice.
+ * authenticates with its nkey and gets the permissions of its role in its own scope, or in
+ * `scope` when it has none. Users of the default account, so JetStream works for them with
+ * `jetstream {}` enabled on the server. Throws InvalidArgumentError for a key that is not a public
+ * user nkey or appears twice, and for a user with no scope at all.
  */
-export function renderAuthorization(users: readonly NkeyUser[], scope: PermissionScope): string {
+export function renderAuthorization(users: readonly NkeyUser[], scope?: PermissionScope): string {
   const seen = new Set<string>();
   for (const u of users) {
     if (!isUserNkey(u.nkey)) throw new InvalidArgumentError('nkey', `the ${u.role} user's key must be a public user nkey (U...), got ${JSON.stringify(u.nkey.slice(0, 4))}...`);
     if (seen.has(u.nkey)) throw new InvalidArgumentError('nkey', `${u.nkey} is given twice`);
+    if (u.scope === undefined && scope === undefined) throw new InvalidArgumentError('scope', `the ${u.role} user ${u.nkey} has no cluster: give it a scope, or the block one`);
     seen.add(u.nkey);
   }
-  const entries = users.map((u) => `    # ${u.role}\n    { nkey: ${q(u.nkey)}, permissions: ${renderPermissions(rolePermissions(u.role, scope), '    ')} }`);
+  const entries = users.map((u) => {
+    // A user of another scope than the block's names its cluster, so a reader of the block can tell the users apart.
+    const comment = u.scope === undefined ? u.role : `${u.role} of cluster ${JSON.stringify(u.scope.cluster)}`;
+    const permissions = rolePermissions(u.role, (u.scope ?? scope) as PermissionScope);
+    return `    # ${comment}\n    { nkey: ${q(u.nkey)}, permissions: ${renderPermissions(permissions, '    ')} }`;
+  });
   return `authorization {\n  users = [\n${entries.join('\n')}\n  ]\n}\n`;
 }

@@ -1,5 +1,6 @@
 // The files of a locked-down NATS: one nkey seed file per role (or per agent) and the server's
-// `authorization` block, in one directory. The stack writes them for its own servers; operators
+// `authorization` block, in one directory (a server several clusters share: the block of all
+// their users, and each cluster's seeds in a directory of its own). The stack writes them for its own servers; operators
 // write them with `slicemesh nats-auth`; services read their seed through NATS_NKEY_SEED_FILE.
 
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -21,11 +22,23 @@ export function roleSeedFile(dir: string, role: NatsRole, agent?: string): strin
   return join(dir, agent === undefined ? `${role}.nk` : `agent-${agent}.nk`);
 }
 
+/**
+ * Where the seeds of `cluster` go in a block shared by several clusters (a hub): `<dir>/<cluster>/`.
+ * A block of one cluster keeps them in `dir` itself.
+ */
+export function clusterKeyDir(dir: string, cluster: string): string {
+  return join(dir, cluster);
+}
+
 export interface WriteNatsAuthOptions {
   readonly dir: string;
-  /** The cluster (and names) the permissions are scoped to. */
-  readonly scope: PermissionScope;
-  /** One key per named agent (revocable one by one); unset or empty: one shared agent key. */
+  /**
+   * The cluster (and names) the permissions are scoped to. Several, for a server that clusters
+   * share (a hub): one block holds the users of each, every cluster's seeds in
+   * clusterKeyDir(dir, cluster).
+   */
+  readonly scope: PermissionScope | readonly PermissionScope[];
+  /** One key per named agent (revocable one by one), in every cluster; unset or empty: one shared agent key. */
   readonly agents?: readonly string[];
   /** Replace seed files that exist (a key rotation); otherwise refuse. */
   readonly force?: boolean;
@@ -35,39 +48,63 @@ export interface NatsAuthFiles {
   readonly dir: string;
   /** The `authorization { ... }` block's file. */
   readonly authConf: string;
-  /** Each written seed file with its user (role and public key); never the seed. */
-  readonly users: readonly (NkeyUser & { readonly seedFile: string })[];
+  /** Each written seed file with its user (role, public key and cluster); never the seed. */
+  readonly users: readonly (NkeyUser & { readonly cluster: string; readonly seedFile: string })[];
 }
 
-const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/;
+/** Agent and cluster names become file names: no path, no hidden file. */
+const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/;
+
+/** The scopes of `opts`, checked: at least one, each cluster once and, when several, fit for a directory name. */
+function scopesOf(scope: WriteNatsAuthOptions['scope']): readonly PermissionScope[] {
+  const scopes = Array.isArray(scope) ? (scope as readonly PermissionScope[]) : [scope as PermissionScope];
+  if (scopes.length === 0) throw new InvalidArgumentError('scope', 'no cluster to write keys for');
+  const clusters = scopes.map((s) => s.cluster);
+  const twice = clusters.find((c, i) => clusters.indexOf(c) !== i);
+  if (twice !== undefined) throw new InvalidArgumentError('scope', `cluster ${JSON.stringify(twice)} is given twice`);
+  if (scopes.length > 1) {
+    for (const c of clusters) if (!FILE_NAME.test(c)) throw new InvalidArgumentError('scope', `cluster ${JSON.stringify(c)} cannot name its keys' directory (letters, digits, '.', '_', '-'; at most 253)`);
+  }
+  return scopes;
+}
 
 /**
- * Generates a key per role (and per agent) and writes the seeds (mode 0600, directory 0700) and
- * the authorization block. Checks everything before writing anything: an existing seed file
- * without `force`, or an agent name unfit for a file name, throws InvalidArgumentError and leaves
- * the directory as it was.
+ * Generates a key per role (and per agent) of every cluster and writes the seeds (mode 0600,
+ * directories 0700) and the authorization block. Checks everything before writing anything: an
+ * existing seed file without `force`, an agent or cluster name unfit for a file name, or a cluster
+ * given twice throws InvalidArgumentError and leaves the directory as it was.
  */
 export function writeNatsAuth(opts: WriteNatsAuthOptions): NatsAuthFiles {
   const agents = opts.agents ?? [];
-  for (const a of agents) if (!AGENT_NAME.test(a)) throw new InvalidArgumentError('agents', `${JSON.stringify(a)} is not a usable agent name (letters, digits, '.', '_', '-'; at most 253)`);
+  for (const a of agents) if (!FILE_NAME.test(a)) throw new InvalidArgumentError('agents', `${JSON.stringify(a)} is not a usable agent name (letters, digits, '.', '_', '-'; at most 253)`);
   if (new Set(agents).size !== agents.length) throw new InvalidArgumentError('agents', 'an agent is named twice');
-  const planned = [
-    ...SERVICE_ROLES.map((role) => ({ role, seedFile: roleSeedFile(opts.dir, role) })),
-    ...(agents.length === 0 ? [{ role: 'agent' as const, seedFile: roleSeedFile(opts.dir, 'agent') }] : agents.map((a) => ({ role: 'agent' as const, seedFile: roleSeedFile(opts.dir, 'agent', a) }))),
-  ];
+  const scopes = scopesOf(opts.scope);
+  const shared = scopes.length > 1;
+  const planned = scopes.flatMap((scope) => {
+    const dir = shared ? clusterKeyDir(opts.dir, scope.cluster) : opts.dir;
+    const roles = [
+      ...SERVICE_ROLES.map((role) => ({ role, seedFile: roleSeedFile(dir, role) })),
+      ...(agents.length === 0 ? [{ role: 'agent' as const, seedFile: roleSeedFile(dir, 'agent') }] : agents.map((a) => ({ role: 'agent' as const, seedFile: roleSeedFile(dir, 'agent', a) }))),
+    ];
+    return roles.map((r) => ({ ...r, dir, scope }));
+  });
   if (opts.force !== true) {
     const existing = planned.find((p) => existsSync(p.seedFile));
     if (existing !== undefined) throw new InvalidArgumentError('out', `${existing.seedFile} exists: keys are never replaced by accident (give --force to rotate them all)`);
   }
   const keys = generateRoleNkeys(planned.map((p) => p.role));
-  const users = planned.map((p, i) => ({ role: p.role, nkey: (keys[i] as { nkey: string }).nkey, seedFile: p.seedFile }));
-  // Rendered before any write, so a bad scope fails with nothing written.
-  const block = renderAuthorization(users, opts.scope);
-  mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
-  chmodSync(opts.dir, 0o700);
+  const users = planned.map((p, i) => ({ role: p.role, nkey: (keys[i] as { nkey: string }).nkey, cluster: p.scope.cluster, seedFile: p.seedFile }));
+  // Rendered before any write, so a bad scope fails with nothing written. One cluster: the block's
+  // scope; several: each user its own.
+  const block = shared ? renderAuthorization(users.map((u, i) => ({ role: u.role, nkey: u.nkey, scope: (planned[i] as { scope: PermissionScope }).scope }))) : renderAuthorization(users, scopes[0]);
+  for (const d of new Set([opts.dir, ...planned.map((p) => p.dir)])) {
+    mkdirSync(d, { recursive: true, mode: 0o700 });
+    chmodSync(d, 0o700);
+  }
   planned.forEach((p, i) => writeFileSync(p.seedFile, `${(keys[i] as { seed: string }).seed}\n`, { mode: 0o600 }));
   const authConf = join(opts.dir, AUTH_CONF_FILE);
-  writeFileSync(authConf, `# Generated for cluster ${JSON.stringify(opts.scope.cluster)}: one nkey user per role, least privilege.\n${block}`, { mode: 0o644 });
+  const what = shared ? `clusters ${scopes.map((s) => JSON.stringify(s.cluster)).join(', ')}` : `cluster ${JSON.stringify(scopes[0]?.cluster)}`;
+  writeFileSync(authConf, `# Generated for ${what}: one nkey user per role, least privilege.\n${block}`, { mode: 0o644 });
   return { dir: opts.dir, authConf, users };
 }
 

@@ -6,26 +6,33 @@
 import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InvalidArgumentError } from '@slicemesh/model';
-import type { BackboneNames, NatsRole } from '@slicemesh/nats';
-import { AUTH_CONF_FILE, SERVICE_ROLES, roleSeedFile, writeNatsAuth } from '@slicemesh/nats';
+import type { NatsRole, PermissionScope } from '@slicemesh/nats';
+import { AUTH_CONF_FILE, SERVICE_ROLES, clusterKeyDir, roleSeedFile, writeNatsAuth } from '@slicemesh/nats';
 import { UsageError } from '../cli-error.ts';
 import { LEAFNODES_CONF, generateLeafnodeCredentials, leafnodeRemoteFile, renderLeafnodeRemote, renderLeafnodeUsers } from './leafnode-files.ts';
 
 export interface SeedFile {
   readonly path: string;
   readonly role: NatsRole;
+  readonly cluster: string;
 }
 
-/** The seed files writeNatsAuth writes into `dir`: every service role's, then the agents' (one shared, or one per name). */
-export function seedFilesOf(dir: string, agents: readonly string[] | undefined): SeedFile[] {
-  const agentFiles = agents === undefined ? [{ path: roleSeedFile(dir, 'agent'), role: 'agent' as const }] : agents.map((a) => ({ path: roleSeedFile(dir, 'agent', a), role: 'agent' as const }));
-  return [...SERVICE_ROLES.map((role) => ({ path: roleSeedFile(dir, role), role })), ...agentFiles];
+/**
+ * The seed files writeNatsAuth writes for `clusters`: per cluster every service role's, then the
+ * agents' (one shared, or one per name); in `dir` for one cluster, in DIR/<cluster>/ for several.
+ */
+export function seedFilesOf(dir: string, agents: readonly string[] | undefined, clusters: readonly string[]): SeedFile[] {
+  return clusters.flatMap((cluster) => {
+    const d = clusters.length > 1 ? clusterKeyDir(dir, cluster) : dir;
+    const agentFiles = agents === undefined ? [{ path: roleSeedFile(d, 'agent'), role: 'agent' as const }] : agents.map((a) => ({ path: roleSeedFile(d, 'agent', a), role: 'agent' as const }));
+    return [...SERVICE_ROLES.map((role) => ({ path: roleSeedFile(d, role), role })), ...agentFiles].map((f) => ({ ...f, cluster }));
+  });
 }
 
 export interface WriteKeysOptions {
   readonly dir: string;
-  readonly cluster: string;
-  readonly names: BackboneNames;
+  /** The clusters (names, exports bucket) the permissions are scoped to. */
+  readonly scopes: readonly PermissionScope[];
   readonly agents: readonly string[] | undefined;
   /** A hub's leaves and the leafnode URL they dial: their credential files too. */
   readonly leafnodes: { readonly names: readonly string[]; readonly hubUrl: string } | undefined;
@@ -39,7 +46,7 @@ export type WriteKeysResult =
   | { readonly kept: true }
   | {
       readonly kept: false;
-      readonly keys: readonly { readonly path: string; readonly role: NatsRole; readonly nkey: string }[];
+      readonly keys: readonly { readonly path: string; readonly role: NatsRole; readonly cluster: string; readonly nkey: string }[];
       readonly authConf: string;
       /** The hub's leafnode users file and each leaf's remote file, when asked for. */
       readonly leafnodes?: { readonly users: string; readonly remotes: readonly { readonly name: string; readonly path: string }[] };
@@ -77,7 +84,7 @@ async function writeSecret(path: string, text: string): Promise<void> {
 export async function writeKeyFiles(opts: WriteKeysOptions): Promise<WriteKeysResult> {
   const { dir, leafnodes: leaves } = opts;
   const leafFiles = leaves === undefined ? [] : [join(dir, LEAFNODES_CONF), ...leaves.names.map((n) => join(dir, leafnodeRemoteFile(n)))];
-  const everything = [...seedFilesOf(dir, opts.agents).map((f) => f.path), ...leafFiles, join(dir, AUTH_CONF_FILE)];
+  const everything = [...seedFilesOf(dir, opts.agents, opts.scopes.map((s) => s.cluster)).map((f) => f.path), ...leafFiles, join(dir, AUTH_CONF_FILE)];
   const present: string[] = [];
   for (const f of everything) if (await exists(f)) present.push(f);
   if (opts.ifMissing && present.length > 0) {
@@ -90,7 +97,7 @@ export async function writeKeyFiles(opts: WriteKeysOptions): Promise<WriteKeysRe
   if (leafPresent !== undefined && !opts.force) throw new UsageError(`nats-auth: --out: ${leafPresent} exists: passwords are never replaced by accident (give --force to rotate them all)`);
   let written;
   try {
-    written = writeNatsAuth({ dir, scope: { cluster: opts.cluster, names: opts.names }, ...(opts.agents === undefined ? {} : { agents: opts.agents }), force: opts.force });
+    written = writeNatsAuth({ dir, scope: opts.scopes, ...(opts.agents === undefined ? {} : { agents: opts.agents }), force: opts.force });
   } catch (err) {
     if (err instanceof InvalidArgumentError) throw new UsageError(`nats-auth: --${err.argument}: ${err.reason}`);
     throw fileError(dir, err);
@@ -104,5 +111,5 @@ export async function writeKeyFiles(opts: WriteKeysOptions): Promise<WriteKeysRe
     await writeSecret(users, `# The hub's leafnode users (${leaves.names.join(', ')}), written by slicemesh nats-auth: include it inside the hub's leafnodes {} block.\n${renderLeafnodeUsers(creds)}`);
     leafnodes = { users, remotes: remotes.map((r) => ({ name: r.name, path: r.path })) };
   }
-  return { kept: false, keys: written.users.map((u) => ({ path: u.seedFile, role: u.role, nkey: u.nkey })), authConf: written.authConf, ...(leafnodes === undefined ? {} : { leafnodes }) };
+  return { kept: false, keys: written.users.map((u) => ({ path: u.seedFile, role: u.role, cluster: u.cluster, nkey: u.nkey })), authConf: written.authConf, ...(leafnodes === undefined ? {} : { leafnodes }) };
 }

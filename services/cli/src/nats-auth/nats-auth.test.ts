@@ -57,6 +57,27 @@ describe('slicemesh nats-auth writes a seed per role and the authorization block
       confLacks: ['"kube.c1.>"', '"$KV.views.c1.>"'],
     },
     {
+      name: "--exports-domain lets a leaf's mcs reach the cluster set's exports bucket through the hub's JetStream API",
+      argv: ['--cluster', 'c1', '--exports-domain', 'hub'],
+      files: filesWith('agent.nk'),
+      confHas: ['"$JS.hub.API.STREAM.INFO.KV_exports"', '"$JS.hub.API.CONSUMER.CREATE.KV_exports.>"', '"$JS.hub.API.$KV.exports.>"'],
+      confLacks: ['"$JS.API.STREAM.INFO.KV_exports"'],
+    },
+    {
+      name: '--exports-bucket names the bucket the mcs reaches on its own server',
+      argv: ['--cluster', 'c1', '--exports-bucket', 'set-1'],
+      files: filesWith('agent.nk'),
+      confHas: ['"$JS.API.STREAM.INFO.KV_set-1"', '"$KV.set-1.>"'],
+      confLacks: ['KV_exports', '$JS.hub.'],
+    },
+    {
+      name: 'EXPORTS_DOMAIN and EXPORTS_BUCKET stand in for absent flags, as the mcs reads them',
+      argv: ['--cluster', 'c1'],
+      env: { EXPORTS_DOMAIN: 'hub', EXPORTS_BUCKET: 'xb' },
+      files: filesWith('agent.nk'),
+      confHas: ['"$JS.hub.API.STREAM.INFO.KV_xb"'],
+    },
+    {
       name: 'CLUSTER and the name variables stand in for absent flags, as in slicemesh log',
       argv: [],
       env: { CLUSTER: 'from-env', KUBE_STREAM: 'KENV' },
@@ -107,6 +128,34 @@ describe('slicemesh nats-auth writes a seed per role and the authorization block
       expect(r.stdout).not.toContain(passwords[leaf]);
     }
     expect(mode(join(dir, 'leafnodes.conf'))).toBe(0o600);
+  });
+
+  it('--cluster given twice writes one block with the users of both, each cluster\'s seeds in a directory of its own and its own subject prefix', async () => {
+    const dir = join(tempDir(), 'hub');
+    const r = await natsAuth(['--cluster', 'cluster-a', '--cluster', 'cluster-b', '--subject-prefix', 'a.', '--subject-prefix', 'b.', '--agents', 'n1', '--out', dir]);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(readdirSync(dir).sort()).toEqual(['auth.conf', 'cluster-a', 'cluster-b']);
+    const conf = readFileSync(join(dir, 'auth.conf'), 'utf8');
+    for (const [cluster, prefix] of [['cluster-a', 'a.'], ['cluster-b', 'b.']] as const) {
+      const keys = join(dir, cluster);
+      expect(readdirSync(keys).sort()).toEqual(filesWith('agent-n1.nk').filter((f) => f !== 'auth.conf'));
+      expect(mode(keys)).toBe(0o700);
+      for (const f of readdirSync(keys)) {
+        const role = f.startsWith('agent') ? 'agent' : f.replace('.nk', '');
+        expect(conf, f).toContain(`# ${role} of cluster "${cluster}"\n    { nkey: "${publicKeyOf(join(keys, f))}"`);
+        expect(r.stdout).toContain(`wrote ${join(keys, f)} (${role} of "${cluster}", public key U`);
+      }
+      expect(conf).toContain(`"${prefix}kube.${cluster}.>"`);
+    }
+    expect(conf).not.toContain('"kube.cluster-a.>"');
+    expect(r.stdout).toContain(`wrote ${join(dir, 'auth.conf')} (16 users of clusters "cluster-a", "cluster-b"; `);
+  });
+
+  it('one --subject-prefix serves every --cluster', async () => {
+    const dir = join(tempDir(), 'hub');
+    expect((await natsAuth(['--cluster', 'x', '--cluster', 'y', '--subject-prefix', 't.', '--out', dir])).code).toBe(0);
+    const conf = readFileSync(join(dir, 'auth.conf'), 'utf8');
+    for (const c of ['x', 'y']) expect(conf).toContain(`"t.kube.${c}.>"`);
   });
 
   it('every run makes new keys', async () => {
@@ -175,6 +224,12 @@ describe('slicemesh nats-auth checks its flags before writing anything', () => {
     { name: 'a hub URL a leaf remote cannot dial', argv: ['--cluster', 'c1', '--out', 'DIR', '--leafnodes', 'a', '--hub-url', 'http://hub:7422'], line: /--hub-url "http:\/\/hub:7422" must be nats-leaf:\/\/, tls:\/\/, ws:\/\/ or wss:\/\/, not http:\/\// },
     { name: 'a hub URL with credentials of its own', argv: ['--cluster', 'c1', '--out', 'DIR', '--leafnodes', 'a', '--hub-url', 'nats-leaf://u:p@hub:7422'], line: /must not carry credentials: each leaf gets its own/ },
     { name: 'a leaf name that is a path', argv: ['--cluster', 'c1', '--out', 'DIR', '--leafnodes', 'a/b', '--hub-url', 'nats-leaf://hub:7422'], line: /--leafnodes: "a\/b" is not a leaf name/ },
+    { name: 'a cluster given twice', argv: ['--cluster', 'c1', '--cluster', 'c1', '--out', 'DIR'], line: /--cluster "c1" is given twice/ },
+    { name: 'one of several clusters that cannot name a directory', argv: ['--cluster', 'c1', '--cluster', '../c2', '--out', 'DIR'], line: /--cluster "\.\.\/c2" cannot name its keys' directory/ },
+    { name: 'fewer subject prefixes than clusters, but more than one', argv: ['--cluster', 'a', '--cluster', 'b', '--cluster', 'c', '--subject-prefix', 'a.', '--subject-prefix', 'b.', '--out', 'DIR'], line: /2 --subject-prefix for 3 --cluster: give one for all, or one per cluster/ },
+    { name: 'two clusters with one subject prefix each, the same', argv: ['--cluster', 'a', '--cluster', 'b', '--subject-prefix', 'p.', '--subject-prefix', 'p.', '--out', 'DIR'], line: /--subject-prefix "p\." is given for two clusters: each needs its own/ },
+    { name: 'an exports domain that is no subject token', argv: ['--cluster', 'c1', '--out', 'DIR', '--exports-domain', 'hub.x'], line: /--exports-domain "hub\.x": must be \[A-Za-z0-9_-\]\+/ },
+    { name: 'an exports bucket the mcs would refuse', argv: ['--cluster', 'c1', '--out', 'DIR', '--exports-bucket', 'a b'], line: /--exports-bucket "a b": must be \[A-Za-z0-9_-\]\+/ },
     { name: 'an unknown flag', argv: ['--cluster', 'c1', '--out', 'DIR', '--frobnicate'], line: /^slicemesh: nats-auth: Unknown option '--frobnicate'/ },
     { name: 'an extra argument', argv: ['--cluster', 'c1', '--out', 'DIR', 'extra'], line: /unexpected argument "extra"/ },
   ];
@@ -194,6 +249,6 @@ describe('slicemesh nats-auth checks its flags before writing anything', () => {
   it('--help prints the usage on stdout', async () => {
     const r = await natsAuth(['--help']);
     expect([r.code, r.stderr]).toEqual([0, '']);
-    expect(r.stdout).toMatch(/^Usage: slicemesh nats-auth --cluster ID --out DIR/);
+    expect(r.stdout).toMatch(/^Usage: slicemesh nats-auth --cluster ID \[--cluster ID \.\.\.\] --out DIR/);
   });
 });
