@@ -18,7 +18,7 @@ import { loadKubeLogCuts, partitionScope, readLeases, readOutboxBatch } from '@s
 import { toDomain, WATCHED_KINDS } from '@slicemesh/kube';
 import type { WatchedObject } from '@slicemesh/kube';
 import type { LocalNatsCluster, LocalNatsServer } from '@slicemesh/nats';
-import { isOwnSlice, jetstream, jetstreamManager, kubeSubjectOf, ownManagers, readStreamRange, startLocalNatsCluster } from '@slicemesh/nats';
+import { isOwnSlice, jetstream, jetstreamManager, kubeSubjectOf, ownManagers, readStreamRange, roleSeedFile, startLocalNatsCluster, writeNatsAuth } from '@slicemesh/nats';
 import { hintsLeaseGroup } from '@slicemesh/hints';
 import { slicerLeaseGroup } from '@slicemesh/slicer';
 import type { Component } from '../component.ts';
@@ -44,7 +44,7 @@ import { startTcpProxy } from './tcp-proxy.ts';
 
 /** How far the slicers compacted KUBE during the run: the partitions cut and what the stream still holds. */
 async function boundedLogFigures(s: Stack, partitions: number, snapshotEvery: number | undefined): Promise<BoundedLogFigures> {
-  const cuts = await loadKubeLogCuts(s.db, 'chaos');
+  const cuts = await loadKubeLogCuts(s.db, CHAOS_CLUSTER);
   const info = await (await jetstreamManager(s.nc)).streams.info(s.run.names.kube);
   const firstKept = Array.from({ length: partitions }, (_, p) => cuts.get(partitionScope(p))).filter((x) => x !== undefined);
   return { ...(snapshotEvery !== undefined ? { snapshotEvery } : {}), replicas: info.config.num_replicas ?? 1, partitions, firstKept, kubeMessages: info.state.messages, kubeSequences: info.state.last_seq };
@@ -139,6 +139,8 @@ export interface CampaignResult {
   readonly dir: string;
 }
 
+/** The campaign's cluster id: subjects, keys and the NATS permissions' scope. */
+const CHAOS_CLUSTER = 'chaos';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
@@ -260,14 +262,18 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
   let stack: Stack | undefined;
   let report: ChaosReport | undefined;
   try {
+    // NATS locked down as deployed: a key per role, each service connecting with its own.
+    const run = freshRunNames(newRunId(Date.now()));
+    const keys = writeNatsAuth({ dir: join(dir, 'nats-auth'), scope: { cluster: CHAOS_CLUSTER, names: run.names } });
+    const auth = { block: readFileSync(keys.authConf, 'utf8'), seedFile: roleSeedFile(keys.dir, 'admin') };
     let natsUrl: string;
     if (natsReplicas > 1) {
-      cluster = await startLocalNatsCluster({ size: o.natsCluster as number, dir: join(dir, 'nats-cluster'), log: o.log });
+      cluster = await startLocalNatsCluster({ size: o.natsCluster as number, dir: join(dir, 'nats-cluster'), log: o.log, authorization: auth });
       await cluster.waitForMeta(60_000);
       natsUrl = cluster.url;
       o.log(`own NATS cluster of ${cluster.servers.length}: ${natsUrl}, every stream and bucket with ${natsReplicas} replicas`);
     } else {
-      nats = await startOwnNats(join(dir, 'nats-server'), o.log);
+      nats = await startOwnNats(join(dir, 'nats-server'), o.log, auth);
       proxy = await startTcpProxy(nats.port);
       natsUrl = nats.url;
     }
@@ -275,15 +281,15 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     const scenarioFile = join(dir, 'scenario.yaml');
     // Long enough never to end by itself: the campaign stops the churn when the fault phase ends.
     writeFileSync(scenarioFile, chaosScenario({ seed: o.seed, durationSeconds: Math.ceil(((o.faultPhaseMs + 600_000) * o.speed) / 1000), podsPerSecond: o.podsPerSecond }));
-    const run = freshRunNames(newRunId(Date.now()));
     const cutAgentPort = proxy?.port;
     let cutAgent: string | undefined;
     const s = await startStack({
       natsUrl,
+      natsAuthDir: keys.dir,
       natsReplicas,
       databaseUrl: pg.url,
       run,
-      cluster: 'chaos',
+      cluster: CHAOS_CLUSTER,
       partitions: o.partitions,
       scenario: scenarioFile,
       speed: o.speed,

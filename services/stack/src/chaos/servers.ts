@@ -5,7 +5,7 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectNats } from '@slicemesh/nats';
 import { freePort } from '../child-process.ts';
@@ -36,8 +36,14 @@ export interface OwnServer {
   stop(): Promise<void>;
 }
 
-/** nats-server -js on a free port of 127.0.0.1, its store under `dir`. */
-export async function startOwnNats(dir: string, log: (line: string) => void = () => {}): Promise<OwnServer> {
+/** A locked-down server: its authorization block, and the seed its probes log in with (an admin's). */
+export interface OwnNatsAuth {
+  readonly block: string;
+  readonly seedFile: string;
+}
+
+/** nats-server -js on a free port of 127.0.0.1, its store under `dir`; locked down with `auth`. */
+export async function startOwnNats(dir: string, log: (line: string) => void = () => {}, auth?: OwnNatsAuth): Promise<OwnServer> {
   const binary = findBinary('nats-server');
   if (binary === undefined) throw new Error('nats-server not found (PATH, /usr/sbin): install nats-server 2.9 or newer');
   const port = await freePort();
@@ -45,15 +51,18 @@ export async function startOwnNats(dir: string, log: (line: string) => void = ()
   mkdirSync(store, { recursive: true });
   const url = `nats://127.0.0.1:${port}`;
   const logFile = join(dir, 'nats-server.log');
+  const conf = join(dir, 'nats-server.conf');
+  if (auth !== undefined) writeFileSync(conf, auth.block, { mode: 0o600 });
+  const credentials = auth === undefined ? {} : { nkeySeedFile: auth.seedFile, role: 'admin' as const };
   let child: ChildProcess | undefined;
   const start = async (): Promise<void> => {
     const out = openSync(logFile, 'a');
-    const c = spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], { stdio: ['ignore', out, out] });
+    const c = spawn(binary, [...(auth === undefined ? [] : ['-c', conf]), '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], { stdio: ['ignore', out, out] });
     child = c;
     const deadline = Date.now() + 20_000;
     for (;;) {
       try {
-        const nc = await connectNats({ url, name: 'chaos-probe', timeoutMs: 500 });
+        const nc = await connectNats({ url, name: 'chaos-probe', timeoutMs: 500, ...credentials });
         await nc.close();
         return;
       } catch (err) {
