@@ -163,7 +163,8 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
               loaded();
             }
           };
-          for await (const msg of followSubject(nc as NatsConnection, { stream: config.kubeStream, subject: filter, signal, onInitialDone: done })) {
+          // Its role may not delete consumers: the server removes the follower a minute after it stops.
+          for await (const msg of followSubject(nc as NatsConnection, { stream: config.kubeStream, subject: filter, signal, onInitialDone: done, deleteOnClose: false })) {
             const d = decodeKubeMessage(msg, { cluster: config.cluster, prefix: config.subjectPrefix });
             if (!d.ok) {
               log.warn({ subject: msg.subject, reason: d.rejection.reason }, 'skipped a KUBE message');
