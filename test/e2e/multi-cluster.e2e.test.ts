@@ -1,9 +1,12 @@
-// Multi-cluster behind NATS leafnodes, with the configurations in infra/nats (see its README):
-// each Kubernetes cluster's watcher publishes into its own leaf (JetStream domains a and b) under
-// its own subject prefix (leaf streams from infra/nats/leaf-*.json), the hub's KUBE stream sources
-// both leaves' KUBE through their domain APIs (infra/nats/hub-kube.json), and a slicer per cluster
-// runs centrally on the hub over the sourced log. Each leaf holds only its own cluster, the hub
-// holds both, and each cluster's slices equal `slicemesh plan` of that cluster alone.
+// Multi-cluster behind NATS leafnodes, with the configurations in infra/nats as they ship, locked
+// down with the keys infra/nats/auth/README.md generates: each Kubernetes cluster's watcher
+// publishes into its own leaf (JetStream domains a and b) under its own subject prefix (leaf
+// streams from infra/nats/leaf-*.json), the hub's KUBE stream sources both leaves' KUBE through
+// their domain APIs (infra/nats/hub-kube.json), and a slicer per cluster runs centrally on the hub
+// over the sourced log. Every process logs in with its role's seed: the streams are the admin's,
+// each watcher its leaf's watcher, each central slicer its own cluster's slicer of the hub's
+// shared block. Each leaf holds only its own cluster, the hub holds both, and each cluster's
+// slices equal `slicemesh plan` of that cluster alone.
 
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +16,7 @@ import { parseScenario, startClusterSim } from '@slicemesh/cluster-sim';
 import type { ClusterSim } from '@slicemesh/cluster-sim';
 import { withTestDb } from '@slicemesh/db/testing';
 import type { TestDb } from '@slicemesh/db/testing';
-import type { NatsConnection, StreamInfo } from '@slicemesh/nats';
+import type { NatsConnection, NatsRole, StreamInfo } from '@slicemesh/nats';
 import { connectNats, jetstreamManager } from '@slicemesh/nats';
 import { slicerConfigWith, startSlicer } from '@slicemesh/slicer';
 import type { Slicer } from '@slicemesh/slicer';
@@ -21,8 +24,9 @@ import { startWatcher, watcherConfigWith } from '@slicemesh/watcher';
 import type { WatcherHandle } from '@slicemesh/watcher';
 import { REPO_ROOT } from '../../services/stack/src/index.ts';
 import { comparable, differences, expectedFrom, simObjects } from './support/oracle.ts';
-import { natsServerBinary, startConfiguredServer } from './support/nats-servers.ts';
-import type { RunningServer } from './support/nats-servers.ts';
+import { natsServerBinary } from './support/nats-servers.ts';
+import { copyInfraNatsLocked, startLockedServer } from './support/locked-nats-servers.ts';
+import type { LockedServer } from './support/locked-nats-servers.ts';
 import { quietScenario } from './support/scenarios.ts';
 
 const binary = natsServerBinary();
@@ -39,13 +43,21 @@ describe.skipIf(binary === undefined)('multi-cluster through a hub and leafnodes
   it('watchers publish into their leaves, the hub sources both logs, and a central slicer per cluster matches the offline plan of that cluster', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'slicemesh-leaf-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    const start = async (conf: string, hubLeafPort?: number): Promise<RunningServer> => {
-      const s = await startConfiguredServer(binary as string, conf, dir, hubLeafPort === undefined ? {} : { hubLeafPort });
+    const copy = await copyInfraNatsLocked(dir);
+    const start = async (conf: string, hubLeafPort?: number): Promise<LockedServer> => {
+      const s = await startLockedServer(binary as string, copy, conf, hubLeafPort);
       cleanups.push(() => s.stop());
       return s;
     };
     const hub = await start('hub.conf');
     const leaves = { a: await start('leaf-a.conf', hub.leafPort), b: await start('leaf-b.conf', hub.leafPort) };
+    /** A connection of `role` to `server` with that role's seed (`cluster`'s, on the hub). */
+    const as = async (server: LockedServer, role: NatsRole, name: string, cluster?: string): Promise<NatsConnection> => {
+      const nc = await connectNats({ url: server.url, name, nkeySeedFile: server.seedOf(role, cluster), role });
+      cleanups.push(() => nc.close());
+      return nc;
+    };
+    expect(hub.sharedBy).toEqual(['cluster-a', 'cluster-b']);
 
     // Per leaf: its streams (the cluster's prefix, KUBE and DLQ only), a simulated cluster and a
     // watcher that does not declare streams itself.
@@ -56,8 +68,7 @@ describe.skipIf(binary === undefined)('multi-cluster through a hub and leafnodes
     const sims = new Map<string, ClusterSim>();
     const leafCounts: number[] = [];
     for (const c of clusters) {
-      const lnc = await connectNats({ url: c.leaf.url, name: 'leaf-admin' });
-      cleanups.push(() => lnc.close());
+      const lnc = await as(c.leaf, 'admin', 'leaf-admin');
       const ljsm = await jetstreamManager(lnc);
       for (const f of ['leaf-kube.json', 'leaf-dlq.json']) {
         const conf = await streamConfig(f);
@@ -67,24 +78,23 @@ describe.skipIf(binary === undefined)('multi-cluster through a hub and leafnodes
       cleanups.push(() => sim.close());
       sims.set(c.id, sim);
       const w: WatcherHandle = startWatcher(
-        watcherConfigWith({ cluster: c.id, kubeServer: sim.url, natsUrl: c.leaf.url, subjectPrefix: `${c.domain}.`, ensureStreams: false, partitions: 1, logLevel: 'silent', healthPort: 0 }),
+        watcherConfigWith({ cluster: c.id, kubeServer: sim.url, natsUrl: c.leaf.url, natsNkeySeedFile: c.leaf.seedOf('watcher'), subjectPrefix: `${c.domain}.`, ensureStreams: false, partitions: 1, logLevel: 'silent', healthPort: 0 }),
       );
       cleanups.push(() => w.close());
       await w.ready;
     }
     await new Promise((r) => setTimeout(r, 500)); // let the pods' readiness updates land
     for (const c of clusters) {
-      const lnc = await connectNats({ url: c.leaf.url, name: 'leaf-count' });
+      // The reader's seed reads the stream's state.
+      const lnc = await as(c.leaf, 'reader', 'leaf-count');
       const kube = await (await jetstreamManager(lnc)).streams.info('KUBE', { subjects_filter: '>' });
-      await lnc.close();
       // Disjoint prefixes: a leaf's stream captures its own cluster only, nothing of the other.
       expect(Object.keys(kube.state.subjects ?? {}).every((x) => x.startsWith(`${c.domain}.kube.${c.id}.`)), c.id).toBe(true);
       leafCounts.push(kube.state.messages);
     }
 
     // The hub: KUBE and DLQ source the leaves, SLICES is its own (all from infra/nats/hub-*.json).
-    const nc: NatsConnection = await connectNats({ url: hub.url, name: 'hub-admin' });
-    cleanups.push(() => nc.close());
+    const nc: NatsConnection = await as(hub, 'admin', 'hub-admin', 'cluster-a');
     const jsm = await jetstreamManager(nc);
     for (const f of ['hub-kube.json', 'hub-dlq.json', 'hub-slices.json']) await jsm.streams.add((await streamConfig(f)) as never);
     let info: StreamInfo = await jsm.streams.info('KUBE');
@@ -101,7 +111,7 @@ describe.skipIf(binary === undefined)('multi-cluster through a hub and leafnodes
       const db: TestDb = await withTestDb();
       cleanups.push(() => db.close());
       const slicer: Slicer = startSlicer(
-        slicerConfigWith({ cluster: c.id, subjectPrefix: `${c.domain}.`, natsUrl: hub.url, databaseUrl: db.url, dbSchema: db.schema, partitions: 1, ensureStreams: false, healthPort: 0, logLevel: 'silent' }),
+        slicerConfigWith({ cluster: c.id, subjectPrefix: `${c.domain}.`, natsUrl: hub.url, natsNkeySeedFile: hub.seedOf('slicer', c.id), databaseUrl: db.url, dbSchema: db.schema, partitions: 1, ensureStreams: false, healthPort: 0, logLevel: 'silent' }),
       );
       cleanups.push(() => slicer.close());
       await slicer.ready;

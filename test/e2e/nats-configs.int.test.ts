@@ -20,16 +20,32 @@ const binary = natsServerBinary();
 const confs = readdirSync(DIR).filter((f) => f.endsWith('.conf')).sort();
 const streams = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
 
-/** The cluster and subject prefix each configuration's clients belong to (the multi-cluster recipe's). */
-const SCOPE: Readonly<Record<string, { cluster: string; prefix: string }>> = {
-  'single.conf': { cluster: 'local', prefix: '' },
-  'cluster-1.conf': { cluster: 'local', prefix: '' },
-  'cluster-2.conf': { cluster: 'local', prefix: '' },
-  'cluster-3.conf': { cluster: 'local', prefix: '' },
-  'hub.conf': { cluster: 'cluster-a', prefix: 'a.' },
-  'leaf-a.conf': { cluster: 'cluster-a', prefix: 'a.' },
-  'leaf-b.conf': { cluster: 'cluster-b', prefix: 'b.' },
+interface Scope {
+  readonly cluster: string;
+  readonly prefix: string;
+  /** The JetStream API the mcs reaches the exports bucket through: its own server's, or the hub's domain. */
+  readonly exportsApi: string;
+}
+
+/** The clusters (with subject prefixes) each configuration's clients belong to (the multi-cluster recipe's): the hub's block holds both clusters' users. */
+const SCOPES: Readonly<Record<string, readonly Scope[]>> = {
+  'single.conf': [{ cluster: 'local', prefix: '', exportsApi: '$JS.API' }],
+  'cluster-1.conf': [{ cluster: 'local', prefix: '', exportsApi: '$JS.API' }],
+  'cluster-2.conf': [{ cluster: 'local', prefix: '', exportsApi: '$JS.API' }],
+  'cluster-3.conf': [{ cluster: 'local', prefix: '', exportsApi: '$JS.API' }],
+  'hub.conf': [
+    { cluster: 'cluster-a', prefix: 'a.', exportsApi: '$JS.API' },
+    { cluster: 'cluster-b', prefix: 'b.', exportsApi: '$JS.API' },
+  ],
+  'leaf-a.conf': [{ cluster: 'cluster-a', prefix: 'a.', exportsApi: '$JS.hub.API' }],
+  'leaf-b.conf': [{ cluster: 'cluster-b', prefix: 'b.', exportsApi: '$JS.hub.API' }],
 };
+const ROLES = ['watcher', 'slicer', 'hints', 'publisher', 'mcs', 'agent', 'reader', 'admin'];
+
+/** Each user entry of a block: its comment line (role, and cluster in a shared block) and its permissions. */
+function usersOfBlock(block: string): { comment: string; text: string }[] {
+  return block.split(/\n(?= {4}# )/).slice(1).map((e) => ({ comment: e.split('\n')[0]?.trim() ?? '', text: e }));
+}
 
 /** `nats-server -t -c file`: '' on success (the verdict goes to stderr); throws with the server's complaint. */
 function check(file: string): string {
@@ -52,15 +68,24 @@ describe.skipIf(binary === undefined)('infra/nats configurations (nats-server -t
     it(`${conf} is valid with the generated keys`, () => {
       expect(check(join(copy, conf))).toBe('');
     });
-    it(`${conf} locks its clients down with the nkey users of ${SCOPE[conf]?.cluster ?? '?'}, which the README's commands write`, () => {
+    const scopes = SCOPES[conf] ?? [];
+    it(`${conf} locks its clients down with the nkey users of ${scopes.map((x) => x.cluster).join(' and ')}, which the README's commands write`, () => {
       const auth = includesOf(readFileSync(join(DIR, conf), 'utf8')).filter((f) => f.endsWith('/auth.conf'));
       expect(auth.length, 'one authorization block').toBe(1);
       const block = readFileSync(join(copy, auth[0] as string), 'utf8');
-      const { cluster, prefix } = SCOPE[conf] as { cluster: string; prefix: string };
-      expect(block).toContain(`cluster "${cluster}"`);
-      // The watcher's publish permission names the cluster's subjects, prefix included.
-      expect(block).toContain(`"${prefix}kube.${cluster}.>"`);
-      for (const role of ['watcher', 'slicer', 'hints', 'publisher', 'agent', 'reader', 'admin']) expect(block, role).toContain(`# ${role}\n`);
+      const users = usersOfBlock(block);
+      const shared = scopes.length > 1;
+      expect(users.length).toBe(ROLES.length * scopes.length);
+      for (const { cluster, prefix, exportsApi } of scopes) {
+        expect(block.split('\n')[0]).toContain(`"${cluster}"`);
+        for (const role of ROLES) {
+          const user = users.find((u) => u.comment === (shared ? `# ${role} of cluster "${cluster}"` : `# ${role}`));
+          expect(user, `${role} of ${cluster}`).toBeDefined();
+          // The watcher publishes its cluster's subjects, prefix included; the mcs reaches the exports bucket.
+          if (role === 'watcher') expect(user?.text).toContain(`"${prefix}kube.${cluster}.>"`);
+          if (role === 'mcs') expect(user?.text).toContain(`"${exportsApi}.STREAM.INFO.KV_exports"`);
+        }
+      }
     });
   }
   it('a configuration whose generated block is missing is rejected: none runs open by accident', () => {

@@ -5,7 +5,7 @@
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { NatsRole } from '@slicemesh/nats';
 import { connectNats } from '@slicemesh/nats';
@@ -17,8 +17,13 @@ export interface LockedServer {
   readonly monitorPort: number;
   /** The leafnode listen port (the hub). */
   readonly leafPort: number;
-  /** The seed file of `role` beside the block this server includes (agent.nk: the shared agent key). */
-  seedOf(role: NatsRole): string;
+  /**
+   * The seed file of `role` beside the block this server includes (agent.nk: the shared agent key);
+   * on a server whose block several clusters share (the hub), `cluster` names whose.
+   */
+  seedOf(role: NatsRole, cluster?: string): string;
+  /** The clusters whose users share this server's block (each with its seeds in a directory of its own); none for a block of one cluster. */
+  readonly sharedBy: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -52,7 +57,13 @@ export async function startLockedServer(binary: string, copy: string, conf: stri
     writeFileSync(remote, readFileSync(remote, 'utf8').replace('@hub:7422', `@127.0.0.1:${hubLeafPort}`));
   }
   const authDir = dirname(join(copy, includes.find((f) => f.endsWith('/auth.conf')) ?? ''));
-  const seedOf = (role: NatsRole): string => join(authDir, `${role}.nk`);
+  // writeNatsAuth puts each cluster's seeds in <dir>/<cluster>/ when a block has several.
+  const sharedBy = existsSync(join(authDir, 'admin.nk')) ? [] : readdirSync(authDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  const seedOf = (role: NatsRole, cluster?: string): string => {
+    if (sharedBy.length === 0) return join(authDir, `${role}.nk`);
+    if (cluster === undefined || !sharedBy.includes(cluster)) throw new Error(`${conf}: its block is shared by ${sharedBy.join(', ')}; name the cluster whose ${role} seed, not ${String(cluster)}`);
+    return join(authDir, cluster, `${role}.nk`);
+  };
   const file = join(copy, `local-${conf}`);
   writeFileSync(file, text);
   const child: ChildProcess = spawn(binary, ['-c', file], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -61,7 +72,7 @@ export async function startLockedServer(binary: string, copy: string, conf: stri
   const url = `nats://127.0.0.1:${client}`;
   for (const until = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 100))) {
     try {
-      await (await connectNats({ url, name: 'probe', timeoutMs: 500, nkeySeedFile: seedOf('admin'), role: 'admin' })).close();
+      await (await connectNats({ url, name: 'probe', timeoutMs: 500, nkeySeedFile: seedOf('admin', sharedBy[0]), role: 'admin' })).close();
       break;
     } catch (err) {
       if (child.exitCode !== null || Date.now() > until) {
@@ -75,6 +86,7 @@ export async function startLockedServer(binary: string, copy: string, conf: stri
     monitorPort: monitor,
     leafPort: leaf,
     seedOf,
+    sharedBy,
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));
