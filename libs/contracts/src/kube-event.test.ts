@@ -22,6 +22,11 @@ const ctx = { cluster: 'c1', partitions: 4, prefix: '' };
 const svc = atVersion(makeService('web', { namespace: 'shop' }), 7);
 const pod = atVersion(makePod('web-1', { namespace: 'shop' }), 8);
 const node = atVersion(makeNode('n1', { zone: 'a' }), 9);
+const exp: WatchedObject = deepFreeze({
+  apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+  kind: 'ServiceExport',
+  metadata: { name: 'web', namespace: 'shop', uid: 'uid-se-web', resourceVersion: '10', creationTimestamp: '2026-01-01T00:00:00Z' },
+});
 const at = (o: Parameters<typeof subjectOf>[0]) => subjectOf(o, { partitions: 4 });
 
 const msg = (subject: string, data: unknown): RawKubeMessage => deepFreeze({ subject, data });
@@ -38,6 +43,13 @@ const cases: readonly Case[] = [
   { name: 'accepts a Service upsert on its own subject', msg: msg(at(svc), envelopeOf(svc)) },
   { name: 'accepts a Pod delete', msg: msg(at(pod), envelopeOf(pod, { type: 'Deleted.v1' })) },
   { name: 'accepts a Node on the node subject', msg: msg(at(node), envelopeOf(node)) },
+  { name: 'accepts a ServiceExport on its serviceexport subject', msg: msg(at(exp), envelopeOf(exp)) },
+  { name: 'rejects a ServiceExport on a Service subject', msg: msg(at(svc), envelopeOf(exp)), field: 'kind', reason: /does not match the subject's kind Service/ },
+  {
+    name: 'rejects a ServiceExport of another apiVersion with the validator field',
+    msg: msg(at(exp), envelopeOf({ ...exp, apiVersion: 'multicluster.x-k8s.io/v2' } as WatchedObject)),
+    field: 'object.apiVersion',
+  },
   { name: 'rejects a body that is not JSON', msg: rawMessage(1, at(svc), '{"type":'), field: null, reason: /^body is not JSON/ },
   { name: 'rejects a subject that is not a kube subject', msg: msg('kube.c1.0.widget.shop.web', envelopeOf(svc)), field: 'subject', reason: /unknown kind token/ },
   { name: 'rejects a subject with a raw dot in a name (not one token)', msg: msg('kube.c1.0.service.shop.we.b', envelopeOf(svc)), field: 'subject', reason: /6 tokens/ },
@@ -98,6 +110,11 @@ describe('decodeKubeMessage', () => {
   it('returns the normalised object with namespace, name, uid and resourceVersion', () => {
     const d = decodeKubeMessage(msg(at(pod), envelopeOf(pod, { type: 'Deleted.v1' })), ctx);
     expect(d.ok && d.change).toMatchObject({ type: 'Deleted.v1', kind: 'Pod', cluster: 'c1', namespace: 'shop', name: 'web-1', uid: 'uid-pod-web-1', resourceVersion: '8' });
+  });
+
+  it('decodes a ServiceExport with its namespace and name', () => {
+    const d = decodeKubeMessage(msg(at(exp), envelopeOf(exp)), ctx);
+    expect(d.ok && d.change).toMatchObject({ kind: 'ServiceExport', namespace: 'shop', name: 'web', uid: 'uid-se-web', resourceVersion: '10' });
   });
 
   it('gives nodes the empty namespace', () => {

@@ -3,19 +3,23 @@
 // watcher's own restart read it back through decodeKubeMessage / parseKubeEvent, so a message
 // one of them rejects, all of them reject.
 
-import type { EndpointSlice, Endpoints, Node, Pod, Service } from '@slicemesh/model';
-import { InvalidObjectError, validateKubeObject } from '@slicemesh/model';
+import type { EndpointSlice, Endpoints, Node, Pod, Service, ServiceExport } from '@slicemesh/model';
+import { InvalidObjectError, validateKubeObject, validateServiceExport } from '@slicemesh/model';
 import { TokenEncodeError } from './errors.ts';
 import type { SubjectOptions } from './subjects.ts';
 import { kubeNodeSubject, kubeObjectSubject, parseKubeSubject, partitionOf } from './subjects.ts';
 
 /**
  * The kinds the watcher follows, in the order it starts them. EndpointSlices are only those of
- * other controllers (see isOwnSlice): the slicer's own travel on SLICES.
+ * other controllers (see isOwnSlice): the slicer's own travel on SLICES. ServiceExports (MCS,
+ * a CRD) exist only where the API serves them (see OPTIONAL_KINDS); only the mcs service reads them.
  */
-export const WATCHED_KINDS = ['Node', 'Service', 'Endpoints', 'Pod', 'EndpointSlice'] as const;
+export const WATCHED_KINDS = ['Node', 'Service', 'Endpoints', 'Pod', 'EndpointSlice', 'ServiceExport'] as const;
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
-export type WatchedObject = Service | Pod | Node | Endpoints | EndpointSlice;
+export type WatchedObject = Service | Pod | Node | Endpoints | EndpointSlice | ServiceExport;
+
+/** Kinds of CRDs a cluster may not have installed: an API that does not serve them is no error. */
+export const OPTIONAL_KINDS: ReadonlySet<WatchedKind> = new Set<WatchedKind>(['ServiceExport']);
 
 export const UPSERTED = 'Upserted.v1';
 export const DELETED = 'Deleted.v1';
@@ -80,6 +84,12 @@ export function kubeSubjectOf(cluster: string, object: WatchedObject, layout: Su
   }
 }
 
+/** validateKubeObject for the core kinds, validateServiceExport for ServiceExports (not an input-file kind). */
+function validateWatchedObject(raw: unknown, where: string): WatchedObject {
+  if (isRecord(raw) && raw['kind'] === 'ServiceExport') return validateServiceExport(raw, where);
+  return validateKubeObject(raw, where);
+}
+
 /** Why a KUBE message was rejected; `field` is a JSON path (`subject`, `type`, `object.spec…`). */
 export interface Rejection {
   readonly reason: string;
@@ -110,7 +120,7 @@ export function parseKubeEvent(body: unknown, where = 'KUBE message'): Parsed<Ku
   if (!isWatchedKind(kind)) return reject(`must be one of ${WATCHED_KINDS.join(', ')}, got ${JSON.stringify(kind)}`, 'kind');
   let object;
   try {
-    object = validateKubeObject(body['object'], where);
+    object = validateWatchedObject(body['object'], where);
   } catch (err) {
     if (err instanceof InvalidObjectError) return reject(err.message, `object.${err.field}`);
     throw err;

@@ -76,6 +76,7 @@ describe('kube subjects', () => {
   const objects: readonly { name: string; a: KubeObjectAddress; subject: string }[] = deepFreeze([
     { name: 'a plain service', a: { cluster: 'c1', partition: 3, kind: 'Service', namespace: 'default', name: 'web' }, subject: 'kube.c1.3.service.default.web' },
     { name: 'a pod whose name has dots becomes one token', a: { cluster: 'c1', partition: 0, kind: 'Pod', namespace: 'ns', name: 'web.v1.abc' }, subject: 'kube.c1.0.pod.ns.web=2Ev1=2Eabc' },
+    { name: 'a service export', a: { cluster: 'c1', partition: 1, kind: 'ServiceExport', namespace: 'shop', name: 'web' }, subject: 'kube.c1.1.serviceexport.shop.web' },
     { name: 'endpoints with wildcard characters in the cluster name', a: { cluster: 'a*b>', partition: 12, kind: 'Endpoints', namespace: 'x', name: 'y' }, subject: 'kube.a=2Ab=3E.12.endpoints.x.y' },
   ]);
   for (const tc of objects) {
@@ -138,14 +139,16 @@ describe('filters select exactly what they promise', () => {
   const otherPart = kubeObjectSubject({ cluster: 'c.1', partition: 3, kind: 'Service', namespace: 'other', name: 'db' });
   const otherCluster = kubeObjectSubject({ cluster: 'c', partition: 2, kind: 'Service', namespace: 'default', name: 'web' });
   const node = kubeNodeSubject({ cluster: 'c.1', name: 'n1' });
+  const exp = kubeObjectSubject({ cluster: 'c.1', partition: 2, kind: 'ServiceExport', namespace: 'default', name: 'web' });
   const cases = [
-    { name: 'partition filter: its partition only, no nodes', filter: kubePartitionFilter('c.1', 2), want: [svc, pod] },
+    { name: 'partition filter: its partition only, no nodes', filter: kubePartitionFilter('c.1', 2), want: [svc, pod, exp] },
     { name: 'nodes filter: nodes only', filter: kubeNodesFilter('c.1'), want: [node] },
     { name: 'service filter: services of every partition', filter: kubeKindFilter('c.1', 'Service'), want: [svc, otherPart] },
+    { name: 'service export filter: service exports only', filter: kubeKindFilter('c.1', 'ServiceExport'), want: [exp] },
   ];
   for (const tc of cases) {
     it(tc.name, () => {
-      expect([svc, pod, otherPart, otherCluster, node].filter((s) => matches(tc.filter, s))).toEqual(tc.want);
+      expect([svc, pod, exp, otherPart, otherCluster, node].filter((s) => matches(tc.filter, s))).toEqual(tc.want);
     });
   }
   it('stream subjects capture every subject built with the same prefix', () => {

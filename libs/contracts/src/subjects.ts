@@ -2,7 +2,7 @@
 // (tokens.ts); every builder validates, every parser is strict, so a subject we did not build
 // is rejected rather than half-understood.
 //
-//   kube.<cluster>.<part>.<kind>.<ns>.<name>    kind: service | pod | endpoints | endpointslice
+//   kube.<cluster>.<part>.<kind>.<ns>.<name>    kind: service | pod | endpoints | endpointslice | serviceexport
 //   kube.<cluster>.node.<name>
 //   slices.<cluster>.<ns>.<service>
 //   dlq.<cluster>.<source>                      source: watcher | slicer | hints | ...
@@ -23,7 +23,7 @@ export interface SubjectOptions {
 }
 
 /** Namespaced kinds published under a partition. Nodes have their own subject. */
-export type PartitionedKind = 'Service' | 'Pod' | 'Endpoints' | 'EndpointSlice';
+export type PartitionedKind = 'Service' | 'Pod' | 'Endpoints' | 'EndpointSlice' | 'ServiceExport';
 /** The kind token in a subject for each partitioned kind. */
 export const KIND_TOKENS: Readonly<Record<PartitionedKind, string>> = Object.freeze({
   Service: 'service',
@@ -31,6 +31,8 @@ export const KIND_TOKENS: Readonly<Record<PartitionedKind, string>> = Object.fre
   Endpoints: 'endpoints',
   // Other controllers' slices only (see isOwnSlice); the slicer skips them, hints reads them.
   EndpointSlice: 'endpointslice',
+  // MCS ServiceExports (multicluster.x-k8s.io); the mcs service reads them, the slicer skips them.
+  ServiceExport: 'serviceexport',
 });
 const KIND_BY_TOKEN = new Map(Object.entries(KIND_TOKENS).map(([k, t]) => [t, k as PartitionedKind]));
 const NODE_TOKEN = 'node';
@@ -100,7 +102,7 @@ export type ParsedKubeSubject = ({ readonly type: 'object' } & KubeObjectAddress
 /** `kube.<cluster>.<part>.<kind>.<ns>.<name>`. Use partitionOf(namespace, P) for `partition`. */
 export function kubeObjectSubject(a: KubeObjectAddress, opts?: SubjectOptions): string {
   const kind = KIND_TOKENS[a.kind];
-  if (kind === undefined) throw new InvalidArgumentError('kind', `must be Service, Pod, Endpoints or EndpointSlice, got ${String(a.kind)}`);
+  if (kind === undefined) throw new InvalidArgumentError('kind', `must be one of ${Object.keys(KIND_TOKENS).join(', ')}, got ${String(a.kind)}`);
   return `${prefixOf(opts)}kube.${encodeToken(a.cluster)}.${partitionToken(a.partition)}.${kind}.${encodeToken(a.namespace)}.${encodeToken(a.name)}`;
 }
 

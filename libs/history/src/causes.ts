@@ -110,6 +110,9 @@ export function describeChange(before: WatchedObject | undefined, after: Watched
       return describeEndpoints(before as Endpoints | undefined, after as Endpoints | undefined);
     case 'EndpointSlice':
       return describeSlice(before as EndpointSlice | undefined, after as EndpointSlice | undefined);
+    case 'ServiceExport':
+      // Exporting changes no slice of this cluster (the mcs service acts on it).
+      return [`ServiceExport ${(after ?? before)?.metadata.namespace ?? 'default'}/${(after ?? before)?.metadata.name ?? ''} was ${after === undefined ? 'deleted' : before === undefined ? 'created' : 'updated'}`];
     case undefined:
       return [];
     default: {

@@ -44,7 +44,7 @@ export interface Folded {
   readonly rejection?: Rejection;
   /** The object before the change (live version only); undefined when new. */
   readonly before?: SnapshotObject['object'];
-  /** False for a duplicate or stale copy, which changes nothing. */
+  /** False for a duplicate or stale copy, and for a ServiceExport (the slicer skips it): it changes nothing. */
   readonly applied: boolean;
   /** `ns/name` of the Services the change concerns (dirty ones, and a foreign slice's Service). */
   readonly services: readonly string[];
@@ -202,6 +202,8 @@ export class Replayer {
     );
     if (!decoded.ok) return { event, rejection: decoded.rejection, applied: false, services: [] };
     const c = decoded.change;
+    // The slicer skips ServiceExports (the mcs service reads them): nothing to keep or reconcile.
+    if (c.kind === 'ServiceExport') return { event, change: c, applied: false, services: [] };
     const key = objectKey(c.kind, c.namespace, c.name);
     const stored = this.#objects.get(key);
     const deleted = c.type === DELETED;
@@ -211,7 +213,8 @@ export class Replayer {
     if (stored !== undefined && !supersedes(version, { resourceVersion: stored.object.metadata.resourceVersion ?? '', deleted: stored.deleted })) {
       return { ...base, applied: false, services: [] };
     }
-    this.#objects.set(key, deleted ? { deleted, object: tombstoneOf(c.object) } : { deleted, object: c.object });
+    const object = c.object as SnapshotObject['object']; // ServiceExports returned above
+    this.#objects.set(key, deleted ? { deleted, object: tombstoneOf(object) } : { deleted, object });
     if (c.namespace !== '') this.#namespaces.add(c.namespace);
     if (c.kind === 'EndpointSlice') {
       const sliceKey = `${c.namespace}/${c.name}`;

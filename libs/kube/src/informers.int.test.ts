@@ -169,3 +169,59 @@ describe('ObjectWatch over cluster-sim', () => {
     expect(statuses.filter((s) => s.type === 'restarted').length).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe('ObjectWatch of an optional kind (ServiceExport) where the API does not serve it', () => {
+  let bare: ClusterSim | undefined;
+  afterEach(async () => {
+    await bare?.close();
+    bare = undefined;
+  });
+
+  function startExports(url: string, seed: readonly unknown[] = []): Promise<void> {
+    watch = new ObjectWatch({
+      kubeConfig: buildKubeConfig({ type: 'server', url }),
+      kind: 'ServiceExport',
+      seed,
+      onEvent: (e) => events.push(e),
+      onStatus: (s) => statuses.push(s),
+      restartDelayMs: () => 50,
+      notServedRetryMs: 100,
+    });
+    return watch.start();
+  }
+  const exportOf = (name: string): KubeObj => ({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name, namespace: 'default' } });
+
+  it('start() resolves with not-served reported once, and what the seed held is reported deleted', async () => {
+    bare = await startClusterSim({ scenario: EMPTY_SCENARIO, mcsApi: false });
+    const seeded = { ...exportOf('old'), metadata: { name: 'old', namespace: 'default', uid: 'u-old', resourceVersion: '3' } };
+    await startExports(bare.url, [seeded]);
+    expect(statuses.filter((s) => s.type === 'not-served')).toEqual([{ type: 'not-served', kind: 'ServiceExport', retryInMs: 100 }]);
+    expect(lines()).toEqual(['delete/vanished default/old u-old 3']);
+    await new Promise((r) => setTimeout(r, 350)); // several retries, still not served
+    expect(statuses.map((s) => s.type)).toEqual(['not-served']);
+  });
+
+  it('lists and watches once the API serves the kind (the CRDs installed later)', async () => {
+    // The proxy answers 404 for the MCS group until it is let through, as a cluster gaining the CRDs.
+    const created = sim.store.create('ServiceExport', exportOf('web'));
+    await proxy.hide('/apis/multicluster.x-k8s.io');
+    await startExports(proxy.url);
+    expect(statuses.map((s) => s.type)).toEqual(['not-served']);
+    expect(events).toEqual([]);
+    await proxy.unhide();
+    await until(() => events.length === 1, 'the first list after the CRDs appear');
+    expect(lines()).toEqual([`upsert default/web ${created.metadata.uid} ${created.metadata.resourceVersion}`]);
+    const later = sim.store.create('ServiceExport', exportOf('api'));
+    await until(() => events.length === 2, 'a live change');
+    expect(lines()[1]).toBe(`upsert default/api ${later.metadata.uid} ${later.metadata.resourceVersion}`);
+  });
+
+  it('another kind answered 404 is an error that keeps restarting, not not-served', async () => {
+    await proxy.hide('/api/v1/services');
+    const started = start();
+    await until(() => statuses.filter((s) => s.type === 'error').length >= 2, 'two failed attempts');
+    expect(statuses.some((s) => s.type === 'not-served')).toBe(false);
+    await proxy.unhide();
+    await started;
+  });
+});

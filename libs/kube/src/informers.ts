@@ -28,7 +28,7 @@ import { ListWatch, Watch } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { listRaw } from './list.ts';
 import type { ListOptions } from './list.ts';
-import { objectKeyOf, withTypeMeta } from './to-domain.ts';
+import { objectKeyOf, OPTIONAL_KINDS, withTypeMeta } from './to-domain.ts';
 import type { WatchedKind } from './to-domain.ts';
 
 /** Collection paths (all namespaces) of the watched kinds. */
@@ -38,6 +38,7 @@ export const KIND_PATHS: Readonly<Record<WatchedKind, string>> = {
   Endpoints: '/api/v1/endpoints',
   Node: '/api/v1/nodes',
   EndpointSlice: '/apis/discovery.k8s.io/v1/endpointslices',
+  ServiceExport: '/apis/multicluster.x-k8s.io/v1alpha1/serviceexports',
 };
 
 /** Why a delete is reported. */
@@ -65,6 +66,12 @@ export type ObjectWatchStatus =
   /** The informer stopped on an error; it is started again after `restartInMs`. */
   | { readonly type: 'error'; readonly kind: WatchedKind; readonly error: unknown; readonly attempt: number; readonly restartInMs: number }
   | { readonly type: 'restarted'; readonly kind: WatchedKind; readonly attempt: number }
+  /**
+   * The API answers 404 for an optional kind (a CRD not installed): start() resolves, what was
+   * known is reported deleted (the API deletes a CRD's objects with it), and the list is tried
+   * again every `retryInMs`. Reported once until the kind is listed again.
+   */
+  | { readonly type: 'not-served'; readonly kind: WatchedKind; readonly retryInMs: number }
   /** `onEvent` threw; the event is lost to the caller (client-node would swallow it silently). */
   | { readonly type: 'handler-error'; readonly kind: WatchedKind; readonly error: unknown };
 
@@ -84,7 +91,12 @@ export interface ObjectWatchOptions {
    * stops matching is reported as a delete, one that starts matching as an upsert.
    */
   readonly labelSelector?: string;
+  /** How often an optional kind the API does not serve is tried again, ms. Defaults to 60 s. */
+  readonly notServedRetryMs?: number;
 }
+
+/** See ObjectWatchOptions.notServedRetryMs. */
+export const DEFAULT_NOT_SERVED_RETRY_MS = 60_000;
 
 interface Known {
   readonly uid: string;
@@ -103,6 +115,13 @@ function versionOf(obj: unknown): { uid: string; resourceVersion: string } {
 }
 
 const defaultRestartDelay = (attempt: number): number => Math.min(30_000, 500 * 2 ** Math.min(attempt, 6));
+
+/** The HTTP status of a failed list (KubeApiError) or watch (client-node's error), else undefined. */
+function statusCodeOf(err: unknown): number | undefined {
+  if (!isRecord(err)) return undefined;
+  const code = err['statusCode'] ?? err['code'];
+  return typeof code === 'number' ? code : undefined;
+}
 
 /** Sees what client-node's informer sees: the watch requests, their events and how they end. */
 class ObservedWatch extends Watch {
@@ -151,7 +170,7 @@ class ObservedWatch extends Watch {
 export class ObjectWatch {
   readonly kind: WatchedKind;
   readonly #opts: ObjectWatchOptions;
-  readonly #informer: ListWatch<KubernetesObject>;
+  #informer: ListWatch<KubernetesObject>;
   /** What has been reported and not deleted, by key. Only touched from client-node callbacks. */
   readonly #known = new Map<string, Known>();
   #lists = 0;
@@ -159,6 +178,8 @@ export class ObjectWatch {
   #restartTimer: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
   #synced = false;
+  /** Set while the API answers 404 for this (optional) kind. */
+  #notServed = false;
   #resolveSynced: () => void = () => {};
   readonly #syncedPromise: Promise<void>;
 
@@ -170,12 +191,17 @@ export class ObjectWatch {
       if (key !== undefined) this.#known.set(key, { ...versionOf(obj), object: obj });
     }
     this.#syncedPromise = new Promise((resolve) => (this.#resolveSynced = resolve));
-    const watch = new ObservedWatch(opts.kubeConfig, this);
-    this.#informer = new ListWatch(KIND_PATHS[opts.kind], watch, () => this.#list(), false, opts.labelSelector);
-    this.#informer.on('add', (obj) => this.#upsert(obj));
-    this.#informer.on('update', (obj) => this.#upsert(obj));
-    this.#informer.on('delete', (obj) => this.#delete(obj));
-    this.#informer.on('error', (err: unknown) => this.#failed(err));
+    this.#informer = this.#newInformer();
+  }
+
+  #newInformer(): ListWatch<KubernetesObject> {
+    const watch = new ObservedWatch(this.#opts.kubeConfig, this);
+    const informer = new ListWatch<KubernetesObject>(KIND_PATHS[this.kind], watch, () => this.#list(), false, this.#opts.labelSelector);
+    informer.on('add', (obj) => this.#upsert(obj));
+    informer.on('update', (obj) => this.#upsert(obj));
+    informer.on('delete', (obj) => this.#delete(obj));
+    informer.on('error', (err: unknown) => this.#failed(err));
+    return informer;
   }
 
   /** Starts listing and watching. Resolves once the first list has been reported (or on stop()). */
@@ -216,6 +242,7 @@ export class ObjectWatch {
     const listOpts = this.#opts.labelSelector === undefined ? this.#opts.list : { ...this.#opts.list, labelSelector: this.#opts.labelSelector };
     const list = await listRaw(this.#opts.kubeConfig, KIND_PATHS[this.kind], listOpts);
     this.#attempt = 0;
+    this.#notServed = false;
     const relist = this.#lists++ > 0;
     const items: KubernetesObject[] = [];
     const listed = new Map<string, string>();
@@ -270,6 +297,7 @@ export class ObjectWatch {
 
   #failed(error: unknown): void {
     if (this.#stopped) return;
+    if (OPTIONAL_KINDS.has(this.kind) && statusCodeOf(error) === 404) return this.#unserved();
     const attempt = this.#attempt++;
     const restartInMs = (this.#opts.restartDelayMs ?? defaultRestartDelay)(attempt);
     this.#status({ type: 'error', kind: this.kind, error, attempt, restartInMs });
@@ -280,6 +308,33 @@ export class ObjectWatch {
       this.#status({ type: 'restarted', kind: this.kind, attempt });
       this.#informer.start().catch((err: unknown) => this.#failed(err));
     }, restartInMs);
+  }
+
+  /**
+   * The API does not serve this kind: what was known is gone with its CRD, the caller may carry
+   * on (start() resolves), and a fresh informer lists again later (a CRD may be installed).
+   */
+  #unserved(): void {
+    const retryInMs = this.#opts.notServedRetryMs ?? DEFAULT_NOT_SERVED_RETRY_MS;
+    if (!this.#notServed) {
+      this.#notServed = true;
+      this.#status({ type: 'not-served', kind: this.kind, retryInMs });
+      for (const [key, known] of [...this.#known]) {
+        this.#known.delete(key);
+        this.#emit({ type: 'delete', kind: this.kind, key, object: known.object, resourceVersion: known.resourceVersion, cause: 'vanished' });
+      }
+    }
+    this.#synced = true;
+    this.#resolveSynced();
+    if (this.#restartTimer !== undefined) clearTimeout(this.#restartTimer);
+    const old = this.#informer;
+    this.#informer = this.#newInformer();
+    this.#restartTimer = setTimeout(() => {
+      this.#restartTimer = undefined;
+      if (this.#stopped) return;
+      this.#informer.start().catch((err: unknown) => this.#failed(err));
+    }, retryInMs);
+    old.stop().catch(() => {}); // already stopped by its error; nothing to report
   }
 
   /** Called by ObservedWatch when client-node opens a watch: a list (if any) has been reported. */

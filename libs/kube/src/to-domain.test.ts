@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_LAST_APPLIED, InvalidObjectError } from '@slicemesh/model';
 import { deepFreeze, makeEndpoints, makeNode, makePod, makeService } from '@slicemesh/testing';
-import { asDeleted, changeEvent, kubeMsgID, labelOf, objectKeyOf, OBJECT_FIELD, toDomain, withTypeMeta } from './to-domain.ts';
+import { asDeleted, changeEvent, kubeMsgID, labelOf, objectKeyOf, OBJECT_FIELD, OPTIONAL_KINDS, toDomain, withTypeMeta } from './to-domain.ts';
 import type { WatchedKind, WatchedObject } from './to-domain.ts';
 import { KIND_PATHS } from './informers.ts';
 
@@ -184,6 +184,27 @@ describe('EndpointSlices (other controllers\' slices, discovery.k8s.io/v1)', () 
   });
 
   it('is listed and watched at the discovery group\'s path', () => expect(KIND_PATHS.EndpointSlice).toBe('/apis/discovery.k8s.io/v1/endpointslices'));
+});
+
+describe('ServiceExports (MCS, multicluster.x-k8s.io/v1alpha1, an optional CRD)', () => {
+  const item = deepFreeze({ metadata: { name: 'web', namespace: 'shop', uid: 'u2', resourceVersion: '6', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: {} });
+
+  it('a List item gets the MCS apiVersion and validates as a ServiceExport', () => {
+    expect(toDomain('ServiceExport', item)).toEqual({
+      apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+      kind: 'ServiceExport',
+      metadata: { name: 'web', namespace: 'shop', uid: 'u2', resourceVersion: '6', creationTimestamp: '2026-01-01T00:00:00Z' },
+    });
+  });
+
+  it('one without a uid is rejected, as every watched kind', () => {
+    expect(() => toDomain('ServiceExport', { ...item, metadata: { ...item.metadata, uid: '' } })).toThrow(InvalidObjectError);
+  });
+
+  it('is listed and watched at the MCS group\'s path, and is the only optional kind', () => {
+    expect(KIND_PATHS.ServiceExport).toBe('/apis/multicluster.x-k8s.io/v1alpha1/serviceexports');
+    expect([...OPTIONAL_KINDS]).toEqual(['ServiceExport']);
+  });
 });
 
 describe('objectKeyOf', () => {

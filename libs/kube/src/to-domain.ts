@@ -8,17 +8,19 @@ import {
   InvalidObjectError,
   JSON_FIELD,
   locateJsonError,
+  MCS_API_VERSION,
   validateEndpointSlice,
   validateEndpoints,
   validateNode,
   validatePod,
   validateService,
+  validateServiceExport,
 } from '@slicemesh/model';
 
 // The watched kinds and the KUBE envelope are the KUBE contract's (@slicemesh/contracts).
 import { labelOf } from '@slicemesh/contracts';
 import type { WatchedKind, WatchedObject } from '@slicemesh/contracts';
-export { WATCHED_KINDS, changeEvent, kubeMsgID, labelOf } from '@slicemesh/contracts';
+export { OPTIONAL_KINDS, WATCHED_KINDS, changeEvent, kubeMsgID, labelOf } from '@slicemesh/contracts';
 export type { KubeChangeEvent, KubeChangeType, WatchedKind, WatchedObject } from '@slicemesh/contracts';
 
 /** Field named in errors about the object as a whole (its size, its identity). */
@@ -37,6 +39,7 @@ const VALIDATORS: Readonly<Record<WatchedKind, (raw: unknown, where: string) => 
   Node: validateNode,
   Endpoints: validateEndpoints,
   EndpointSlice: validateEndpointSlice,
+  ServiceExport: validateServiceExport,
 };
 
 /** The apiVersion of each kind, for List items that carry none. */
@@ -46,6 +49,7 @@ const API_VERSIONS: Readonly<Record<WatchedKind, string>> = {
   Node: 'v1',
   Endpoints: 'v1',
   EndpointSlice: DISCOVERY_API_VERSION,
+  ServiceExport: MCS_API_VERSION,
 };
 
 export function isWatchedKind(kind: unknown): kind is WatchedKind {

@@ -1,7 +1,8 @@
 // A hostile network between a client and an API server, for integration tests: forwards
 // requests to `target`, can rewrite every object in list responses and watch streams (to serve
-// objects the server itself would never accept), cut open connections abruptly, and refuse
-// connections for a while — without touching the server's state.
+// objects the server itself would never accept), cut open connections abruptly, refuse
+// connections for a while, and answer 404 under a path (an API group not installed) — without
+// touching the server's state.
 
 import { createServer, request } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -25,6 +26,10 @@ export interface ApiProxy {
   down(): Promise<void>;
   /** Listens again on the same port. */
   resume(): Promise<void>;
+  /** Answers 404 NotFound for every path under `prefix` (as a server without that API group) and cuts open connections. */
+  hide(prefix: string): Promise<void>;
+  /** Forwards everything again. */
+  unhide(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -54,8 +59,13 @@ function rewriteEvent(line: string, mutate: Mutate): string {
   return JSON.stringify({ ...ev, object: mutate(ev['object']) });
 }
 
-function forward(target: URL, proxy: ApiProxy & { log: (kind: 'watch' | 'list', url: string) => void }, req: IncomingMessage, res: ServerResponse): void {
+function forward(target: URL, proxy: ApiProxy & { log: (kind: 'watch' | 'list', url: string) => void; hidden: string | undefined }, req: IncomingMessage, res: ServerResponse): void {
   const url = new URL(req.url ?? '/', target);
+  if (proxy.hidden !== undefined && url.pathname.startsWith(proxy.hidden)) {
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 }));
+    return;
+  }
   const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
   if (req.method === 'GET') proxy.log(watch ? 'watch' : 'list', `${url.pathname}${url.search}`);
   const upstream = request(url, { method: req.method, headers: { ...req.headers, host: url.host } }, (up) => {
@@ -102,6 +112,7 @@ export async function startApiProxy(target: string, port = 0): Promise<ApiProxy>
     url: '',
     port: 0,
     mutate: ((o) => o) as Mutate,
+    hidden: undefined as string | undefined,
     watches,
     lists,
     log: (kind: 'watch' | 'list', url: string) => (kind === 'watch' ? watches : lists).push(url),
@@ -115,6 +126,13 @@ export async function startApiProxy(target: string, port = 0): Promise<ApiProxy>
       await closed;
     },
     resume: () => listen(proxy.port),
+    hide: async (prefix: string) => {
+      proxy.hidden = prefix;
+      proxy.cut();
+    },
+    unhide: async () => {
+      proxy.hidden = undefined;
+    },
     close: () => proxy.down(),
   };
   function listen(p: number): Promise<void> {

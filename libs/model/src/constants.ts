@@ -28,3 +28,7 @@ export const API_MAX_PORTS_PER_SLICE = 20000;
 export const API_MAX_ZONE_HINTS = 8;
 
 export const DISCOVERY_API_VERSION = 'discovery.k8s.io/v1';
+
+/** The MCS API (KEP-1645, sigs.k8s.io/mcs-api): a CRD group, served only where it is installed. */
+export const MCS_API_GROUP = 'multicluster.x-k8s.io';
+export const MCS_API_VERSION = 'multicluster.x-k8s.io/v1alpha1';

@@ -201,5 +201,27 @@ export interface EndpointSlice {
   readonly ports: readonly EndpointSlicePort[];
 }
 
+/** One condition of a ServiceExport (metav1.Condition; older CRDs leave all but type and status optional). */
+export interface ServiceExportCondition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly lastTransitionTime?: string;
+  readonly observedGeneration?: number;
+}
+
+/**
+ * MCS ServiceExport (multicluster.x-k8s.io/v1alpha1, KEP-1645): exports the Service of the same
+ * namespace and name to the cluster set. It has no spec; its status is the MCS controller's.
+ */
+export interface ServiceExport {
+  readonly apiVersion?: string;
+  readonly kind: 'ServiceExport';
+  readonly metadata: ObjectMeta;
+  readonly status?: { readonly conditions?: readonly ServiceExportCondition[] };
+}
+
+/** The core kinds of input files and the slicer's projection (ServiceExport, a CRD, is not one). */
 export type KubeObject = Service | Pod | Node | Endpoints | EndpointSlice;
 export type KubeKind = KubeObject['kind'];

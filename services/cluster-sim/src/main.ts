@@ -29,6 +29,7 @@ async function main(): Promise<number> {
       historySize: options.historySize,
       speed: options.speed,
       eventTTLMs: options.eventTTLMs,
+      mcsApi: options.mcsApi,
       log,
     });
   } catch (err) {

@@ -2,8 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_PORT, parseMainOptions, UsageError } from './options.ts';
 
 describe('parseMainOptions', () => {
-  it('defaults: port 8001, localhost, 10s bookmarks, 10000 events, speed 1, info logs, Events kept 1h', () => {
-    expect(parseMainOptions([], {})).toEqual({ port: DEFAULT_PORT, host: '127.0.0.1', bookmarkIntervalMs: 10_000, historySize: 10_000, speed: 1, logLevel: 'info', eventTTLMs: 3_600_000 });
+  it('defaults: port 8001, localhost, 10s bookmarks, 10000 events, speed 1, info logs, Events kept 1h, MCS API served', () => {
+    expect(parseMainOptions([], {})).toEqual({ port: DEFAULT_PORT, host: '127.0.0.1', bookmarkIntervalMs: 10_000, historySize: 10_000, speed: 1, logLevel: 'info', eventTTLMs: 3_600_000, mcsApi: true });
+  });
+
+  it('--no-mcs-api (or CLUSTER_SIM_MCS_API=false) simulates a cluster without the MCS CRDs', () => {
+    expect(parseMainOptions(['--no-mcs-api'], {}).mcsApi).toBe(false);
+    expect(parseMainOptions([], { CLUSTER_SIM_MCS_API: 'false' }).mcsApi).toBe(false);
+    expect(parseMainOptions(['--no-mcs-api'], { CLUSTER_SIM_MCS_API: 'true' }).mcsApi).toBe(false);
+    expect(() => parseMainOptions([], { CLUSTER_SIM_MCS_API: 'no' })).toThrow(/CLUSTER_SIM_MCS_API/);
   });
 
   it('--event-ttl takes a duration, 0 keeps Events forever', () => {

@@ -17,11 +17,13 @@ export interface MainOptions {
   readonly speed: number;
   readonly logLevel: LogLevel;
   readonly eventTTLMs: number;
+  /** Serve the MCS API (ServiceExports); false simulates a cluster without its CRDs. */
+  readonly mcsApi: boolean;
 }
 
 export const USAGE = `usage: cluster-sim [--port N] [--host ADDR] [--scenario FILE] [--seed S]
                    [--bookmark-interval DURATION] [--history N] [--speed X] [--log-level LEVEL]
-                   [--event-ttl DURATION]
+                   [--event-ttl DURATION] [--no-mcs-api]
   --port               listen port (env CLUSTER_SIM_PORT, default ${DEFAULT_PORT}; 0 = any free port)
   --host               listen address (env CLUSTER_SIM_HOST, default 127.0.0.1)
   --scenario           scenario YAML (env CLUSTER_SIM_SCENARIO, default scenarios/default.yaml)
@@ -30,7 +32,9 @@ export const USAGE = `usage: cluster-sim [--port N] [--host ADDR] [--scenario FI
   --history            watch events kept per kind (env CLUSTER_SIM_HISTORY, default 10000)
   --speed              run the scenario timeline X times faster (env CLUSTER_SIM_SPEED, default 1)
   --log-level          debug|info|warn|error (env CLUSTER_SIM_LOG_LEVEL, default info)
-  --event-ttl          delete Events this long after their last write, 0 = never (env CLUSTER_SIM_EVENT_TTL, default 1h)`;
+  --event-ttl          delete Events this long after their last write, 0 = never (env CLUSTER_SIM_EVENT_TTL, default 1h)
+  --no-mcs-api         do not serve multicluster.x-k8s.io (ServiceExports): a cluster without the MCS CRDs
+                       (env CLUSTER_SIM_MCS_API=false)`;
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -50,7 +54,7 @@ export function parseMainOptions(argv: readonly string[], env: Readonly<Record<s
       options: {
         port: { type: 'string' }, host: { type: 'string' }, scenario: { type: 'string' }, seed: { type: 'string' },
         'bookmark-interval': { type: 'string' }, history: { type: 'string' }, speed: { type: 'string' },
-        'log-level': { type: 'string' }, 'event-ttl': { type: 'string' }, help: { type: 'boolean' },
+        'log-level': { type: 'string' }, 'event-ttl': { type: 'string' }, 'no-mcs-api': { type: 'boolean' }, help: { type: 'boolean' },
       },
       strict: true,
       allowPositionals: false,
@@ -71,6 +75,9 @@ export function parseMainOptions(argv: readonly string[], env: Readonly<Record<s
   const ttlText = pick('event-ttl', 'CLUSTER_SIM_EVENT_TTL') ?? '1h';
   const eventTTLMs = parseDuration(ttlText);
   if (eventTTLMs === undefined || eventTTLMs < 0) throw new UsageError(`--event-ttl: must be a duration like 1h or 0, got ${JSON.stringify(ttlText)}`);
+  const mcsEnv = env['CLUSTER_SIM_MCS_API'] ?? 'true';
+  if (mcsEnv !== 'true' && mcsEnv !== 'false') throw new UsageError(`CLUSTER_SIM_MCS_API: must be true or false, got ${JSON.stringify(mcsEnv)}`);
+  const mcsApi = values['no-mcs-api'] === true ? false : mcsEnv === 'true';
   const scenario = pick('scenario', 'CLUSTER_SIM_SCENARIO');
   const seed = pick('seed', 'CLUSTER_SIM_SEED');
   return {
@@ -83,5 +90,6 @@ export function parseMainOptions(argv: readonly string[], env: Readonly<Record<s
     speed,
     logLevel,
     eventTTLMs,
+    mcsApi,
   };
 }

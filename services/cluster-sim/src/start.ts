@@ -11,6 +11,7 @@ import type { SimMetrics } from './metrics.ts';
 import { ScenarioDriver } from './scenario/driver.ts';
 import { loadScenario, parseScenario } from './scenario/parse-scenario.ts';
 import type { Scenario } from './scenario/schema.ts';
+import { MCS_GROUP } from './store/kinds.ts';
 import { ObjectStore } from './store/object-store.ts';
 import { realClock } from './time/clock.ts';
 import type { Clock } from './time/clock.ts';
@@ -55,6 +56,8 @@ export interface ClusterSimOptions {
   readonly apiPodReadinessDelayMs?: number;
   /** Events are deleted this long after their last write (upstream's --event-ttl); 0 keeps them. Defaults to 1 h. */
   readonly eventTTLMs?: number;
+  /** Serve the MCS API (ServiceExports, as its CRDs installed). False: a cluster without them (404). Defaults to true. */
+  readonly mcsApi?: boolean;
 }
 
 export interface ClusterSim {
@@ -103,6 +106,7 @@ export async function startClusterSim(options: ClusterSimOptions = {}): Promise<
     store, clock, log, metrics, ready: () => ready,
     ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}),
     ...(options.maxWatchSeconds !== undefined ? { maxWatchSeconds: options.maxWatchSeconds } : {}),
+    ...(options.mcsApi === false ? { withoutGroups: [MCS_GROUP] } : {}),
   });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deepFreeze, makeEndpoints, makeNode, makePod, makeService, makeSlice } from '@slicemesh/testing';
 import { ClusterState } from '@slicemesh/core';
+import type { ServiceExport } from '@slicemesh/model';
 import { partitionOf } from '@slicemesh/nats';
 import type { IngestDeps, IngestMessage, IngestOutcome } from './ingest.ts';
 import { ingestBatch } from './ingest.ts';
@@ -273,5 +274,33 @@ describe("ingestBatch: other controllers' EndpointSlices in KUBE", () => {
     const outs = await ingestBatch(C, [kubeMessage(1, echo), kubeMessage(2, foreign)], { ...deps, managedBy: 'endpointslice-controller.k8s.io' });
     expect(outs.map((o) => o.result)).toEqual(['echo', 'ignored']);
     expect(letters).toEqual([]);
+  });
+});
+
+describe('ingestBatch: ServiceExports in KUBE (the mcs service reads them)', () => {
+  const exp: ServiceExport = {
+    apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+    kind: 'ServiceExport',
+    metadata: { name: 'web', namespace: 'default', uid: 'uid-se-web', resourceVersion: '40', creationTimestamp: '2026-01-01T00:00:00Z' },
+  };
+
+  it('skips them, upsert and delete alike: not dead-lettered, nothing stored or marked, the offset moves past them', async () => {
+    const { deps, store, letters } = setup();
+    const outs = await ingestBatch(C, seqd([kubeMessage(0, web), kubeMessage(0, exp), kubeMessage(0, exp, { type: 'Deleted.v1' })]), deps);
+    expect(outs.map((o) => [o.result, o.kind, o.keys])).toEqual([
+      ['applied', 'Service', ['default/web']],
+      ['ignored', 'ServiceExport', []],
+      ['ignored', 'ServiceExport', []],
+    ]);
+    expect(letters).toEqual([]);
+    expect(store.offsets.get(C)).toBe(3);
+    expect(deps.state.counts().services).toBe(1);
+  });
+
+  it('one labelled with our managed-by value is still ignored, not an echo (only slices echo)', async () => {
+    const { deps } = setup();
+    const labelled = { ...exp, metadata: { ...exp.metadata, labels: { 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } } };
+    const outs = await ingestBatch(C, [kubeMessage(1, labelled)], { ...deps, managedBy: 'endpointslice-controller.k8s.io' });
+    expect(outs.map((o) => o.result)).toEqual(['ignored']);
   });
 });

@@ -13,6 +13,7 @@
 // writes, so it skips them ('ignored': the offset moves past them, nothing is stored). One that
 // carries our own managed-by value is an echo of our writes, which means the watcher's MANAGED_BY
 // does not include the slicer's: still skipped, and reported so it can be fixed.
+// ServiceExports (MCS) are the mcs service's: skipped ('ignored') the same way.
 
 import type { ClusterState, ObjectChange } from '@slicemesh/core';
 import type { KubeObjectRow } from '@slicemesh/db';
@@ -67,7 +68,7 @@ export interface IngestOutcome {
   readonly reason?: string;
 }
 
-/** A change the projection takes: every kind but EndpointSlice. */
+/** A change the projection takes: every kind but EndpointSlice and ServiceExport. */
 export type ProjectedChange = KubeChange & { readonly kind: ObjectChange['kind'] };
 
 /** The projection's form of a validated change (never an EndpointSlice: see the file comment). */
@@ -76,9 +77,9 @@ export function objectChangeOf(c: ProjectedChange): ObjectChange {
 }
 
 
-/** Whether the projection takes `c`: every kind but EndpointSlice. */
+/** Whether the projection takes `c`: every kind but EndpointSlice and ServiceExport (the mcs service's). */
 export function isProjected(c: KubeChange): c is ProjectedChange {
-  return c.kind !== 'EndpointSlice';
+  return c.kind !== 'EndpointSlice' && c.kind !== 'ServiceExport';
 }
 
 function rowOf(c: ProjectedChange, seq: number): KubeObjectRow {
@@ -121,7 +122,7 @@ export async function ingestBatch(consumer: string, msgs: readonly IngestMessage
       continue;
     }
     if (!isProjected(d.change)) {
-      const echo = isOwnSlice(d.change.object.metadata.labels, own);
+      const echo = d.change.kind === 'EndpointSlice' && isOwnSlice(d.change.object.metadata.labels, own);
       outcomes.push({ result: echo ? 'echo' : 'ignored', kind: d.change.kind, keys: [], delayMs: 0 });
       continue;
     }

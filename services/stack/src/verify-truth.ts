@@ -170,12 +170,13 @@ export interface ClusterObjects {
   readonly skipped: readonly string[];
 }
 
-const PATHS: readonly (readonly [WatchedKind, string])[] = [
+const PATHS: readonly (readonly [Exclude<WatchedKind, 'ServiceExport'>, string])[] = [
   ['Node', '/api/v1/nodes'],
   ['Service', '/api/v1/services'],
   ['Endpoints', '/api/v1/endpoints'],
   ['Pod', '/api/v1/pods'],
   ['EndpointSlice', '/apis/discovery.k8s.io/v1/endpointslices'],
+  // No ServiceExports: they change no slice (the mcs service reads them).
 ];
 
 /**
@@ -191,7 +192,7 @@ export async function listClusterObjects(server: string, own: OwnManagers = ownM
     const list = await listRaw(kc, path, kind === 'EndpointSlice' ? { labelSelector: foreignSliceSelector(own) } : {});
     for (const raw of list.items) {
       try {
-        objects.push(toDomain(kind, raw));
+        objects.push(toDomain(kind, raw) as KubeObject);
       } catch (e) {
         const meta = (raw as { metadata?: { namespace?: string; name?: string } }).metadata;
         skipped.push(`${kind} ${meta?.namespace ?? ''}/${meta?.name ?? '?'}: ${e instanceof Error ? e.message : String(e)}`);

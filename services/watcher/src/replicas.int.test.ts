@@ -123,7 +123,7 @@ function foldLog(kube: readonly StoredMessage<KubeChangeEvent>[]): { state: Clus
     const d = decodeKubeMessage({ subject: m.subject, data: m.body }, { cluster: CLUSTER, prefix: f.names.prefix, partitions: PARTITIONS });
     if (!d.ok) throw new Error(`unreadable KUBE message ${m.seq}: ${d.rejection.reason}`);
     const c = d.change;
-    if (c.kind === 'EndpointSlice') continue;
+    if (c.kind === 'EndpointSlice' || c.kind === 'ServiceExport') continue;
     const r = state.apply({ kind: c.kind, namespace: c.namespace, name: c.name, resourceVersion: c.resourceVersion, deleted: c.type === DELETED, object: c.object as ObjectChange['object'] });
     if (r.applied) applied++;
     else stale.push(`${m.seq} ${c.type} ${c.kind} ${c.namespace}/${c.name}@${c.resourceVersion}`);

@@ -18,6 +18,10 @@
 // the slicer's own slices reach the hints service on SLICES, and once the publisher writes them
 // into the API the watcher must not echo them back. A slice that becomes ours (its managed-by
 // label changed) is deleted from KUBE as if it had gone; one that stops being ours appears.
+//
+// ServiceExports (MCS) are a CRD's: where the API answers 404 for them, their watch reports
+// `not-served` once (logged), counts as listed (the watcher is ready with the other kinds) and
+// lists again every minute, so installing the CRDs later needs no restart.
 
 import { isOwnSlice, ownManagers } from '@slicemesh/contracts';
 import type { OwnManagers } from '@slicemesh/contracts';
@@ -313,6 +317,9 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
         return log.info({ ...at, attempt: s.attempt }, 'watch restarted');
       case 'handler-error':
         return log.error({ ...at, err: s.error }, 'event handler failed');
+      case 'not-served':
+        // Reported once until the kind is listed again (then 'listed' says so).
+        return log.info({ ...at, retryInMs: s.retryInMs }, `${s.kind}s are not served by this API server (their CRDs are not installed): watching the other kinds, listing again every ${Math.round(s.retryInMs / 1000)} s`);
       default: {
         const unknown: never = s;
         log.error({ status: unknown }, 'unknown watch status');

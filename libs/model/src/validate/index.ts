@@ -7,4 +7,5 @@ export { validatePod } from './pod.ts';
 export { validateNode } from './node.ts';
 export { validateEndpoints } from './endpoints.ts';
 export { validateEndpointSlice } from './endpoint-slice.ts';
+export { validateServiceExport } from './service-export.ts';
 export { validateKubeObject, isSupportedKind, SUPPORTED_KINDS } from './kube-object.ts';

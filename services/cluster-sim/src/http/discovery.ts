@@ -1,6 +1,7 @@
 // Discovery documents: what kubectl and client libraries read to learn which resources exist,
 // whether they are namespaced, their verbs and short names.
 import { apiVersionOf, SERVED, servedGroupVersions } from '../store/kinds.ts';
+import type { KindInfo } from '../store/kinds.ts';
 
 /** The Kubernetes version the simulator reports; its behaviour follows 1.32-era semantics. */
 export const SIM_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-slicemesh-sim' } as const;
@@ -19,32 +20,34 @@ export function versionInfo(): Record<string, unknown> {
   };
 }
 
-export function apiVersions(serverAddress: string): Record<string, unknown> {
+// `served` in each: the resources this server offers (SERVED, or fewer: see servedWithout).
+
+export function apiVersions(serverAddress: string, served: readonly KindInfo[] = SERVED): Record<string, unknown> {
   return {
     kind: 'APIVersions',
-    versions: servedGroupVersions().filter((gv) => gv.group === '').map((gv) => gv.version),
+    versions: servedGroupVersions(served).filter((gv) => gv.group === '').map((gv) => gv.version),
     serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
   };
 }
 
-function groupEntry(group: string): Record<string, unknown> {
-  const versions = servedGroupVersions()
+function groupEntry(group: string, served: readonly KindInfo[]): Record<string, unknown> {
+  const versions = servedGroupVersions(served)
     .filter((gv) => gv.group === group)
     .map((gv) => ({ groupVersion: `${group}/${gv.version}`, version: gv.version }));
   return { name: group, versions, preferredVersion: versions[0] };
 }
 
-export function apiGroup(group: string): Record<string, unknown> {
-  return { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(group) };
+export function apiGroup(group: string, served: readonly KindInfo[] = SERVED): Record<string, unknown> {
+  return { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(group, served) };
 }
 
-export function apiGroupList(): Record<string, unknown> {
-  const groups = [...new Set(servedGroupVersions().map((gv) => gv.group).filter((g) => g !== ''))];
-  return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map(groupEntry) };
+export function apiGroupList(served: readonly KindInfo[] = SERVED): Record<string, unknown> {
+  const groups = [...new Set(servedGroupVersions(served).map((gv) => gv.group).filter((g) => g !== ''))];
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map((g) => groupEntry(g, served)) };
 }
 
-export function apiResourceList(group: string, version: string): Record<string, unknown> {
-  const resources = SERVED.filter((k) => k.group === group && k.version === version).flatMap((k) => [
+export function apiResourceList(group: string, version: string, served: readonly KindInfo[] = SERVED): Record<string, unknown> {
+  const resources = served.filter((k) => k.group === group && k.version === version).flatMap((k) => [
     {
       name: k.resource,
       singularName: k.singular,

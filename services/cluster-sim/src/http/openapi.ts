@@ -5,6 +5,7 @@
 // no schemas and do not advertise strategic merge patch, so kubectl computes apply patches
 // from its built-in types, which covers every kind served here.
 import { SERVED, servedGroupVersions } from '../store/kinds.ts';
+import type { KindInfo } from '../store/kinds.ts';
 
 const REVISION = 'cluster-sim-1';
 
@@ -12,9 +13,9 @@ function gvPath(group: string, version: string): string {
   return group ? `apis/${group}/${version}` : `api/${version}`;
 }
 
-export function openapiRoot(): Record<string, unknown> {
+export function openapiRoot(served: readonly KindInfo[] = SERVED): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  for (const { group, version } of servedGroupVersions()) {
+  for (const { group, version } of servedGroupVersions(served)) {
     const path = gvPath(group, version);
     paths[path] = { serverRelativeURL: `/openapi/v3/${path}?hash=${REVISION}` };
   }
@@ -23,9 +24,9 @@ export function openapiRoot(): Record<string, unknown> {
 
 const QUERY_PARAMS = ['dryRun', 'fieldManager', 'fieldValidation', 'force', 'pretty'];
 
-export function openapiGroupVersion(group: string, version: string): Record<string, unknown> {
+export function openapiGroupVersion(group: string, version: string, served: readonly KindInfo[] = SERVED): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  for (const k of SERVED.filter((x) => x.group === group && x.version === version)) {
+  for (const k of served.filter((x) => x.group === group && x.version === version)) {
     const base = `/${gvPath(group, version)}${k.namespaced ? '/namespaces/{namespace}' : ''}/${k.resource}/{name}`;
     paths[base] = {
       patch: {

@@ -6,6 +6,8 @@ import type { Log } from '../log.ts';
 import { createSimMetrics } from '../metrics.ts';
 import type { SimMetrics } from '../metrics.ts';
 import { ApiError } from '../store/api-error.ts';
+import { servedWithout } from '../store/kinds.ts';
+import type { KindInfo } from '../store/kinds.ts';
 import type { ObjectStore } from '../store/object-store.ts';
 import type { Clock } from '../time/clock.ts';
 import type { HandlerContext } from './context.ts';
@@ -30,6 +32,11 @@ export interface ApiServerOptions {
   readonly metrics?: SimMetrics;
   /** /readyz answers 503 while this is false. Defaults to always ready. */
   readonly ready?: () => boolean;
+  /**
+   * API groups left out of discovery and answered with 404, as a cluster without their CRDs
+   * (e.g. MCS_GROUP). The store still holds such kinds; only the API does not offer them.
+   */
+  readonly withoutGroups?: readonly string[];
 }
 
 export interface ApiServer {
@@ -71,7 +78,7 @@ async function serveMetrics(ctx: HandlerContext, res: ServerResponse): Promise<v
   res.end(body);
 }
 
-function serveDocument(ctx: HandlerContext, ready: () => boolean, route: Exclude<Route, ResourceRoute>, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
+function serveDocument(ctx: HandlerContext, ready: () => boolean, served: readonly KindInfo[], route: Exclude<Route, ResourceRoute>, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
   if (route.type === 'simCompact') {
     // As an etcd compaction at the current revision: every open watch gets ERROR 410 and ends,
     // so clients re-list (a chaos harness cutting the watch streams of a separate process).
@@ -81,13 +88,13 @@ function serveDocument(ctx: HandlerContext, ready: () => boolean, route: Exclude
   }
   if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed(req.method ?? '');
   switch (route.type) {
-    case 'apiVersions': return sendJson(res, 200, apiVersions(req.socket.localAddress ?? '127.0.0.1'));
-    case 'groupList': return sendJson(res, 200, apiGroupList());
-    case 'group': return sendJson(res, 200, apiGroup(route.group));
-    case 'resourceList': return sendJson(res, 200, apiResourceList(route.group, route.version));
+    case 'apiVersions': return sendJson(res, 200, apiVersions(req.socket.localAddress ?? '127.0.0.1', served));
+    case 'groupList': return sendJson(res, 200, apiGroupList(served));
+    case 'group': return sendJson(res, 200, apiGroup(route.group, served));
+    case 'resourceList': return sendJson(res, 200, apiResourceList(route.group, route.version, served));
     case 'version': return sendJson(res, 200, versionInfo());
-    case 'openapiRoot': return sendJson(res, 200, openapiRoot());
-    case 'openapiGroupVersion': return sendJson(res, 200, openapiGroupVersion(route.group, route.version));
+    case 'openapiRoot': return sendJson(res, 200, openapiRoot(served));
+    case 'openapiGroupVersion': return sendJson(res, 200, openapiGroupVersion(route.group, route.version, served));
     case 'health':
       if (route.check === 'readyz' && !ready()) return text(res, 503, 'not ready: the scenario is not built yet or the server is shutting down');
       return text(res, 200, 'ok');
@@ -141,6 +148,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     metrics: options.metrics ?? createSimMetrics(),
   };
   const ready = options.ready ?? (() => true);
+  const served = servedWithout(options.withoutGroups ?? []);
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://cluster-sim');
     const started = Date.now();
@@ -159,8 +167,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       sendError(res, apiErr);
     };
     try {
-      route = parseRoute(url.pathname);
-      const done = route.type === 'resource' ? serveResource(ctx, route, url.searchParams, req, res) : serveDocument(ctx, ready, route, req, res);
+      route = parseRoute(url.pathname, served);
+      const done = route.type === 'resource' ? serveResource(ctx, route, url.searchParams, req, res) : serveDocument(ctx, ready, served, route, req, res);
       done?.catch(fail);
     } catch (err) {
       fail(err);

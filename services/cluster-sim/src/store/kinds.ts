@@ -2,8 +2,13 @@
 // need about each. Adding a kind to KINDS makes it stored, listable, watchable and writable;
 // VIEWS serve a stored kind under another group/version (events.k8s.io/v1 Events are the
 // core Events, converted on the way in and out, as the API server keeps one copy of both).
+// ServiceExport is a CRD's kind (MCS, multicluster.x-k8s.io): a server may leave its group out
+// (servedWithout) to simulate a cluster without the MCS CRDs.
 import { coreEventToEventsV1, eventsV1ToCoreEvent, EVENTS_V1_FIELD_LABELS } from './event-codec.ts';
 import type { KubeObj } from './types.ts';
+
+/** The MCS API group (KEP-1645), installed as CRDs on a real cluster. */
+export const MCS_GROUP = 'multicluster.x-k8s.io';
 
 /** Converts between the stored form of a kind and the form a view serves. */
 export interface WireCodec {
@@ -100,6 +105,12 @@ export const KINDS: readonly KindInfo[] = [
     singular: 'lease', namespaced: true, shortNames: [], statusSubresource: false, allowCreateOnUpdate: false,
     returnDeletedObject: false, fieldLabels: [], categories: [],
   },
+  {
+    // sigs.k8s.io/mcs-api's CRD: namespaced, a status subresource, short name svcex.
+    group: MCS_GROUP, version: 'v1alpha1', kind: 'ServiceExport', listKind: 'ServiceExportList',
+    resource: 'serviceexports', singular: 'serviceexport', namespaced: true, shortNames: ['svcex'],
+    statusSubresource: true, allowCreateOnUpdate: false, returnDeletedObject: false, fieldLabels: [], categories: [],
+  },
 ];
 
 /** Stored kinds served again under another group/version. */
@@ -124,15 +135,20 @@ export function kindInfo(kind: string): KindInfo {
 }
 
 /** The resource served at `/{prefix}/{resource}` for this group/version, if any. */
-export function kindForResource(group: string, version: string, resource: string): KindInfo | undefined {
-  return SERVED.find((k) => k.group === group && k.version === version && k.resource === resource);
+export function kindForResource(group: string, version: string, resource: string, served: readonly KindInfo[] = SERVED): KindInfo | undefined {
+  return served.find((k) => k.group === group && k.version === version && k.resource === resource);
 }
 
 /** Distinct served group/versions, the core group first. */
-export function servedGroupVersions(): readonly { readonly group: string; readonly version: string }[] {
+export function servedGroupVersions(served: readonly KindInfo[] = SERVED): readonly { readonly group: string; readonly version: string }[] {
   const seen = new Map<string, { group: string; version: string }>();
-  for (const k of SERVED) seen.set(`${k.group}/${k.version}`, { group: k.group, version: k.version });
+  for (const k of served) seen.set(`${k.group}/${k.version}`, { group: k.group, version: k.version });
   return [...seen.values()];
+}
+
+/** SERVED without the resources of `groups` (a server without those CRDs answers 404 for them). */
+export function servedWithout(groups: readonly string[]): readonly KindInfo[] {
+  return groups.length === 0 ? SERVED : SERVED.filter((k) => !groups.includes(k.group));
 }
 
 /** The object as `info` serves it (views convert from the stored form). */

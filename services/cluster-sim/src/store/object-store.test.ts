@@ -95,6 +95,7 @@ describe('ObjectStore writes', () => {
     EndpointSlice: { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'occ', namespace: 'default' }, addressType: 'IPv4', endpoints: [] },
     Event: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'occ', namespace: 'default' }, involvedObject: { kind: 'Node', name: 'n1' }, reason: 'R' },
     Lease: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'occ', namespace: 'default' }, spec: { holderIdentity: 'a' } },
+    ServiceExport: { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'occ', namespace: 'default' } },
   };
   it('has a sample for every stored kind', () => {
     expect(Object.keys(samples).sort()).toEqual(KINDS.map((k) => k.kind).sort());

@@ -7,6 +7,7 @@ import { kindInfo } from './kinds.ts';
 import type { KindInfo } from './kinds.ts';
 import { completeLease, leaseCauses } from './lease-strategy.ts';
 import type { ServiceAllocator } from './service-allocator.ts';
+import { completeServiceExport, serviceExportCauses } from './service-export-strategy.ts';
 import { completeService, releaseService, serviceCauses } from './service-strategy.ts';
 import { completeSlice, sliceCauses } from './slice-strategy.ts';
 import { jsonEqual } from './types.ts';
@@ -142,6 +143,13 @@ const leaseStrategy: Strategy = {
   release: () => {},
 };
 
+const serviceExportStrategy: Strategy = {
+  nameRule: 'subdomain',
+  causes: (obj) => serviceExportCauses(obj),
+  complete: (obj) => completeServiceExport(obj),
+  release: () => {},
+};
+
 const STRATEGIES: Readonly<Record<string, Strategy>> = {
   Namespace: namespaceStrategy,
   Node: plain('subdomain'),
@@ -151,6 +159,7 @@ const STRATEGIES: Readonly<Record<string, Strategy>> = {
   EndpointSlice: sliceStrategy,
   Event: eventStrategy,
   Lease: leaseStrategy,
+  ServiceExport: serviceExportStrategy,
 };
 
 export function strategyFor(kind: string): Strategy {

@@ -1,11 +1,11 @@
 // Builders of KUBE messages for tests: the subject and envelope the watcher would publish.
 
-import type { EndpointSlice, Endpoints, Node, Pod, Service } from '@slicemesh/model';
+import type { EndpointSlice, Endpoints, Node, Pod, Service, ServiceExport } from '@slicemesh/model';
 import { kubeNodeSubject, kubeObjectSubject, partitionOf } from '@slicemesh/nats';
 import type { KubeChangeType as KubeEventType } from '@slicemesh/contracts';
 import type { IngestMessage } from '../ingest.ts';
 
-export type WatchedObject = Service | Pod | Node | Endpoints | EndpointSlice;
+export type WatchedObject = Service | Pod | Node | Endpoints | EndpointSlice | ServiceExport;
 
 export interface EventOptions {
   readonly cluster?: string;

@@ -1,0 +1,37 @@
+// ServiceExport (MCS, multicluster.x-k8s.io/v1alpha1) as the API server treats a CRD object of
+// sigs.k8s.io/mcs-api's schema: no spec (pruned: the schema declares none), and status
+// conditions that are objects with a string type and status, unique by type (listType map).
+import { fieldDuplicate, fieldInvalid, fieldRequired } from './api-error.ts';
+import type { StatusCause } from './api-error.ts';
+import type { KubeObj } from './types.ts';
+import { isRecord } from './validation.ts';
+
+export function serviceExportCauses(obj: KubeObj): StatusCause[] {
+  const status = obj['status'];
+  if (status === undefined || status === null) return [];
+  if (!isRecord(status)) return [fieldInvalid('status', status, 'must be an object')];
+  const conditions = status['conditions'];
+  if (conditions === undefined || conditions === null) return [];
+  if (!Array.isArray(conditions)) return [fieldInvalid('status.conditions', conditions, 'must be a list')];
+  const causes: StatusCause[] = [];
+  const types = new Set<string>();
+  conditions.forEach((c: unknown, i) => {
+    const at = `status.conditions[${i}]`;
+    if (!isRecord(c)) return void causes.push(fieldInvalid(at, c, 'must be an object'));
+    for (const field of ['type', 'status'] as const) {
+      if (c[field] === undefined || c[field] === null) causes.push(fieldRequired(`${at}.${field}`));
+      else if (typeof c[field] !== 'string') causes.push(fieldInvalid(`${at}.${field}`, c[field], 'must be a string'));
+    }
+    if (typeof c['type'] === 'string') {
+      if (types.has(c['type'])) causes.push(fieldDuplicate(`${at}.type`, c['type']));
+      types.add(c['type']);
+    }
+  });
+  return causes;
+}
+
+/** Drops what the schema prunes: every top-level field but the type, metadata and status. */
+export function completeServiceExport(obj: KubeObj): KubeObj {
+  const { apiVersion, kind, metadata } = obj;
+  return obj['status'] === undefined ? { apiVersion, kind, metadata } : { apiVersion, kind, metadata, status: obj['status'] };
+}
