@@ -35,6 +35,8 @@ export interface WatcherDeps {
   readonly openWatch?: OpenWatch;
   /** Delay before informer restart `attempt`, ms. Defaults to 0.5 s doubling to 30 s, 20% jitter. */
   readonly restartDelayMs?: (attempt: number) => number;
+  /** How often a kind the API does not serve (ServiceExport without the MCS CRDs) is listed again, ms. Defaults to 60 s. */
+  readonly notServedRetryMs?: number;
 }
 
 export interface WatcherHandle extends RunningWatcher {
@@ -87,7 +89,10 @@ export function startWatcher(config: WatcherConfig, deps: WatcherDeps = {}): Wat
     const openWatch: OpenWatch =
       deps.openWatch ??
       ((kind, seed, handlers) =>
-        new ObjectWatch({ kubeConfig: kubeConfig as KubeConfig, kind, seed, onEvent: handlers.onEvent, onStatus: handlers.onStatus, restartDelayMs, ...selectorOf(kind) }));
+        new ObjectWatch({
+          kubeConfig: kubeConfig as KubeConfig, kind, seed, onEvent: handlers.onEvent, onStatus: handlers.onStatus, restartDelayMs, ...selectorOf(kind),
+          ...(deps.notServedRetryMs !== undefined ? { notServedRetryMs: deps.notServedRetryMs } : {}),
+        }));
     if (kubeConfig) log.info({ server: serverOf(kubeConfig), partitions: config.partitions, maxObjectBytes }, 'watching');
     if (closed) throw new Error('watcher closed before it was ready');
     inner = runWatcher(

@@ -7,6 +7,7 @@ import type { ClusterSim, KubeObj } from '@slicemesh/cluster-sim';
 import { startApiProxy } from '@slicemesh/kube/testing';
 import type { ApiProxy } from '@slicemesh/kube/testing';
 import { ensureStreams, partitionOf } from '@slicemesh/nats';
+import { createLogger } from '@slicemesh/runtime';
 import { withJetStream } from '../../../libs/nats/testing/jetstream.ts';
 import type { JetStreamFixture } from '../../../libs/nats/testing/jetstream.ts';
 import { watcherConfigWith } from './config.ts';
@@ -317,5 +318,48 @@ describe("watcher: other controllers' EndpointSlices", () => {
     sim.store.update('EndpointSlice', { ...ours, metadata: { ...ours.metadata, labels: { ...ours.metadata.labels, 'endpointslice.kubernetes.io/managed-by': 'mcs-importer' } } });
     await expect.poll(async () => managers(await readKube(f.jsm, f.names.kube)).length, { timeout: 10_000 }).toBe(3);
     await expectConverged();
+  });
+});
+
+describe('watcher: ServiceExports (MCS, an optional CRD)', () => {
+  const exportOf = (namespace: string, name: string): KubeObj => ({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name, namespace } });
+  const exportSubject = (namespace: string, name: string): string => `${f.names.prefix}kube.${CLUSTER}.${partitionOf(namespace, PARTITIONS)}.serviceexport.${namespace}.${name}`;
+
+  it('publishes them like the other kinds where the API serves them: listed, created, deleted', async () => {
+    const web = sim.store.create('ServiceExport', exportOf('shop', 'web'));
+    await start();
+    const api = sim.store.create('ServiceExport', exportOf('infra', 'api'));
+    sim.store.delete('ServiceExport', 'shop', 'web');
+    await expectConverged();
+    const msgs = (await readKube(f.jsm, f.names.kube)).filter((m) => m.body.kind === 'ServiceExport');
+    expect(msgs.map((m) => [m.subject, m.body.type, m.body.object.metadata.uid])).toEqual([
+      [exportSubject('shop', 'web'), 'Upserted.v1', web.metadata.uid],
+      [exportSubject('infra', 'api'), 'Upserted.v1', api.metadata.uid],
+      [exportSubject('shop', 'web'), 'Deleted.v1', web.metadata.uid],
+    ]);
+    expect(msgs[0]?.body.object.metadata.creationTimestamp).toBe(web.metadata.creationTimestamp);
+  });
+
+  it('where the API does not serve them: ready with the other kinds, says so once, and publishes them once the CRDs appear', async () => {
+    const logs: Record<string, unknown>[] = [];
+    const logger = createLogger({ service: 'watcher', destination: { write: (l: string) => void logs.push(JSON.parse(l) as Record<string, unknown>) } });
+    await proxy.hide('/apis/multicluster.x-k8s.io');
+    const h = startWatcher(config, { restartDelayMs: () => 50, notServedRetryMs: 200, logger });
+    handles.push(h);
+    await h.ready;
+    // Not a Service's name, so that excluding it leaves the rest of the state compared.
+    const exp = sim.store.create('ServiceExport', exportOf('shop', 'exported'));
+    await expectConverged((name) => name === 'exported');
+    await new Promise((r) => setTimeout(r, 700)); // a few retries: still not served, logged once
+    const notServed = (): Record<string, unknown>[] => logs.filter((l) => String(l['msg']).startsWith('ServiceExports are not served'));
+    expect(notServed()).toHaveLength(1);
+    expect(notServed()[0]).toMatchObject({ level: 'info', kind: 'ServiceExport', retryInMs: 200 });
+    expect((await readKube(f.jsm, f.names.kube)).some((m) => m.body.kind === 'ServiceExport')).toBe(false);
+    expect(logs.filter((l) => l['level'] === 'warn' || l['level'] === 'error')).toEqual([]);
+    await proxy.unhide();
+    await expectConverged();
+    const msgs = (await readKube(f.jsm, f.names.kube)).filter((m) => m.body.kind === 'ServiceExport');
+    expect(msgs.map((m) => [m.subject, m.body.object.metadata.uid])).toEqual([[exportSubject('shop', 'exported'), exp.metadata.uid]]);
+    expect(notServed()).toHaveLength(1);
   });
 });
