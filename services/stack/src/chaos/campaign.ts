@@ -9,7 +9,7 @@
 // leader, then one drawn from the seed), started again after a pause; the campaign measures the
 // longest stall across each, every service's reconnect, and that the restart is absorbed.
 
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClusterSim } from '@slicemesh/cluster-sim';
@@ -137,6 +137,16 @@ export interface CampaignResult {
   readonly report: ChaosReport;
   /** The temporary directory (logs of every component, the servers' data); removed when the campaign passed unless keepDir. */
   readonly dir: string;
+}
+
+/** What the locked-down NATS refused, read from every component's log: `<component>: <refusal>`, once each. */
+function refusalsIn(logDir: string): string[] {
+  const found = new Set<string>();
+  if (!existsSync(logDir)) return [];
+  for (const file of readdirSync(logDir)) {
+    for (const m of readFileSync(join(logDir, file), 'utf8').matchAll(/(Permissions Violation|Authorization Violation)[^"\\]*(?:\\"[^"\\]*\\")?/g)) found.add(`${file.replace(/\.log$/, '')}: ${m[0]}`);
+  }
+  return [...found].sort();
 }
 
 /** The campaign's cluster id: subjects, keys and the NATS permissions' scope. */
@@ -591,6 +601,8 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     await cluster?.stop().catch(() => {});
     await pg?.stop().catch(() => {});
   }
+  // After the stack closed: what a service did while stopping counts too.
+  if (report !== undefined) report = { ...report, permissionViolations: refusalsIn(join(dir, 'logs')) };
   report ??= {
     events: 0, eventsUnderFaults: 0, faultPhaseMs: 0, faults, crashes, takeoversS: takeovers, hintsTakeoversS: hintsTakeovers, takeoversMissing, lost: [], duplicated: [],
     verify: { replay: false, truth: false, agents: false, problems: [] }, minEvents: o.minEvents, errors,

@@ -202,3 +202,20 @@ describe('the verdict in nats_cluster mode', () => {
     expect(Object.keys(chaosVerdict(base).json)).not.toContain('max_stall_s');
   });
 });
+
+describe('chaosVerdict: a locked-down NATS', () => {
+  const base: ChaosReport = {
+    events: 3000, eventsUnderFaults: 1500, faultPhaseMs: 50_000, faults: [], crashes: [], takeoversS: [], hintsTakeoversS: [], takeoversMissing: 0, lost: [], duplicated: [],
+    verify: { replay: true, truth: true, agents: true, problems: [] }, minEvents: 1500, errors: [],
+  };
+  it.each([
+    ['nothing refused passes and says so', [], true, 0],
+    ['a refusal fails the run, naming the service and what it did', ['slicer-0: Permissions Violation for Publish to \\"$JS.API.STREAM.PURGE.KUBE\\"'], false, 1],
+  ])('%s', (_name, refused, ok, count) => {
+    const v = chaosVerdict({ ...base, permissionViolations: refused });
+    expect(v.ok).toBe(ok);
+    expect(v.json.permission_violations).toBe(count);
+    expect(v.line).toContain(`NATS locked down, ${count} refusals`);
+    if (!ok) expect(v.failures.join('\n')).toMatch(/NATS refused 1 thing\(s\) a service does: slicer-0: Permissions Violation for Publish to .*STREAM\.PURGE\.KUBE/);
+  });
+});

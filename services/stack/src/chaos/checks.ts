@@ -143,6 +143,8 @@ export interface ChaosReport {
   readonly errors: readonly string[];
   /** How far KUBE was compacted (absent when the campaign ended before it could be read). */
   readonly boundedLog?: BoundedLogFigures;
+  /** What the locked-down NATS refused a service, `<component>: <refusal>` once each (absent when the logs were not read). */
+  readonly permissionViolations?: readonly string[];
   /** nats_cluster mode: the servers of the campaign's NATS cluster, what each nats-kill did, and the longest stall allowed (s). */
   readonly natsCluster?: {
     readonly servers: number;
@@ -209,6 +211,8 @@ export interface ChaosJson {
   /** Partitions whose KUBE subjects were compacted, and the messages KUBE still held of all it was sent. */
   readonly compacted_partitions?: number;
   readonly kube_messages?: number;
+  /** Distinct refusals of the locked-down NATS in the services' logs (0 expected). */
+  readonly permission_violations?: number;
   readonly ok: boolean;
 }
 
@@ -225,6 +229,8 @@ export function chaosVerdict(r: ChaosReport): ChaosVerdict {
   if (r.takeoversMissing > 0) failures.push(`${r.takeoversMissing} slicer or hints kills without a takeover`);
   if (r.events < r.minEvents) failures.push(`only ${r.events} KUBE events (at least ${r.minEvents} wanted)`);
   for (const e of r.errors) failures.push(`campaign: ${e}`);
+  const refused = r.permissionViolations ?? [];
+  if (refused.length > 0) failures.push(`NATS refused ${refused.length} thing(s) a service does: ${refused.slice(0, 5).join('; ')}`);
   const b = r.boundedLog;
   if (b !== undefined && b.replicas > 1 && b.firstKept.length > 0) failures.push(`KUBE has ${b.replicas} replicas but was purged (partitions' first kept sequences ${b.firstKept.join(', ')})`);
   if (b?.snapshotEvery !== undefined && b.replicas === 1 && b.firstKept.length === 0) failures.push(`KUBE was never compacted (the slicers snapshot every ${b.snapshotEvery} messages of a partition)`);
@@ -266,6 +272,7 @@ export function chaosVerdict(r: ChaosReport): ChaosVerdict {
           warn_lines_max: nats.summary.maxWarnLines, ...(nats.summary.noisiest !== undefined ? { warn_lines_by: nats.summary.noisiest } : {}), leader_elected_s: nats.summary.maxLeaderElectedS, absorbed_s: nats.summary.maxAbsorbedS,
         }),
     ...(b === undefined ? {} : { compacted_partitions: b.firstKept.length, kube_messages: b.kubeMessages }),
+    ...(r.permissionViolations === undefined ? {} : { permission_violations: refused.length }),
     ok,
   };
   const natsPart =
@@ -273,6 +280,6 @@ export function chaosVerdict(r: ChaosReport): ChaosVerdict {
       ? ''
       : `; NATS cluster of ${nats.servers}: max stall ${nats.summary.maxStallS ?? '-'} s (bar ${nats.stallBarS} s), reconnects ${nats.summary.reconnects} (max ${nats.summary.maxReconnectS ?? '-'} s, median ${nats.summary.medianReconnectS ?? '-'} s, ≤ ${nats.summary.maxReconnectLines} lines per service per kill; warnings ≤ ${nats.summary.maxWarnLines}${nats.summary.noisiest !== undefined ? ` (${nats.summary.noisiest})` : ''}), new KUBE leader ${nats.summary.maxLeaderElectedS ?? '-'} s, restart absorbed ${nats.summary.maxAbsorbedS ?? '-'} s`;
   const others = Object.entries(faults).filter(([k]) => k !== 'kill').map(([k, n]) => `${n} ${k}`).join(', ');
-  const line = `chaos: ${ok ? 'PASS' : 'FAIL'} — ${r.events} KUBE events (${eps}/s under faults), ${kills} kills${others ? `, ${others}` : ''}; lost ${r.lost.length}, duplicated ${r.duplicated.length}; verify replay ${r.verify.replay ? 'ok' : 'FAIL'}, truth ${r.verify.truth ? 'ok' : 'FAIL'}, agents ${r.verify.agents ? 'ok' : 'FAIL'}; max takeover ${maxTakeover === null ? '-' : `${maxTakeover} s`}${maxHints === null ? '' : ` (hints ${maxHints} s)`}${natsPart}${b === undefined ? '' : `; log compacted in ${b.firstKept.length}/${b.partitions} partitions, ${b.kubeMessages} of ${b.kubeSequences} messages kept`}${r.crashes.length > 0 ? `; ${r.crashes.length} crashes (${Object.entries(crashes).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`;
+  const line = `chaos: ${ok ? 'PASS' : 'FAIL'} — ${r.events} KUBE events (${eps}/s under faults), ${kills} kills${others ? `, ${others}` : ''}; lost ${r.lost.length}, duplicated ${r.duplicated.length}; verify replay ${r.verify.replay ? 'ok' : 'FAIL'}, truth ${r.verify.truth ? 'ok' : 'FAIL'}, agents ${r.verify.agents ? 'ok' : 'FAIL'}; max takeover ${maxTakeover === null ? '-' : `${maxTakeover} s`}${maxHints === null ? '' : ` (hints ${maxHints} s)`}${natsPart}${b === undefined ? '' : `; log compacted in ${b.firstKept.length}/${b.partitions} partitions, ${b.kubeMessages} of ${b.kubeSequences} messages kept`}${r.permissionViolations === undefined ? '' : `; NATS locked down, ${refused.length} refusals`}${r.crashes.length > 0 ? `; ${r.crashes.length} crashes (${Object.entries(crashes).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`;
   return { ok, failures, line, json };
 }
