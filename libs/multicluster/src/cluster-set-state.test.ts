@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exportKey, parseViewKey } from '@slicemesh/contracts';
-import type { EndpointSlice, Node, Service } from '@slicemesh/model';
+import type { EndpointSlice, Node, Service, ServiceExport } from '@slicemesh/model';
 import { ClusterSetState } from './cluster-set-state.ts';
 import { EXPORT_ANNOTATION } from './export-of.ts';
 import { endpoint, record, slice } from './test-records.ts';
@@ -82,4 +82,33 @@ describe('ClusterSetState', () => {
     expect(imp.imports).toMatchObject([{ clusterSetIp: '243.0.7.7', clusters: ['a'] }]);
     expect([...imp.svc.values()][0]?.spec.clusterIP).toBe('243.0.7.7');
   });
+});
+
+describe('ClusterSetState: exported by a ServiceExport or by the annotation', () => {
+  const exp: ServiceExport = { kind: 'ServiceExport', metadata: { name: 'cart', namespace: 'shop', creationTimestamp: '2026-03-01T00:00:00Z' } };
+  const externalName: Service = { kind: 'Service', metadata: { name: 'cart', namespace: 'shop', creationTimestamp: '2026-02-01T00:00:00Z' }, spec: { type: 'ExternalName', externalName: 'cart.example.com' } };
+  type Step = (s: ClusterSetState) => void;
+  const svc = (exported: boolean): Step => (s) => s.setService('shop', 'cart', service(exported));
+  const noSvc: Step = (s) => s.setService('shop', 'cart', null);
+  const se: Step = (s) => s.setServiceExport('shop', 'cart', exp);
+  const noSe: Step = (s) => s.setServiceExport('shop', 'cart', null);
+  const cases: { name: string; steps: readonly Step[]; want: string | undefined }[] = [
+    { name: "a ServiceExport exports an unannotated Service, from the ServiceExport's creationTimestamp", steps: [svc(false), se], want: '2026-03-01T00:00:00Z' },
+    { name: 'the ServiceExport may come first: the Service exported once it exists', steps: [se, svc(false)], want: '2026-03-01T00:00:00Z' },
+    { name: "annotated and a ServiceExport: the ServiceExport's time", steps: [svc(true), se], want: '2026-03-01T00:00:00Z' },
+    { name: 'a ServiceExport of a missing Service exports nothing', steps: [se], want: undefined },
+    { name: 'a ServiceExport of a deleted Service exports nothing', steps: [svc(false), se, noSvc], want: undefined },
+    { name: 'a ServiceExport of an ExternalName Service exports nothing', steps: [(s) => s.setService('shop', 'cart', externalName), se], want: undefined },
+    { name: 'the ServiceExport deleted: an unannotated Service is no longer exported', steps: [svc(false), se, noSe], want: undefined },
+    { name: "the ServiceExport deleted: the annotation still exports, from the Service's time", steps: [svc(true), se, noSe], want: '2026-02-01T00:00:00Z' },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const s = fresh();
+      for (const step of tc.steps) step(s);
+      const own = [...s.ownExports().values()];
+      expect(own.map((r) => r.exportedAt)).toEqual(tc.want === undefined ? [] : [tc.want]);
+      expect(s.imports(0).imports.map((i) => i.name)).toEqual(tc.want === undefined ? [] : ['cart']);
+    });
+  }
 });

@@ -1,14 +1,14 @@
-// What one cluster's multi-cluster service knows — its own Services, slices and nodes, every
+// What one cluster's multi-cluster service knows — its own Services, ServiceExports, slices and nodes, every
 // cluster's exports and heartbeats — and what follows from it: the exports it must publish and
 // the imports (derived Services and zone views) its agents must read. Pure: the service feeds
 // it changes and writes the difference between what it wants and what it wrote.
 
 import type { ServiceExportRecord } from '@slicemesh/contracts';
 import { exportKey, svcKey, viewKey } from '@slicemesh/contracts';
-import type { EndpointSlice, Node, Service } from '@slicemesh/model';
+import type { EndpointSlice, Node, Service, ServiceExport } from '@slicemesh/model';
 import { LABEL_SERVICE_NAME } from '@slicemesh/model';
 import { allocateClusterSetIp } from './derived-service.ts';
-import { exportOf, exportRequested } from './export-of.ts';
+import { exportedSince, exportOf } from './export-of.ts';
 import { importService } from './import-views.ts';
 import type { ImportSource } from './import-views.ts';
 import { liveClusters, nextExpiry } from './liveness.ts';
@@ -48,6 +48,8 @@ const nsName = (namespace: string, name: string): string => `${namespace}/${name
 export class ClusterSetState {
   readonly opts: ClusterSetOptions;
   readonly #services = new Map<string, Service>();
+  /** MCS ServiceExports by ns/name: each exports the Service of the same ns/name. */
+  readonly #serviceExports = new Map<string, ServiceExport>();
   /** Local slices by service (ns/name), then slice name. */
   readonly #slices = new Map<string, Map<string, EndpointSlice>>();
   readonly #nodes = new Map<string, Node>();
@@ -65,6 +67,11 @@ export class ClusterSetState {
   setService(namespace: string, name: string, service: Service | null): void {
     if (service === null) this.#services.delete(nsName(namespace, name));
     else this.#services.set(nsName(namespace, name), service);
+  }
+
+  setServiceExport(namespace: string, name: string, serviceExport: ServiceExport | null): void {
+    if (serviceExport === null) this.#serviceExports.delete(nsName(namespace, name));
+    else this.#serviceExports.set(nsName(namespace, name), serviceExport);
   }
 
   /** A local slice (from the hinted bucket): its Service is its service-name label. */
@@ -105,8 +112,9 @@ export class ClusterSetState {
   ownExports(): Map<string, ServiceExportRecord> {
     const out = new Map<string, ServiceExportRecord>();
     for (const [key, service] of this.#services) {
-      if (!exportRequested(service)) continue;
-      const r = exportOf({ cluster: this.opts.cluster, service, slices: [...(this.#slices.get(key)?.values() ?? [])] });
+      const exportedAt = exportedSince(service, this.#serviceExports.get(key));
+      if (exportedAt === undefined) continue;
+      const r = exportOf({ cluster: this.opts.cluster, service, slices: [...(this.#slices.get(key)?.values() ?? [])], exportedAt });
       if (r !== null) out.set(exportKey(r), r);
     }
     return out;

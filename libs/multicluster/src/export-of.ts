@@ -1,9 +1,10 @@
-// What one cluster exports: a Service marked for export, with its slices as that cluster's
-// EndpointSlice controller and hints finished them.
+// What one cluster exports: a Service marked for export — by an MCS ServiceExport of the same
+// namespace and name, or by an annotation where the MCS CRDs are not installed — with its
+// slices as that cluster's EndpointSlice controller and hints finished them.
 
 import type { ExportedPort, ExportedSlice, ServiceExportRecord } from '@slicemesh/contracts';
 import { EXPORT_RECORD_VERSION } from '@slicemesh/contracts';
-import type { EndpointSlice, Service } from '@slicemesh/model';
+import type { EndpointSlice, Service, ServiceExport } from '@slicemesh/model';
 import { LABEL_SERVICE_NAME } from '@slicemesh/model';
 
 /**
@@ -22,6 +23,22 @@ export function unexportableReason(service: Service): string | undefined {
 /** Whether the Service asks to be exported through the annotation. */
 export function exportRequested(service: Service): boolean {
   return service.metadata.annotations?.[EXPORT_ANNOTATION] === 'true';
+}
+
+/** The epoch, for an object without a creationTimestamp (never so from an API server). */
+const EPOCH = new Date(0).toISOString();
+
+/**
+ * When the export of `service` began (its precedence time in conflicts), or undefined when
+ * nothing exports it. A ServiceExport of the same namespace and name exports it from its own
+ * creationTimestamp, annotated or not (the MCS API is the authority where it exists); without
+ * one the annotation exports it from the Service's creationTimestamp. A ServiceExport of a
+ * missing Service exports nothing (KEP-1645: the export is not valid until the Service exists).
+ */
+export function exportedSince(service: Service | undefined, serviceExport: ServiceExport | undefined): string | undefined {
+  if (service === undefined) return undefined;
+  if (serviceExport !== undefined) return serviceExport.metadata.creationTimestamp ?? EPOCH;
+  return exportRequested(service) ? (service.metadata.creationTimestamp ?? EPOCH) : undefined;
 }
 
 function exportedPorts(service: Service): ExportedPort[] {
@@ -63,7 +80,7 @@ export function exportOf(input: ExportInput): ServiceExportRecord | null {
     cluster,
     namespace,
     name,
-    exportedAt: input.exportedAt ?? service.metadata.creationTimestamp ?? new Date(0).toISOString(),
+    exportedAt: input.exportedAt ?? service.metadata.creationTimestamp ?? EPOCH,
     type: headless ? 'Headless' : 'ClusterSetIP',
     ports: exportedPorts(service),
     sessionAffinity: service.spec.sessionAffinity ?? 'None',

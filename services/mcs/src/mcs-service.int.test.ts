@@ -12,11 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPORT_ANNOTATION, derivedServiceName } from '@slicemesh/multicluster';
 import type { LocalNatsCluster, NatsConnection } from '@slicemesh/nats';
 import {
-  DEFAULT_NAMES, UPSERTED, changeEvent, connectNats, ensureKv, ensureStreams, exportKey, findNatsServerBinary, freeLocalPort, heartbeatKey, hintedKey, jetstream, jetstreamManager, kubeSubjectOf, kvGetJson, kvPutJson,
+  DEFAULT_NAMES, DELETED, UPSERTED, changeEvent, connectNats, ensureKv, ensureStreams, exportKey, findNatsServerBinary, freeLocalPort, heartbeatKey, hintedKey, jetstream, jetstreamManager, kubeSubjectOf, kvGetJson, kvPutJson,
   openKv, publishAcked, roleCredentials, roleSeedFile, startLocalNatsCluster, svcKey, writeNatsAuth,
 } from '@slicemesh/nats';
 import { createLogger } from '@slicemesh/runtime';
-import type { Service } from '@slicemesh/model';
+import type { Service, ServiceExport } from '@slicemesh/model';
 import { mcsConfigWith } from './config.ts';
 import { startMcs } from './mcs-service.ts';
 
@@ -109,6 +109,37 @@ describe.skipIf(findNatsServerBinary() === undefined)('mcs on a locked-down leaf
     }
     // Closing included: nothing it did, to the end, was refused.
     expect(log.text()).not.toMatch(/Permissions Violation|Authorization Violation/);
+  });
+
+  it('exports a Service with a ServiceExport from its creationTimestamp, and withdraws it when the ServiceExport or the Service goes', async () => {
+    const orders: Service = { ...cart, metadata: { name: 'orders', namespace: 'shop', uid: 'u-orders', resourceVersion: '2', creationTimestamp: '2026-01-02T00:00:00Z' } };
+    const ordersExport: ServiceExport = {
+      apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+      kind: 'ServiceExport',
+      metadata: { name: 'orders', namespace: 'shop', uid: 'u-orders-export', resourceVersion: '3', creationTimestamp: '2026-01-05T00:00:00Z' },
+    };
+    const js = jetstream(admin);
+    const publish = (type: typeof UPSERTED | typeof DELETED, o: Service | ServiceExport, id: string) =>
+      publishAcked(js, kubeSubjectOf(CLUSTER, o, { partitions: 1 }), changeEvent(type, CLUSTER, o, new Date().toISOString()), { msgID: id });
+    await publish(UPSERTED, orders, 'orders-1');
+    await publish(UPSERTED, ordersExport, 'orders-export-1');
+    const mcs = startMcs(mcsConfigWith({ cluster: CLUSTER, natsUrl: leaf.url, natsNkeySeedFile: roleSeedFile(keys, 'mcs'), exportsDomain: 'hub', heartbeat: 500, ttl: 2000, healthPort: 0 }), { logger: capture().logger });
+    const central = await connectNats({ url: hub.url, name: 'hub-reader' });
+    try {
+      await mcs.ready;
+      const exportsKv = await until('the exports bucket on the hub', () => openKv(central, 'exports'));
+      const key = exportKey({ namespace: 'shop', name: 'orders', cluster: CLUSTER });
+      expect(await until('the export of shop/orders', () => kvGetJson(exportsKv, key))).toMatchObject({ name: 'orders', exportedAt: '2026-01-05T00:00:00Z' });
+      await publish(DELETED, ordersExport, 'orders-export-1/deleted');
+      await until('the export withdrawn with its ServiceExport', async () => ((await kvGetJson(exportsKv, key)) === undefined ? true : undefined));
+      await publish(UPSERTED, { ...ordersExport, metadata: { ...ordersExport.metadata, uid: 'u-orders-export-2', resourceVersion: '5' } }, 'orders-export-2');
+      await until('exported again', () => kvGetJson(exportsKv, key));
+      await publish(DELETED, orders, 'orders-1/deleted');
+      await until('the export withdrawn with its Service', async () => ((await kvGetJson(exportsKv, key)) === undefined ? true : undefined));
+    } finally {
+      await central.close();
+      await mcs.close();
+    }
   });
 
   it("starts without a reachable exports domain and still serves its own cluster's imports", async () => {

@@ -1,5 +1,6 @@
 // The multi-cluster service of one cluster (MCS, KEP-1645; docs/multicluster.md). It feeds
-// ClusterSetState with this cluster's Services and Nodes (KUBE), its finished slices (the hinted
+// ClusterSetState with this cluster's Services, ServiceExports and Nodes (KUBE; ServiceExports
+// only where the API serves the MCS CRDs, else the annotation exports), its finished slices (the hinted
 // bucket) and every cluster's exports and heartbeats (the shared exports bucket, on the hub),
 // then writes the difference: this cluster's exports and heartbeat to the hub, the imports'
 // derived Services and zone views to this cluster's buckets, where the agents read them.
@@ -8,13 +9,13 @@
 // retried, and the other clusters fall out of the imports one TTL after their last heartbeat.
 
 import { createHash } from 'node:crypto';
-import type { EndpointSlice, Node, Service } from '@slicemesh/model';
+import type { EndpointSlice, Node, Service, ServiceExport } from '@slicemesh/model';
 import { validateEndpointSlice } from '@slicemesh/model';
 import { ClusterSetState, LABEL_MCS_SERVICE_NAME, isDerivedServiceName } from '@slicemesh/multicluster';
 import type { DesiredImports } from '@slicemesh/multicluster';
 import type { KV, NatsConnection } from '@slicemesh/nats';
 import {
-  EXPORT_RECORD_VERSION, connectNats, decodeKubeMessage, ensureKv, followSubject, heartbeatKey, kubeKindFilter, kubeNodesFilter, kvDelete, kvPutJson, kvWatchJson, natsConnectionOf, openKv,
+  DELETED, EXPORT_RECORD_VERSION, connectNats, decodeKubeMessage, ensureKv, followSubject, heartbeatKey, kubeKindFilter, kubeNodesFilter, kvDelete, kvPutJson, kvWatchJson, natsConnectionOf, openKv,
   parseClusterHeartbeat, parseExportsKey, parseHintedKey, parseServiceExportRecord, parseSvcKey, parseViewKey, svcClusterFilter,
 } from '@slicemesh/nats';
 import type { HostedService, Logger, Metrics } from '@slicemesh/runtime';
@@ -152,7 +153,7 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
   }
 
   /** Follows one KUBE filter (last message per subject, then every new one), for ever. */
-  const followKube = (filter: string, apply: (type: string, object: Service | Node) => void, loaded: () => void): Promise<void> =>
+  const followKube = (filter: string, apply: (deleted: boolean, object: Service | Node | ServiceExport) => void, loaded: () => void): Promise<void> =>
     (async () => {
       let first = true;
       while (!signal.aborted) {
@@ -170,7 +171,7 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
               log.warn({ subject: msg.subject, reason: d.rejection.reason }, 'skipped a KUBE message');
               continue;
             }
-            apply(d.change.type, d.change.object as Service | Node);
+            apply(d.change.type === DELETED, d.change.object as Service | Node | ServiceExport);
             schedule();
           }
         } catch (err) {
@@ -226,7 +227,7 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
     }
     for await (const key of await kvs.views.keys(svcClusterFilter(config.cluster))) if (isDerivedServiceName(parseViewKey(key).service)) written.views.set(key, '');
 
-    const loads = { services: false, nodes: false, hinted: false, exports: false };
+    const loads = { services: false, serviceExports: false, nodes: false, hinted: false, exports: false };
     let markLoaded: () => void = () => {};
     const allLoaded = new Promise<void>((r) => (markLoaded = r));
     const loaded = (what: keyof typeof loads) => (): void => {
@@ -237,10 +238,15 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
     tasks.push(
       followKube(
         kubeKindFilter(config.cluster, 'Service', opts),
-        (type, o) => state.setService(o.metadata.namespace ?? 'default', o.metadata.name, type === 'DELETED' ? null : (o as Service)),
+        (deleted, o) => state.setService(o.metadata.namespace ?? 'default', o.metadata.name, deleted ? null : (o as Service)),
         loaded('services'),
       ),
-      followKube(kubeNodesFilter(config.cluster, opts), (type, o) => state.setNode(o.metadata.name, type === 'DELETED' ? null : (o as Node)), loaded('nodes')),
+      followKube(
+        kubeKindFilter(config.cluster, 'ServiceExport', opts),
+        (deleted, o) => state.setServiceExport(o.metadata.namespace ?? 'default', o.metadata.name, deleted ? null : (o as ServiceExport)),
+        loaded('serviceExports'),
+      ),
+      followKube(kubeNodesFilter(config.cluster, opts), (deleted, o) => state.setNode(o.metadata.name, deleted ? null : (o as Node)), loaded('nodes')),
       watchBucket(
         () => openKv(conn, config.hintedBucket),
         svcClusterFilter(config.cluster),
