@@ -30,7 +30,7 @@ if [ "$missing" = 1 ]; then say "a base image cannot be pulled; making local sta
 
 # Free host ports: the host may run its own NATS and Postgres on the default ones.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-for name in NATS NATS_MONITOR POSTGRES SIM WATCHER SLICER HINTS PUBLISHER AGENT_A AGENT_B AGENT_C; do
+for name in NATS NATS_MONITOR POSTGRES SIM WATCHER SLICER HINTS MCS PUBLISHER AGENT_A AGENT_B AGENT_C; do
   export "SLICEMESH_${name}_PORT=$(free_port)"
 done
 dc() { "${compose[@]}" -p "$PROJECT" "$@"; }
@@ -54,8 +54,8 @@ say "image slicemesh:dev built in $((SECONDS - tb)) s: $((size / 1048576)) MiB, 
 
 say "docker compose up"
 dc up -d >/dev/null 2>&1 || dc up -d
-ours=(cluster-sim watcher slicer hints publisher proxy-agent-a proxy-agent-b proxy-agent-c)
-declare -A port=([cluster-sim]=SIM [watcher]=WATCHER [slicer]=SLICER [hints]=HINTS [publisher]=PUBLISHER [proxy-agent-a]=AGENT_A [proxy-agent-b]=AGENT_B [proxy-agent-c]=AGENT_C)
+ours=(cluster-sim watcher slicer hints mcs publisher proxy-agent-a proxy-agent-b proxy-agent-c)
+declare -A port=([cluster-sim]=SIM [watcher]=WATCHER [slicer]=SLICER [hints]=HINTS [mcs]=MCS [publisher]=PUBLISHER [proxy-agent-a]=AGENT_A [proxy-agent-b]=AGENT_B [proxy-agent-c]=AGENT_C)
 tu=$SECONDS
 for svc in "${ours[@]}"; do
   var="SLICEMESH_${port[$svc]}_PORT"
@@ -110,6 +110,13 @@ reconciles=$(metric "$SLICEMESH_SLICER_PORT" slicemesh_slicer_reconciles_total)
 puts=$(metric "$SLICEMESH_HINTS_PORT" slicemesh_hints_kv_puts_total)
 [ "$published" -gt 0 ] && [ "$ingested" -gt 0 ] && [ "$reconciles" -gt 0 ] && [ "$puts" -gt 0 ] || fail "a stage did nothing: published $published, ingested $ingested, reconciles $reconciles, KV puts $puts"
 say "metrics: watcher published $published events, slicer ingested $ingested and ran $reconciles reconciles, hints put $puts KV entries"
+# The mcs of a set of one: its own heartbeat reaches the exports bucket on the same server.
+tm=$SECONDS
+until [ "$(metric "$SLICEMESH_MCS_PORT" slicemesh_live_clusters)" = 1 ]; do
+  [ $((SECONDS - tm)) -lt 60 ] || fail "mcs: its own cluster is not live after 60 s (no heartbeat in the exports bucket)"
+  sleep 2
+done
+say "mcs: its cluster live in the exports bucket ($(metric "$SLICEMESH_MCS_PORT" slicemesh_heartbeats_total) heartbeats), $(metric "$SLICEMESH_MCS_PORT" slicemesh_imports) imports"
 # NATS is locked down: the key job finished, a client without credentials is refused, and the
 # CLI in the image reads the live log with the reader's seed (inside the compose network).
 init=$(dc ps -q nats-auth)

@@ -5,68 +5,24 @@
 // real (it needs a Docker engine, so it is not part of `npm test`).
 
 import { existsSync, readFileSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
-import { hintsConfig } from '@slicemesh/hints';
-import { parseProxyAgentConfig } from '@slicemesh/proxy-agent';
-import { publisherConfig } from '@slicemesh/publisher';
-import { slicerConfig } from '@slicemesh/slicer';
-import { watcherConfig } from '@slicemesh/watcher';
-import type { NatsRole } from '@slicemesh/nats';
-import { AUTH_CONF_FILE } from '@slicemesh/nats';
 import { REPO_ROOT } from '../../services/stack/src/index.ts';
-import { parseNatsAuthCommandLine } from '../../services/cli/src/nats-auth/args.ts';
-import { seedFilesOf } from '../../services/cli/src/nats-auth/key-files.ts';
 import { PROGRAMS } from '../../scripts/build.ts';
+import type { Compose, ComposeService } from './support/compose-file.ts';
+import { PARSERS, ROLE_OF, composeKeepingPorts, composeWith, inVolume, keyJobOf, programOf, publishedPorts, serverIncludes, volumeMounts } from './support/compose-file.ts';
 
-interface ComposeService {
-  readonly image?: string;
-  readonly build?: { readonly context: string; readonly dockerfile: string };
-  readonly command?: readonly string[];
-  readonly environment?: Readonly<Record<string, string>>;
-  readonly depends_on?: Readonly<Record<string, unknown>> | readonly string[];
-  readonly volumes?: readonly string[];
-  readonly ports?: readonly string[];
-  readonly profiles?: readonly string[];
-  readonly healthcheck?: unknown;
-}
-
-interface Compose {
-  services: Record<string, ComposeService>;
-  volumes: Record<string, unknown>;
-}
-
-/** Compose's `${NAME:-default}` interpolation, from `env` or the default. */
-function interpolate(text: string, env: Readonly<Record<string, string>>): string {
-  return text.replace(/\$\{([A-Z0-9_]+):-([^}]*)\}/g, (_, name: string, fallback: string) => env[name] ?? fallback);
-}
-
-const COMPOSE_TEXT = readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8');
-/** The file as compose reads it: with no SLICEMESH_* variables set, or with an env file's. */
-const composeWith = (env: Readonly<Record<string, string>>): Compose => parse(interpolate(COMPOSE_TEXT, env), { merge: true }) as Compose;
+const FILE = 'docker-compose.yml';
 /** Port variables keep their `${…:-port}` form: the published-port check reads their defaults. */
-const compose = parse(COMPOSE_TEXT.replace(/\$\{SLICEMESH_(?![A-Z0-9_]*_PORT\b)[A-Z0-9_]+:-([^}]*)\}/g, '$1'), { merge: true }) as Compose;
+const compose = composeKeepingPorts(FILE);
 const services = Object.entries(compose.services);
 const ours = services.filter(([, s]) => s.image === 'slicemesh:dev');
 const envOf = (name: string): Record<string, string> => ({ ...(compose.services[name]?.environment ?? {}) });
 
-/** Each pipeline service's config parser, fed the service's compose environment. */
-const PARSERS: Record<string, (env: Record<string, string>) => unknown> = {
-  watcher: (env) => watcherConfig.parse([], env),
-  slicer: (env) => slicerConfig.parse([], env),
-  hints: (env) => hintsConfig.parse([], env),
-  publisher: (env) => publisherConfig.parse([], env),
-  'proxy-agent': (env) => parseProxyAgentConfig([], env),
-};
-const programOf = (s: ComposeService): string => /^dist\/([a-z-]+)\.js$/.exec(s.command?.[0] ?? '')?.[1] ?? '';
-/** The NATS role each program connects as. */
-const ROLE_OF: Readonly<Record<string, NatsRole>> = { watcher: 'watcher', slicer: 'slicer', hints: 'hints', publisher: 'publisher', 'proxy-agent': 'agent' };
-
 describe('docker-compose.yml', () => {
-  it('runs NATS, Postgres, cluster-sim, the watcher, the slicer, the hints service, the publisher and dry-run proxy agents', () => {
+  it('runs NATS, Postgres, cluster-sim, the watcher, the slicer, the hints service, the mcs, the publisher and dry-run proxy agents', () => {
     const programs = new Set(ours.map(([, s]) => programOf(s)));
-    for (const p of ['cluster-sim', 'watcher', 'slicer', 'hints', 'publisher', 'proxy-agent']) expect(programs, p).toContain(p);
+    for (const p of ['cluster-sim', 'watcher', 'slicer', 'hints', 'mcs', 'publisher', 'proxy-agent']) expect(programs, p).toContain(p);
     expect(compose.services['nats']?.image).toMatch(/^nats:2\.9/);
     expect(compose.services['postgres']?.image).toMatch(/^postgres:15/);
   });
@@ -109,8 +65,15 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('the mcs keeps the exports bucket on its own server (a set of one) and starts once the hints service has declared the buckets it opens', () => {
+    const mcs = ours.find(([, s]) => programOf(s) === 'mcs')?.[1] as ComposeService;
+    const parsed = PARSERS['mcs']?.({ ...(mcs.environment ?? {}) }) as { exportsDomain?: string; natsUrl: string; cluster: string };
+    expect(parsed.exportsDomain).toBeUndefined();
+    expect(parsed.natsUrl).toBe(envOf('hints')['NATS_URL']);
+    expect((mcs.depends_on as Record<string, { condition?: string }>)['hints']?.condition).toBe('service_healthy');
+  });
+
   it('every dependency, volume, mounted file and published port is consistent', () => {
-    const published: string[] = [];
     for (const [name, s] of services) {
       const deps = Array.isArray(s.depends_on) ? s.depends_on : Object.keys(s.depends_on ?? {});
       for (const d of deps) expect(compose.services[d], `${name} depends on ${d}`).toBeDefined();
@@ -119,34 +82,17 @@ describe('docker-compose.yml', () => {
         if (source.startsWith('./')) expect(existsSync(join(REPO_ROOT, source)), `${name} mounts ${source}`).toBe(true);
         else expect(compose.volumes[source], `${name} volume ${source}`).toBeDefined();
       }
-      // "${SLICEMESH_X_PORT:-4222}:4222": the host port is the variable's default.
-      published.push(...(s.ports ?? []).map((p) => /^\$\{SLICEMESH_[A-Z0-9_]+_PORT:-(\d+)\}:\d+$/.exec(p)?.[1] ?? p));
     }
+    const published = publishedPorts(compose);
     expect(published.length).toBe(new Set(published).size);
   });
 });
 
-/** `volume:target[:ro]` mounts of a service's named volumes (bind mounts start with ./). */
-function volumeMounts(s: ComposeService): { source: string; target: string; readOnly: boolean }[] {
-  return (s.volumes ?? []).filter((v) => !v.startsWith('./')).map((v) => {
-    const [source = '', target = '', mode] = v.split(':');
-    return { source, target, readOnly: mode === 'ro' };
-  });
-}
-
-/**
- * The key job: the volume it writes, the seeds (with their roles) and the block it writes there,
- * as paths relative to the volume, and the cluster it scopes them to.
- */
-function keyJob(c: Compose): { volume: string; seeds: { file: string; role: NatsRole }[]; authConf: string; cluster: string } {
-  const job = c.services['nats-auth'] as ComposeService;
-  const [program, command, ...argv] = job.command ?? [];
-  expect([program, command]).toEqual(['dist/slicemesh.js', 'nats-auth']);
-  const cl = parseNatsAuthCommandLine(argv, { ...(job.environment ?? {}) });
-  const mount = volumeMounts(job).find((m) => m.target === cl.out);
-  expect(mount?.readOnly, `the job writes ${cl.out}`).toBe(false);
-  const seeds = seedFilesOf(cl.out, cl.agents).map((f) => ({ file: posix.relative(cl.out, f.path), role: f.role }));
-  return { volume: mount?.source ?? '', seeds, authConf: AUTH_CONF_FILE, cluster: cl.cluster };
+/** The key job: the volume it writes, the seeds (with their roles) and the block, as paths inside the volume, and the one cluster it scopes them to. */
+function keyJob(c: Compose): { volume: string; seeds: readonly { file: string; role: string }[]; authConf: string; cluster: string } {
+  const job = keyJobOf(c, 'nats-auth');
+  expect(job.scopes.length, 'one cluster').toBe(1);
+  return { volume: job.volume, seeds: job.seeds, authConf: job.files[0] as string, cluster: job.scopes[0]?.cluster ?? '' };
 }
 
 describe('docker-compose.yml locks NATS down', () => {
@@ -169,10 +115,10 @@ describe('docker-compose.yml locks NATS down', () => {
     it(`${name}: reads the seed of its own role (${ROLE_OF[programOf(s)] ?? '?'}) the job writes, from the keys' volume mounted read-only, and its config takes it`, () => {
       const { volume, seeds } = keyJob(compose);
       const seed = envOf(name)['NATS_NKEY_SEED_FILE'] ?? '';
-      const mount = volumeMounts(s).find((m) => m.source === volume && seed.startsWith(`${m.target}/`));
+      const mount = inVolume(s, volume, seed);
       expect(mount, `${seed} lies in a mount of ${volume}`).toBeDefined();
       expect(mount?.readOnly).toBe(true);
-      const written = seeds.find((f) => `${mount?.target}/${f.file}` === seed);
+      const written = seeds.find((f) => f.file === mount?.file);
       expect(written, `${seed} is a file the job writes`).toBeDefined();
       expect(written?.role).toBe(ROLE_OF[programOf(s)]);
       const parsed = PARSERS[programOf(s)]?.(envOf(name)) as { natsNkeySeedFile?: string };
@@ -211,15 +157,13 @@ function expectLockedServer(c: Compose, name: string): void {
   const s = c.services[name] as ComposeService;
   const { volume, authConf } = keyJob(c);
   expect((s.depends_on as Record<string, { condition?: string }> | undefined)?.['nats-auth']?.condition, name).toBe('service_completed_successfully');
-  const confMount = (s.volumes ?? []).find((v) => v.split(':')[1] === '/etc/nats/nats.conf') ?? '';
-  const conf = readFileSync(join(REPO_ROOT, confMount.split(':')[0] ?? ''), 'utf8');
-  const includes = [...conf.matchAll(/^\s*include\s+"([^"]+)"/gm)].map((m) => posix.join('/etc/nats', m[1] as string));
-  const auth = includes.filter((i) => i.endsWith(`/${AUTH_CONF_FILE}`));
+  const { text: conf, includes } = serverIncludes(s);
+  const auth = includes.filter((i) => i.endsWith('/auth.conf'));
   expect(auth.length, `${name}: one authorization block`).toBe(1);
-  const mount = volumeMounts(s).find((m) => m.source === volume && auth[0]?.startsWith(`${m.target}/`));
+  const mount = inVolume(s, volume, auth[0] ?? '');
   expect(mount, `${name}: ${auth[0] ?? ''} lies in a mount of ${volume}`).toBeDefined();
   expect(mount?.readOnly, name).toBe(true);
-  expect(auth[0], name).toBe(`${mount?.target ?? '?'}/${authConf}`);
+  expect(mount?.file, name).toBe(authConf);
   const port = /^http:\s*[\d.]+:(\d+)$/m.exec(conf)?.[1];
   expect(JSON.stringify(s.healthcheck), name).toContain(`http://127.0.0.1:${port ?? '?'}/`);
 }
@@ -233,7 +177,7 @@ describe('docker-compose.yml with a 3-server NATS cluster (profile nats-cluster,
       .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
   );
   const profiles = (env['COMPOSE_PROFILES'] ?? '').split(',');
-  const clustered = composeWith(env);
+  const clustered = composeWith(FILE, env);
   const active = Object.entries(clustered.services).filter(([, s]) => s.profiles === undefined || s.profiles.some((p) => profiles.includes(p)));
   const natsServers = active.filter(([, s]) => /^nats:/.test(s.image ?? ''));
   /** Host names that reach a service: its name and its network aliases. */
@@ -251,7 +195,7 @@ describe('docker-compose.yml with a 3-server NATS cluster (profile nats-cluster,
     expect(profiles).toEqual(['nats-cluster']);
     expect(natsServers.map(([n]) => n).sort()).toEqual(['nats', 'nats-2', 'nats-3']);
     for (const n of ['nats-2', 'nats-3']) expect(compose.services[n]?.profiles, n).toEqual(['nats-cluster']);
-    const plain = composeWith({});
+    const plain = composeWith(FILE, {});
     expect(confOfPlain(plain)).toContain('server_name');
     for (const [name, s] of Object.entries(plain.services).filter(([, x]) => x.image === 'slicemesh:dev' && PARSERS[programOf(x)] !== undefined)) {
       expect(s.environment?.['NATS_URL'], name).toBe('nats://nats:4222');

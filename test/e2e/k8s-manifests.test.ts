@@ -41,6 +41,7 @@ import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import type { IServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { hintsConfig } from '@slicemesh/hints';
 import { KIND_PATHS } from '@slicemesh/kube';
+import { mcsConfig } from '@slicemesh/mcs';
 import { publisherConfig } from '@slicemesh/publisher';
 import { parseProxyAgentConfig, proxyAgentConfig } from '@slicemesh/proxy-agent';
 import { resolveSlicerSettings, slicerConfig } from '@slicemesh/slicer';
@@ -59,7 +60,7 @@ import { natsServerBinary } from './support/nats-servers.ts';
 const USER_BACKENDS = {
   'slicemesh-backends': { NATS_URL: 'nats://nats.example.com:4222', DATABASE_URL: 'postgres://slicemesh:secret@db.example.com:5432/slicemesh' },
 };
-const CONTROL_PLANE: Readonly<Record<string, number>> = { Namespace: 1, ServiceAccount: 5, ClusterRole: 2, ClusterRoleBinding: 2, ConfigMap: 1, Secret: 1, Deployment: 4, DaemonSet: 1 };
+const CONTROL_PLANE: Readonly<Record<string, number>> = { Namespace: 1, ServiceAccount: 6, ClusterRole: 2, ClusterRoleBinding: 2, ConfigMap: 1, Secret: 1, Deployment: 5, DaemonSet: 1 };
 const SELF_CONTAINED: Readonly<Record<string, number>> = { ...CONTROL_PLANE, ConfigMap: 2, Secret: 3, Service: 2, StatefulSet: 2 };
 
 interface Install {
@@ -151,6 +152,8 @@ interface Settings {
   readonly source?: string;
   readonly backend?: string;
   readonly healthCheckServers?: string;
+  readonly exportsDomain?: string;
+  readonly natsJsDomain?: string;
 }
 type Env = Record<string, string>;
 
@@ -168,6 +171,7 @@ const SERVICES: Readonly<Record<string, { readonly envNames: ReadonlySet<string>
   hints: { envNames: envNamesOf(hintsConfig.spec), parse: (env) => hintsConfig.parse([], env) },
   'proxy-agent': { envNames: envNamesOf(proxyAgentConfig.spec), parse: (env) => parseProxyAgentConfig([], env) },
   publisher: { envNames: envNamesOf(publisherConfig.spec), parse: (env) => publisherConfig.parse([], env) },
+  mcs: { envNames: envNamesOf(mcsConfig.spec), parse: (env) => mcsConfig.parse([], env) },
 };
 
 function envNamesOf(spec: Readonly<Record<string, { readonly env?: string }>>): ReadonlySet<string> {
@@ -332,7 +336,7 @@ function natsConfigFiles(r: Rendered): { volume: string; files: Record<string, s
 }
 
 /** The NATS role each program logs in as. */
-const ROLE_OF: Readonly<Record<string, NatsRole>> = { watcher: 'watcher', slicer: 'slicer', hints: 'hints', publisher: 'publisher', 'proxy-agent': 'agent' };
+const ROLE_OF: Readonly<Record<string, NatsRole>> = { watcher: 'watcher', slicer: 'slicer', hints: 'hints', publisher: 'publisher', mcs: 'mcs', 'proxy-agent': 'agent' };
 
 /** The rendered name of the keys' Secret (the base's secretGenerator slicemesh-nats-auth, hash-suffixed). */
 function keysSecret(r: Rendered): string {
@@ -452,9 +456,9 @@ describe('infra/k8s: least-privilege RBAC and one ServiceAccount per service', (
 
 describe('infra/k8s: each service runs its program with settings its own config accepts', () => {
   for (const install of INSTALLS) {
-    it(`${install.dir}: the watcher, slicer, hints and publisher are Deployments and the agent a DaemonSet, each \`node dist/<name>.js\` of ${IMAGE}`, () => {
+    it(`${install.dir}: the watcher, slicer, hints, publisher and mcs are Deployments and the agent a DaemonSet, each \`node dist/<name>.js\` of ${IMAGE}`, () => {
       const r = rendered(install);
-      expect(r.ours().map((c) => `${c.workload.kind} ${c.program}`).sort()).toEqual(['DaemonSet proxy-agent', 'Deployment hints', 'Deployment publisher', 'Deployment slicer', 'Deployment watcher']);
+      expect(r.ours().map((c) => `${c.workload.kind} ${c.program}`).sort()).toEqual(['DaemonSet proxy-agent', 'Deployment hints', 'Deployment mcs', 'Deployment publisher', 'Deployment slicer', 'Deployment watcher']);
       for (const { container, program } of r.ours()) {
         expect(container.command, 'the image\'s ENTRYPOINT is node').toBeUndefined();
         expect(container.args).toEqual([`dist/${program}.js`]);
@@ -493,12 +497,20 @@ describe('infra/k8s: each service runs its program with settings its own config 
       expect(r.program('publisher').settings.databaseUrl).toBe(r.program('slicer').settings.databaseUrl);
       expect(r.program('proxy-agent').settings.svcBucket).toBe(r.program('hints').settings.svcBucket);
       expect(r.program('proxy-agent').settings.viewsBucket).toBe(r.program('hints').settings.viewsBucket);
+      // The mcs writes its imports where the agents read and reads the slices the hints service finished.
+      for (const bucket of ['svcBucket', 'viewsBucket', 'hintedBucket'] as const) expect(r.program('mcs').settings[bucket], bucket).toBe(r.program('hints').settings[bucket]);
       // The publisher writes the slices the hints service finished, hints included.
       expect(r.program('publisher').settings.source).toBe('hinted');
       expect(r.program('publisher').settings.hintedBucket).toBe(r.program('hints').settings.hintedBucket);
     });
 
-    it(`${install.dir}: the watcher, slicer, hints and publisher run one replica each and are never two at once (Recreate)`, () => {
+    it(`${install.dir}: the mcs keeps the exports bucket on this install's own NATS and reads its own cluster's buckets there (see base/mcs.yaml for a cluster set behind a hub)`, () => {
+      const { settings } = rendered(install).program('mcs');
+      expect(settings.exportsDomain).toBeUndefined();
+      expect(settings.natsJsDomain).toBeUndefined();
+    });
+
+    it(`${install.dir}: the watcher, slicer, hints, publisher and mcs run one replica each and are never two at once (Recreate)`, () => {
       for (const { workload, program } of rendered(install).ours().filter((c) => c.workload.kind === 'Deployment')) {
         expect(workload.spec.replicas ?? 1, program).toBe(1);
         expect(workload.spec.strategy?.type, program).toBe('Recreate');
@@ -544,12 +556,12 @@ describe('infra/k8s: NATS locked down, a key per role', () => {
     it(`${install.dir}: the keys' Secret holds the service roles' seeds and their block, scoped to CLUSTER; no reader's or admin's seed`, () => {
       const r = rendered(install);
       const secret = r.one<ISecret & K8sObject>('Secret', keysSecret(r));
-      expect(Object.keys(secret?.data ?? {}).sort()).toEqual(['agent.nk', 'auth.conf', 'hints.nk', 'publisher.nk', 'slicer.nk', 'watcher.nk']);
+      expect(Object.keys(secret?.data ?? {}).sort()).toEqual(['agent.nk', 'auth.conf', 'hints.nk', 'mcs.nk', 'publisher.nk', 'slicer.nk', 'watcher.nk']);
       const conf = r.secretValue(keysSecret(r), 'auth.conf', 'auth.conf');
       const { cluster } = r.program('watcher').settings;
       expect(conf).toContain(`cluster "${cluster}"`);
       expect(conf).toContain(`"kube.${cluster}.>"`);
-      for (const role of ['watcher', 'slicer', 'hints', 'publisher', 'agent']) {
+      for (const role of ['watcher', 'slicer', 'hints', 'publisher', 'mcs', 'agent']) {
         const nkey = publicKeyOf(r.secretValue(keysSecret(r), `${role}.nk`, role));
         expect(conf, role).toContain(`# ${role}\n    { nkey: "${nkey}"`);
       }
@@ -656,8 +668,8 @@ describe('infra/k8s: where the servers are', () => {
       expect(container.command?.join(' ')).toContain('--server_name $(POD_NAME)');
       expect(container.env?.find((e) => e.name === 'POD_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
       expect(conf).not.toMatch(/server_name:/);
-      for (const program of ['watcher', 'slicer', 'hints', 'publisher']) expect(r.program(program).env['NATS_REPLICAS'], program).toBe('3');
-      for (const program of ['watcher', 'slicer', 'hints', 'publisher']) expect((r.program(program).settings as Settings & { natsReplicas?: number }).natsReplicas, program).toBe(3);
+      for (const program of ['watcher', 'slicer', 'hints', 'publisher', 'mcs']) expect(r.program(program).env['NATS_REPLICAS'], program).toBe('3');
+      for (const program of ['watcher', 'slicer', 'hints', 'publisher', 'mcs']) expect((r.program(program).settings as Settings & { natsReplicas?: number }).natsReplicas, program).toBe(3);
     });
 
     it(`${install.dir}: the Postgres password is only in a Secret, shared by Postgres and the three services that connect`, () => {
