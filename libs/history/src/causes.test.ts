@@ -6,10 +6,13 @@ import { describeChange } from './causes.ts';
 
 const pod = (o: Parameters<typeof makePod>[1] = {}) => makePod('web-7', { namespace: 'shop', nodeName: 'worker-b-2', ...o });
 const svc = makeService('web', { namespace: 'shop' });
+const exp: WatchedObject = { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'web', namespace: 'shop' } };
 
 describe('describeChange', () => {
   it.each<[string, WatchedObject | undefined, WatchedObject | undefined, string[]]>([
     ['a pod becoming Ready', pod({ ready: false }), pod(), ['pod shop/web-7 became Ready on worker-b-2']],
+    ['a service export created', undefined, exp, ['service export shop/web was created']],
+    ['a service export deleted', exp, undefined, ['service export shop/web was deleted']],
     ['a pod created Ready', undefined, pod(), ['pod shop/web-7 was created on worker-b-2 and is Ready']],
     ['a pod deleted', pod(), undefined, ['pod shop/web-7 was deleted on worker-b-2']],
     ['a pod starting to terminate', pod(), pod({ terminating: true }), ['pod shop/web-7 started terminating on worker-b-2']],

@@ -2,7 +2,7 @@
 // event: "pod shop/web-7 became Ready on worker-b-2", "node worker-a-1 moved to zone-c". Only
 // what the control plane reads is described; anything else is "updated".
 
-import type { EndpointSlice, Endpoints, Node, Pod, Service } from '@slicemesh/model';
+import type { EndpointSlice, Endpoints, Node, Pod, Service, ServiceExport } from '@slicemesh/model';
 import { ANNOTATION_TOPOLOGY_MODE, LABEL_MANAGED_BY, LABEL_ZONE } from '@slicemesh/model';
 import type { WatchedObject } from '@slicemesh/contracts';
 
@@ -110,9 +110,11 @@ export function describeChange(before: WatchedObject | undefined, after: Watched
       return describeEndpoints(before as Endpoints | undefined, after as Endpoints | undefined);
     case 'EndpointSlice':
       return describeSlice(before as EndpointSlice | undefined, after as EndpointSlice | undefined);
-    case 'ServiceExport':
+    case 'ServiceExport': {
       // Exporting changes no slice of this cluster (the mcs service acts on it).
-      return [`ServiceExport ${(after ?? before)?.metadata.namespace ?? 'default'}/${(after ?? before)?.metadata.name ?? ''} was ${after === undefined ? 'deleted' : before === undefined ? 'created' : 'updated'}`];
+      const meta = ((after ?? before) as ServiceExport).metadata;
+      return [`service export ${meta.namespace ?? 'default'}/${meta.name} was ${after === undefined ? 'deleted' : before === undefined ? 'created' : 'updated'}`];
+    }
     case undefined:
       return [];
     default: {

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { changeEvent, kubeSubjectOf } from '@slicemesh/contracts';
 import { scenarioEvents } from '../testing/scenario.ts';
 import { diffStates } from './diff.ts';
 import { historyOf } from './history-of.ts';
 import { memoryLog } from './memory-log.ts';
 import { nodeProgram } from './node-program.ts';
 import { resolvePoint, timeline } from './points.ts';
-import { logSettings } from './source.ts';
+import { Replayer } from './replayer.ts';
+import { EMPTY_SNAPSHOT, logSettings } from './source.ts';
 import type { LogEvent } from './source.ts';
 import type { StateAt } from './state-at.ts';
 import { stateAt } from './state-at.ts';
@@ -90,6 +92,26 @@ describe('stateAt', () => {
     const src = source(broken);
     const s = await stateAt(src, await resolvePoint(src, 'latest'));
     expect(addresses(s)).toEqual(addresses(await at('latest')));
+  });
+});
+
+describe('ServiceExports in the log (the mcs service reads them, the slicer skips them)', () => {
+  const exp = { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'web', namespace: 'shop', uid: 'u-se', resourceVersion: '900', creationTimestamp: '2026-11-26T10:04:00Z' } } as const;
+  const withExport = (type: 'Upserted.v1' | 'Deleted.v1'): LogEvent[] => {
+    const events = scenarioEvents('c');
+    const inserted: LogEvent = { seq: 6, time: '2026-11-26T10:04:30.000Z', subject: kubeSubjectOf('c', exp, { partitions: 2 }), data: changeEvent(type, 'c', exp, '2026-11-26T10:04:30.000Z') };
+    return [...events.slice(0, 5), inserted, ...events.slice(5).map((e) => ({ ...e, seq: e.seq + 1 }))];
+  };
+
+  it('is read, not rejected as the slicer would dead-letter it, and applies nothing', () => {
+    const folded = new Replayer(logSettings({ cluster: 'c' }), EMPTY_SNAPSHOT).fold(withExport('Upserted.v1')[5] as LogEvent);
+    expect([folded.rejection, folded.change?.kind, folded.applied, folded.services]).toEqual([undefined, 'ServiceExport', false, []]);
+  });
+
+  it.each([['an upsert', 'Upserted.v1'], ['a delete', 'Deleted.v1']] as const)('%s changes no state and no history', async (_name, type) => {
+    const src = source(withExport(type));
+    expect(addresses(await stateAt(src, await resolvePoint(src, 'latest')))).toEqual(addresses(await at('latest')));
+    expect((await historyOf(src, web)).length).toBe((await historyOf(source(), web)).length);
   });
 });
 
