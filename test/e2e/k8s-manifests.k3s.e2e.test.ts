@@ -27,7 +27,7 @@ const K3S_IMAGE = process.env['SLICEMESH_K3S_IMAGE'] ?? 'rancher/k3s:v1.32.4-k3s
 const IMAGE = 'slicemesh:latest';
 const NAMESPACE = 'slicemesh';
 /** What `kubectl apply -k infra/k8s` starts, in the order they can become ready. */
-const WORKLOADS = ['statefulset/nats', 'statefulset/postgres', 'deployment/watcher', 'deployment/slicer', 'deployment/hints', 'daemonset/proxy-agent'];
+const WORKLOADS = ['statefulset/nats', 'statefulset/postgres', 'deployment/watcher', 'deployment/slicer', 'deployment/hints', 'deployment/mcs', 'daemonset/proxy-agent'];
 
 const firstLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
 
@@ -103,7 +103,7 @@ describe.skipIf(skip !== null)(`infra/k8s installed into k3s${skip === null ? ''
     expect(out).toMatch(/deployment\.apps\/watcher (created|configured) \(server dry run\)/);
   });
 
-  it('every workload becomes ready: NATS, Postgres, the watcher, the slicer, the hints service and the agents', () => {
+  it('every workload becomes ready: NATS, Postgres, the watcher, the slicer, the hints service, the mcs and the agents', () => {
     kubectl('apply', '-k', k8s);
     for (const w of WORKLOADS) {
       try {
@@ -125,6 +125,6 @@ describe.skipIf(skip !== null)(`infra/k8s installed into k3s${skip === null ? ''
     }
     expect(can('watcher', 'list', 'secrets', '--all-namespaces')).toBe('no');
     expect(can('watcher', 'create', 'endpointslices.discovery.k8s.io', '-n', 'default')).toBe('no');
-    for (const account of ['slicer', 'hints', 'proxy-agent']) expect(can(account, 'list', 'pods', '--all-namespaces'), account).toBe('no');
+    for (const account of ['slicer', 'hints', 'mcs', 'proxy-agent']) expect(can(account, 'list', 'pods', '--all-namespaces'), account).toBe('no');
   });
 });
