@@ -109,9 +109,12 @@ const kvStream = (bucket: string): string => `KV_${bucket}`;
 /**
  * What a role that must not write may never be allowed, listed as deny so that a later, wider
  * allow cannot open it: the logs' subjects, every KV write, and stream-changing API calls.
+ * Consumer deletes are denied on every stream but `watched` — the buckets the role watches,
+ * whose ordered consumers the client deletes when it resets one (after a reconnect, say).
  */
-function writesDenied(names: BackboneNames): string[] {
+function writesDenied(names: BackboneNames, watched: readonly string[] = []): string[] {
   const s = streamSubjects(names);
+  const streams = [names.kube, names.slices, names.dlq, ...(names.events === undefined ? [] : [names.events]), kvStream(names.svc), kvStream(names.views), kvStream(names.hinted)];
   return [
     s.kube,
     s.slices,
@@ -124,7 +127,7 @@ function writesDenied(names: BackboneNames): string[] {
     `${API}.STREAM.PURGE.>`,
     `${API}.STREAM.MSG.DELETE.>`,
     `${API}.STREAM.RESTORE.>`,
-    `${API}.CONSUMER.DELETE.>`,
+    ...(watched.length === 0 ? [`${API}.CONSUMER.DELETE.>`] : streams.filter((x) => !watched.includes(x)).map((x) => `${API}.CONSUMER.DELETE.${x}.>`)),
     `${API}.CONSUMER.DURABLE.CREATE.>`,
   ];
 }
@@ -245,6 +248,9 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           `${domainApi}.STREAM.MSG.GET.${ex}`,
           `${domainApi}.DIRECT.GET.${ex}`,
           `${domainApi}.DIRECT.GET.${ex}.>`,
+          // The ordered consumers of its two watches, which the client deletes when it resets one.
+          `${API}.CONSUMER.DELETE.${kv.hinted}.*`,
+          `${domainApi}.CONSUMER.DELETE.${ex}.*`,
         ],
         [...SERVICE_DENY, `${domainApi}.STREAM.DELETE.>`, `${domainApi}.STREAM.PURGE.>`],
       );
@@ -261,8 +267,13 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           // ephemeral with that filter; the server removes it when inactive, the agent cannot
           // delete consumers).
           ...consumerRead(names.kube, [`${p}kube.${c}.node.*`]),
+          // The client deletes an ordered consumer of a watch it resets (after a reconnect):
+          // on the two buckets it watches only. Another agent's watch it could delete would be
+          // reset and resumed by that agent; no log or durable is reachable.
+          `${API}.CONSUMER.DELETE.${kv.svc}.*`,
+          `${API}.CONSUMER.DELETE.${kv.views}.*`,
         ],
-        writesDenied(names),
+        writesDenied(names, [kv.svc, kv.views]),
       );
     case 'reader':
       return pub(
