@@ -1,6 +1,7 @@
 // Issue 14's proof of global services: two Kubernetes clusters (two cluster-sims, each with its
 // whole pipeline and a multi-cluster service) on two NATS leaf nodes of a hub, their nodes real
-// network namespaces on one flat network. Both clusters export Service `cart`; cluster A has a
+// network namespaces on one flat network. Both clusters export Service `cart` (cluster A by the
+// annotation, as a cluster without the MCS CRDs; cluster B by an MCS ServiceExport); cluster A has a
 // ready pod, cluster B's cart pod starts unready. A client pod of cluster B connects to the
 // ClusterSet IP its agent programmed:
 //   1. A's pod turns ready → B's client reaches it (cross-cluster convergence, printed);
@@ -41,14 +42,19 @@ const unavailable = netnsUnavailableReason() ?? (findNatsServerBinary() === unde
 const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const fmt = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
 
-/** `cart`, exported by annotation (clusters without the MCS CRDs), over the echo pods' http port. */
-function cartService(createdAt: string): KubeObj {
+/** `cart` over the echo pods' http port, exported by the annotation (clusters without the MCS CRDs) unless `annotated` is false. */
+function cartService(createdAt: string, annotated = true): KubeObj {
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: 'cart', namespace: 'default', creationTimestamp: createdAt, annotations: { [EXPORT_ANNOTATION]: 'true' } },
+    metadata: { name: 'cart', namespace: 'default', creationTimestamp: createdAt, ...(annotated ? { annotations: { [EXPORT_ANNOTATION]: 'true' } } : {}) },
     spec: { type: 'ClusterIP', selector: { app: APP }, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
   };
+}
+
+/** The MCS ServiceExport of `cart` (the export's precedence time is its creationTimestamp). */
+function cartExport(): KubeObj {
+  return { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'cart', namespace: 'default' } };
 }
 
 describe.skipIf(unavailable !== null)(`global services across two clusters behind a NATS hub${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
@@ -116,11 +122,16 @@ describe.skipIf(unavailable !== null)(`global services across two clusters behin
         // The client is no cart pod.
         const client = podObject(clientB, true, at);
         sim.store.create('Pod', { ...client, metadata: { ...(client['metadata'] as { name: string }), labels: { app: 'client' } } });
-        sim.store.create('Service', cartService('2026-03-01T00:00:00Z'));
+        // Not annotated: exported by an MCS ServiceExport, made once both pipelines run.
+        sim.store.create('Service', cartService('2026-03-01T00:00:00Z', false));
       },
     });
     pipelines.push(b);
     await Promise.all([a.start(), b.start()]);
+    // The simulator stamps creationTimestamp itself (to the second): made more than a second after
+    // A's Service, B's ServiceExport is the younger export whatever B's Service's age.
+    await new Promise((r) => setTimeout(r, 1100));
+    b.sim.store.create('ServiceExport', cartExport());
   }, 120_000);
 
   afterAll(async () => {
