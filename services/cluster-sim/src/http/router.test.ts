@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseRoute } from './router.ts';
+import { MCS_GROUP, servedWithout } from '../store/kinds.ts';
+import type { KindInfo } from '../store/kinds.ts';
 
 describe('parseRoute', () => {
   const cases: readonly { path: string; want: Record<string, unknown> }[] = [
@@ -33,6 +35,28 @@ describe('parseRoute', () => {
       const route = parseRoute(tc.path);
       const view = route.type === 'resource' ? { ...route, kind: route.info.kind } : route;
       expect(view).toMatchObject(tc.want);
+    });
+  }
+});
+
+describe('parseRoute on a server without the MCS CRDs (servedWithout)', () => {
+  const without = servedWithout([MCS_GROUP]);
+  const cases: readonly { path: string; served: Record<string, unknown>; withoutMcs: Record<string, unknown> }[] = [
+    { path: '/apis/multicluster.x-k8s.io', served: { type: 'group', group: MCS_GROUP }, withoutMcs: { type: 'notFound' } },
+    { path: '/apis/multicluster.x-k8s.io/v1alpha1', served: { type: 'resourceList', group: MCS_GROUP }, withoutMcs: { type: 'notFound' } },
+    { path: '/apis/multicluster.x-k8s.io/v1alpha1/serviceexports', served: { type: 'resource', kind: 'ServiceExport' }, withoutMcs: { type: 'notFound' } },
+    { path: '/apis/multicluster.x-k8s.io/v1alpha1/namespaces/shop/serviceexports/web', served: { type: 'resource', kind: 'ServiceExport', namespace: 'shop', name: 'web' }, withoutMcs: { type: 'notFound' } },
+    { path: '/openapi/v3/apis/multicluster.x-k8s.io/v1alpha1', served: { type: 'openapiGroupVersion' }, withoutMcs: { type: 'notFound' } },
+    { path: '/api/v1/services', served: { type: 'resource', kind: 'Service' }, withoutMcs: { type: 'resource', kind: 'Service' } },
+  ];
+  const view = (path: string, served?: readonly KindInfo[]): Record<string, unknown> => {
+    const route = parseRoute(path, served);
+    return route.type === 'resource' ? { ...route, kind: route.info.kind } : route;
+  };
+  for (const tc of cases) {
+    it(`${tc.path}: ${String(tc.served['type'])} when served, ${String(tc.withoutMcs['type'])} without`, () => {
+      expect(view(tc.path)).toMatchObject(tc.served);
+      expect(view(tc.path, without)).toMatchObject(tc.withoutMcs);
     });
   }
 });
