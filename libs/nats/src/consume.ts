@@ -5,6 +5,7 @@ import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import type { ConsumerConfig, ConsumerInfo, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { watchConsumer } from './consumer-watchdog.ts';
+import { parseJsonBody } from './json-body.ts';
 import { ConsumerConflictError } from './errors.ts';
 import { isApiError } from './streams.ts';
 import { checkedCount, sumCounts } from './counts.ts';
@@ -184,18 +185,13 @@ export async function consumeLoop(
   if (stalled !== undefined && !signal.aborted) throw stalled;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /** A delivered message as handlers see it: headers as a record, the body parsed as JSON (or the parse error). */
 export function toConsumed(m: JsMsg): ConsumedMessage {
   const headers: Record<string, string> = {};
   if (m.headers) for (const k of m.headers.keys()) headers[k] = m.headers.get(k);
   const base = { subject: m.subject, seq: m.seq, raw: m.data, redelivered: m.redelivered, deliveryCount: m.info.deliveryCount, headers };
-  try {
-    return { ...base, data: JSON.parse(utf8.decode(m.data)) as unknown };
-  } catch (err) {
-    return { ...base, data: undefined, parseError: err instanceof Error ? err.message : String(err) };
-  }
+  const body = parseJsonBody(m.data);
+  return body.ok ? { ...base, data: body.value } : { ...base, data: undefined, parseError: body.reason };
 }
 
 /**

@@ -4,6 +4,7 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { fetchToEnd } from './fetch-to-end.ts';
+import { parseJsonBody } from './json-body.ts';
 
 /** One stored message. */
 export interface StoredMessage {
@@ -17,16 +18,13 @@ export interface StoredMessage {
   readonly raw?: string;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 const lenient = new TextDecoder('utf-8');
 
 // Invalid UTF-8 is a parse error (as for every consumer of the log), its text shown with U+FFFD.
 function storedOf(seq: number, subject: string, time: Date, bytes: Uint8Array): StoredMessage {
-  try {
-    return { seq, subject, time: time.toISOString(), data: JSON.parse(utf8.decode(bytes)) as unknown };
-  } catch (err) {
-    return { seq, subject, time: time.toISOString(), data: undefined, parseError: err instanceof Error ? err.message : String(err), raw: lenient.decode(bytes) };
-  }
+  const body = parseJsonBody(bytes);
+  if (body.ok) return { seq, subject, time: time.toISOString(), data: body.value };
+  return { seq, subject, time: time.toISOString(), data: undefined, parseError: body.reason, raw: lenient.decode(bytes) };
 }
 
 export interface ReadRangeOptions {

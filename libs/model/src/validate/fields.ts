@@ -66,10 +66,34 @@ export function optObject(ctx: Ctx, v: unknown, path: string): JsonObject | unde
   return isAbsent(v) ? undefined : reqObject(ctx, v, path);
 }
 
-export function reqString(ctx: Ctx, v: unknown, path: string, max = MAX_STRING): string {
+// With the `u` flag a well-formed surrogate pair is one code point, so only lone halves match.
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * Why `s` cannot be kept, or null. Postgres (text and jsonb alike) refuses U+0000 and lone UTF-16
+ * surrogates, so an object holding one would fail every write of the batch it is in, again on
+ * every redelivery, and stall its partition: it is rejected here instead. The API server accepts
+ * U+0000 in free text (annotation values, say) — a deliberate difference; a lone surrogate it can
+ * never send (Go decodes one to U+FFFD), so only a hostile server or publisher has one.
+ */
+export function unstorableProblem(s: string): string | null {
+  if (s.includes('\u0000')) return 'must not contain U+0000 (NUL): it cannot be stored';
+  if (LONE_SURROGATE.test(s)) return 'must not contain a lone UTF-16 surrogate: it is not Unicode text';
+  return null;
+}
+
+/** A string of at most `max` characters, its content not yet checked. */
+function reqText(ctx: Ctx, v: unknown, path: string, max: number): string {
   if (typeof v !== 'string') fail(ctx, path, isAbsent(v) ? 'is required' : `must be a string (got ${typeName(v)})`);
   if (v.length > max) fail(ctx, path, `must be at most ${max} characters (got ${v.length})`);
   return v;
+}
+
+export function reqString(ctx: Ctx, v: unknown, path: string, max = MAX_STRING): string {
+  const s = reqText(ctx, v, path, max);
+  const bad = unstorableProblem(s);
+  if (bad !== null) fail(ctx, path, bad);
+  return s;
 }
 
 export function optString(ctx: Ctx, v: unknown, path: string, max = MAX_STRING): string | undefined {
@@ -78,8 +102,9 @@ export function optString(ctx: Ctx, v: unknown, path: string, max = MAX_STRING):
 
 /** A string checked by a `…Problem` rule from names.ts (or any rule of that shape). */
 export function reqChecked(ctx: Ctx, v: unknown, path: string, problem: (s: string) => string | null): string {
-  const s = reqString(ctx, v, path, MAX_STRING);
-  const p = problem(s);
+  // The field's own rule first: its reason is the API server's.
+  const s = reqText(ctx, v, path, MAX_STRING);
+  const p = problem(s) ?? unstorableProblem(s);
   if (p !== null) fail(ctx, path, `${quote(s)} ${p}`);
   return s;
 }
@@ -106,7 +131,7 @@ export function optInt(ctx: Ctx, v: unknown, path: string, min: number, max: num
 }
 
 export function reqEnum<T extends string>(ctx: Ctx, v: unknown, path: string, allowed: readonly T[]): T {
-  const s = reqString(ctx, v, path, MAX_STRING);
+  const s = reqText(ctx, v, path, MAX_STRING);
   if (!(allowed as readonly string[]).includes(s)) fail(ctx, path, `${quote(s)} must be one of ${allowed.join(', ')}`);
   return s as T;
 }
@@ -159,11 +184,11 @@ export function optStringMap(
   if (entries.length > maxEntries) fail(ctx, path, `must have at most ${maxEntries} entries (got ${entries.length})`);
   const out: Record<string, string> = {};
   for (const [k, raw] of entries) {
-    const kp = key(k);
+    const kp = key(k) ?? unstorableProblem(k);
     if (kp !== null) fail(ctx, keyPath(path, k), `key ${quote(k)} ${kp}`);
     const val = raw === null ? '' : raw;
     if (typeof val !== 'string') fail(ctx, keyPath(path, k), `must be a string (got ${typeName(val)})`);
-    const vp = value(val);
+    const vp = value(val) ?? unstorableProblem(val);
     if (vp !== null) fail(ctx, keyPath(path, k), `${quote(val)} ${vp}`);
     out[k] = val;
   }
