@@ -195,7 +195,7 @@ describe('ObjectWatch of an optional kind (ServiceExport) where the API does not
     bare = await startClusterSim({ scenario: EMPTY_SCENARIO, mcsApi: false });
     const seeded = { ...exportOf('old'), metadata: { name: 'old', namespace: 'default', uid: 'u-old', resourceVersion: '3' } };
     await startExports(bare.url, [seeded]);
-    expect(statuses.filter((s) => s.type === 'not-served')).toEqual([{ type: 'not-served', kind: 'ServiceExport', retryInMs: 100 }]);
+    expect(statuses.filter((s) => s.type === 'not-served')).toEqual([{ type: 'not-served', kind: 'ServiceExport', reason: 'not-found', retryInMs: 100 }]);
     expect(lines()).toEqual(['delete/vanished default/old u-old 3']);
     await new Promise((r) => setTimeout(r, 350)); // several retries, still not served
     expect(statuses.map((s) => s.type)).toEqual(['not-served']);
@@ -214,6 +214,18 @@ describe('ObjectWatch of an optional kind (ServiceExport) where the API does not
     const later = sim.store.create('ServiceExport', exportOf('api'));
     await until(() => events.length === 2, 'a live change');
     expect(lines()[1]).toBe(`upsert default/api ${later.metadata.uid} ${later.metadata.resourceVersion}`);
+  });
+
+  it('403 (RBAC does not grant it): not-served as forbidden, what the seed held is kept, and listed once allowed', async () => {
+    const seeded = { ...exportOf('old'), metadata: { name: 'old', namespace: 'default', uid: 'u-old', resourceVersion: '3' } };
+    await proxy.hide('/apis/multicluster.x-k8s.io', 403);
+    await startExports(proxy.url, [seeded]);
+    expect(statuses).toEqual([{ type: 'not-served', kind: 'ServiceExport', reason: 'forbidden', retryInMs: 100 }]);
+    expect(events).toEqual([]);
+    await proxy.unhide();
+    // Allowed again: the list finds no such object, so the seed's is deleted now.
+    await until(() => events.length === 1, 'the first allowed list');
+    expect(lines()).toEqual([`delete/vanished default/old u-old ${sim.store.resourceVersion}`]);
   });
 
   it('another kind answered 404 is an error that keeps restarting, not not-served', async () => {

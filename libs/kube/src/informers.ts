@@ -67,11 +67,12 @@ export type ObjectWatchStatus =
   | { readonly type: 'error'; readonly kind: WatchedKind; readonly error: unknown; readonly attempt: number; readonly restartInMs: number }
   | { readonly type: 'restarted'; readonly kind: WatchedKind; readonly attempt: number }
   /**
-   * The API answers 404 for an optional kind (a CRD not installed): start() resolves, what was
-   * known is reported deleted (the API deletes a CRD's objects with it), and the list is tried
-   * again every `retryInMs`. Reported once until the kind is listed again.
+   * The API answers 404 for an optional kind (`not-found`: its CRD is not installed) or 403
+   * (`forbidden`: RBAC does not let us list it): start() resolves, and the list is tried again
+   * every `retryInMs`. On 404 what was known is reported deleted (the API deletes a CRD's objects
+   * with it); on 403 it is kept (the objects may well exist). Reported once until listed again.
    */
-  | { readonly type: 'not-served'; readonly kind: WatchedKind; readonly retryInMs: number }
+  | { readonly type: 'not-served'; readonly kind: WatchedKind; readonly reason: 'not-found' | 'forbidden'; readonly retryInMs: number }
   /** `onEvent` threw; the event is lost to the caller (client-node would swallow it silently). */
   | { readonly type: 'handler-error'; readonly kind: WatchedKind; readonly error: unknown };
 
@@ -297,7 +298,8 @@ export class ObjectWatch {
 
   #failed(error: unknown): void {
     if (this.#stopped) return;
-    if (OPTIONAL_KINDS.has(this.kind) && statusCodeOf(error) === 404) return this.#unserved();
+    const code = statusCodeOf(error);
+    if (OPTIONAL_KINDS.has(this.kind) && (code === 404 || code === 403)) return this.#unserved(code === 404 ? 'not-found' : 'forbidden');
     const attempt = this.#attempt++;
     const restartInMs = (this.#opts.restartDelayMs ?? defaultRestartDelay)(attempt);
     this.#status({ type: 'error', kind: this.kind, error, attempt, restartInMs });
@@ -311,15 +313,15 @@ export class ObjectWatch {
   }
 
   /**
-   * The API does not serve this kind: what was known is gone with its CRD, the caller may carry
-   * on (start() resolves), and a fresh informer lists again later (a CRD may be installed).
+   * The API does not serve this kind (or not to us): the caller may carry on (start() resolves),
+   * and a fresh informer lists again later (a CRD may be installed, RBAC granted).
    */
-  #unserved(): void {
+  #unserved(reason: 'not-found' | 'forbidden'): void {
     const retryInMs = this.#opts.notServedRetryMs ?? DEFAULT_NOT_SERVED_RETRY_MS;
     if (!this.#notServed) {
       this.#notServed = true;
-      this.#status({ type: 'not-served', kind: this.kind, retryInMs });
-      for (const [key, known] of [...this.#known]) {
+      this.#status({ type: 'not-served', kind: this.kind, reason, retryInMs });
+      for (const [key, known] of reason === 'not-found' ? [...this.#known] : []) {
         this.#known.delete(key);
         this.#emit({ type: 'delete', kind: this.kind, key, object: known.object, resourceVersion: known.resourceVersion, cause: 'vanished' });
       }

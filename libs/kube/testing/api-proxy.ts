@@ -26,8 +26,8 @@ export interface ApiProxy {
   down(): Promise<void>;
   /** Listens again on the same port. */
   resume(): Promise<void>;
-  /** Answers 404 NotFound for every path under `prefix` (as a server without that API group) and cuts open connections. */
-  hide(prefix: string): Promise<void>;
+  /** Answers 404 NotFound (or `code`, e.g. 403 Forbidden) for every path under `prefix`, as a server without that API group, and cuts open connections. */
+  hide(prefix: string, code?: 403 | 404): Promise<void>;
   /** Forwards everything again. */
   unhide(): Promise<void>;
   close(): Promise<void>;
@@ -59,11 +59,17 @@ function rewriteEvent(line: string, mutate: Mutate): string {
   return JSON.stringify({ ...ev, object: mutate(ev['object']) });
 }
 
-function forward(target: URL, proxy: ApiProxy & { log: (kind: 'watch' | 'list', url: string) => void; hidden: string | undefined }, req: IncomingMessage, res: ServerResponse): void {
+const HIDDEN_STATUS = {
+  403: { reason: 'Forbidden', message: 'forbidden: the user cannot list this resource' },
+  404: { reason: 'NotFound', message: 'the server could not find the requested resource' },
+} as const;
+
+function forward(target: URL, proxy: ApiProxy & { log: (kind: 'watch' | 'list', url: string) => void; hidden: { prefix: string; code: 403 | 404 } | undefined }, req: IncomingMessage, res: ServerResponse): void {
   const url = new URL(req.url ?? '/', target);
-  if (proxy.hidden !== undefined && url.pathname.startsWith(proxy.hidden)) {
-    res.writeHead(404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 }));
+  if (proxy.hidden !== undefined && url.pathname.startsWith(proxy.hidden.prefix)) {
+    const { code } = proxy.hidden;
+    res.writeHead(code, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', ...HIDDEN_STATUS[code], details: {}, code }));
     return;
   }
   const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
@@ -112,7 +118,7 @@ export async function startApiProxy(target: string, port = 0): Promise<ApiProxy>
     url: '',
     port: 0,
     mutate: ((o) => o) as Mutate,
-    hidden: undefined as string | undefined,
+    hidden: undefined as { prefix: string; code: 403 | 404 } | undefined,
     watches,
     lists,
     log: (kind: 'watch' | 'list', url: string) => (kind === 'watch' ? watches : lists).push(url),
@@ -126,8 +132,8 @@ export async function startApiProxy(target: string, port = 0): Promise<ApiProxy>
       await closed;
     },
     resume: () => listen(proxy.port),
-    hide: async (prefix: string) => {
-      proxy.hidden = prefix;
+    hide: async (prefix: string, code: 403 | 404 = 404) => {
+      proxy.hidden = { prefix, code };
       proxy.cut();
     },
     unhide: async () => {

@@ -19,9 +19,10 @@
 // into the API the watcher must not echo them back. A slice that becomes ours (its managed-by
 // label changed) is deleted from KUBE as if it had gone; one that stops being ours appears.
 //
-// ServiceExports (MCS) are a CRD's: where the API answers 404 for them, their watch reports
-// `not-served` once (logged), counts as listed (the watcher is ready with the other kinds) and
-// lists again every minute, so installing the CRDs later needs no restart.
+// ServiceExports (MCS) are a CRD's: where the API answers 404 for them (or 403: no RBAC for
+// them), their watch reports `not-served` once (logged), counts as listed (the watcher is ready
+// with the other kinds) and lists again every minute, so installing the CRDs (or granting the
+// ClusterRole) later needs no restart.
 
 import { isOwnSlice, ownManagers } from '@slicemesh/contracts';
 import type { OwnManagers } from '@slicemesh/contracts';
@@ -319,6 +320,9 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
         return log.error({ ...at, err: s.error }, 'event handler failed');
       case 'not-served':
         // Reported once until the kind is listed again (then 'listed' says so).
+        if (s.reason === 'forbidden') {
+          return log.warn({ ...at, retryInMs: s.retryInMs }, `${s.kind}s may not be listed (403: does the watcher's ClusterRole grant list and watch on them?): watching the other kinds, listing again every ${Math.round(s.retryInMs / 1000)} s`);
+        }
         return log.info({ ...at, retryInMs: s.retryInMs }, `${s.kind}s are not served by this API server (their CRDs are not installed): watching the other kinds, listing again every ${Math.round(s.retryInMs / 1000)} s`);
       default: {
         const unknown: never = s;
