@@ -80,11 +80,11 @@ metric() { curl -fsS "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 ~ "^"m"({
 for x in A B; do
   var="SLICEMESH_MC_MCS_${x}_PORT"
   tm=$SECONDS
-  until [ "$(metric "${!var}" slicemesh_live_clusters)" = 2 ] && [ "$(metric "${!var}" slicemesh_imports)" -ge 2 ]; do
-    [ $((SECONDS - tm)) -lt 120 ] || fail "mcs-${x,,}: $(metric "${!var}" slicemesh_live_clusters) live clusters and $(metric "${!var}" slicemesh_imports) imports after 120 s (want 2 and 2)"
+  until [ "$(metric "${!var}" slicemesh_mcs_live_clusters)" = 2 ] && [ "$(metric "${!var}" slicemesh_mcs_imports)" -ge 2 ]; do
+    [ $((SECONDS - tm)) -lt 120 ] || fail "mcs-${x,,}: $(metric "${!var}" slicemesh_mcs_live_clusters) live clusters and $(metric "${!var}" slicemesh_mcs_imports) imports after 120 s (want 2 and 2)"
     sleep 2
   done
-  say "mcs-${x,,}: 2 live clusters, $(metric "${!var}" slicemesh_imports) imports, $(metric "${!var}" slicemesh_heartbeats_total) heartbeats written to the hub"
+  say "mcs-${x,,}: 2 live clusters, $(metric "${!var}" slicemesh_mcs_imports) imports, $(metric "${!var}" slicemesh_mcs_heartbeats_total) heartbeats written to the hub"
 done
 
 # The imports reach the data plane: each cluster's agent sends a ClusterSet IP (243.0.0.0/16) to

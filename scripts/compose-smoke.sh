@@ -112,11 +112,11 @@ puts=$(metric "$SLICEMESH_HINTS_PORT" slicemesh_hints_kv_puts_total)
 say "metrics: watcher published $published events, slicer ingested $ingested and ran $reconciles reconciles, hints put $puts KV entries"
 # The mcs of a set of one: its own heartbeat reaches the exports bucket on the same server.
 tm=$SECONDS
-until [ "$(metric "$SLICEMESH_MCS_PORT" slicemesh_live_clusters)" = 1 ]; do
+until [ "$(metric "$SLICEMESH_MCS_PORT" slicemesh_mcs_live_clusters)" = 1 ]; do
   [ $((SECONDS - tm)) -lt 60 ] || fail "mcs: its own cluster is not live after 60 s (no heartbeat in the exports bucket)"
   sleep 2
 done
-say "mcs: its cluster live in the exports bucket ($(metric "$SLICEMESH_MCS_PORT" slicemesh_heartbeats_total) heartbeats), $(metric "$SLICEMESH_MCS_PORT" slicemesh_imports) imports"
+say "mcs: its cluster live in the exports bucket ($(metric "$SLICEMESH_MCS_PORT" slicemesh_mcs_heartbeats_total) heartbeats), $(metric "$SLICEMESH_MCS_PORT" slicemesh_mcs_imports) imports"
 # NATS is locked down: the key job finished, a client without credentials is refused, and the
 # CLI in the image reads the live log with the reader's seed (inside the compose network).
 init=$(dc ps -q nats-auth)

@@ -4,6 +4,18 @@
 import { CREDS_FILE_ENV, NKEY_SEED_FILE_ENV } from './credentials.ts';
 import { parseNatsUrlSetting } from './servers.ts';
 
+/** A stream or bucket name setting (KUBE_STREAM, SVC_BUCKET, …): one subject token of [A-Za-z0-9_-]. */
+export function parseNatsName(text: string): string {
+  if (!/^[A-Za-z0-9_-]+$/.test(text)) throw new Error('must be [A-Za-z0-9_-]+');
+  return text;
+}
+
+/** SUBJECT_PREFIX: empty (production) or dot-terminated tokens, which tests isolate runs with. */
+export function parseSubjectPrefix(text: string): string {
+  if (!/^(?:[A-Za-z0-9_-]+\.)*$/.test(text)) throw new Error('must be empty or dot-terminated tokens of [A-Za-z0-9_-], e.g. "stage."');
+  return text;
+}
+
 /** NATS_URL / --nats-url: a checked, comma-separated server list (see parseNatsServers). */
 export const NATS_URL_SETTING = {
   env: 'NATS_URL',

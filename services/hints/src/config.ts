@@ -1,20 +1,8 @@
 // Every setting of the hints service, with its default, in one place (habit 14).
 
-import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING } from '@slicemesh/nats';
+import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseNatsName, parseSubjectPrefix } from '@slicemesh/nats';
 import { defineConfig, leaseSettings, ownedPartitionsOf as ownedPartitionsOfSetting } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
-
-const NAME_TOKEN = /^[A-Za-z0-9_-]+$/;
-
-function streamName(text: string): string {
-  if (!NAME_TOKEN.test(text)) throw new Error('must be [A-Za-z0-9_-]+');
-  return text;
-}
-
-function subjectPrefix(text: string): string {
-  if (!/^(?:[A-Za-z0-9_-]+\.)*$/.test(text)) throw new Error('must be empty or dot-terminated tokens, e.g. "t1."');
-  return text;
-}
 
 export const hintsConfig = defineConfig({
   natsUrl: NATS_URL_SETTING,
@@ -39,26 +27,26 @@ export const hintsConfig = defineConfig({
     parse: 'int',
   },
   ...leaseSettings('hints replicas'),
-  kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (nodes and services are read from it).', parse: streamName },
-  slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', doc: 'Stream of SliceChanged events from the slicer.', parse: streamName },
-  dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', doc: 'Stream of dead letters (malformed input goes to dlq.<cluster>.hints).', parse: streamName },
-  eventsStream: { env: 'EVENTS_STREAM', flag: '--events-stream', default: 'EVENTS', doc: "Stream the decisions' Kubernetes Event requests go to (the publisher writes them).", parse: streamName },
-  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', doc: 'Prefix of every stream subject ("" in production; tests isolate with it).', parse: subjectPrefix },
-  svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', doc: 'KV bucket of service specs, keys <cluster>.<ns>.<name>.', parse: streamName },
-  viewsBucket: { env: 'VIEWS_BUCKET', flag: '--views-bucket', default: 'views', doc: 'KV bucket of per-zone views, keys <cluster>.<zone>.<ns>.<service>.<slice>.', parse: streamName },
+  kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (nodes and services are read from it).', parse: parseNatsName },
+  slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', doc: 'Stream of SliceChanged events from the slicer.', parse: parseNatsName },
+  dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', doc: 'Stream of dead letters (malformed input goes to dlq.<cluster>.hints).', parse: parseNatsName },
+  eventsStream: { env: 'EVENTS_STREAM', flag: '--events-stream', default: 'EVENTS', doc: "Stream the decisions' Kubernetes Event requests go to (the publisher writes them).", parse: parseNatsName },
+  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', doc: 'Prefix of every stream subject ("" in production; tests isolate with it).', parse: parseSubjectPrefix },
+  svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', doc: 'KV bucket of service specs, keys <cluster>.<ns>.<name>.', parse: parseNatsName },
+  viewsBucket: { env: 'VIEWS_BUCKET', flag: '--views-bucket', default: 'views', doc: 'KV bucket of per-zone views, keys <cluster>.<zone>.<ns>.<service>.<slice>.', parse: parseNatsName },
   hintedBucket: {
     env: 'HINTED_BUCKET',
     flag: '--hinted-bucket',
     default: 'hinted',
     doc: "KV bucket of the slicer's slices with their hints, keys <cluster>.<ns>.<service>.<slice>; the publisher writes them to the API.",
-    parse: streamName,
+    parse: parseNatsName,
   },
   durablePrefix: {
     env: 'DURABLE_PREFIX',
     flag: '--durable-prefix',
     default: 'hints',
     doc: 'Prefix of the durable consumer names (<prefix>-<cluster>-p<partition>-slices|nodes|services|endpointslices).',
-    parse: streamName,
+    parse: parseNatsName,
   },
   batchPeriod: {
     env: 'BATCH_PERIOD',

@@ -1,21 +1,9 @@
 // Every setting of the multi-cluster service, with its default, in one place.
 
 import { parseIPv4Cidr } from '@slicemesh/multicluster';
-import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING } from '@slicemesh/nats';
+import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseNatsName, parseSubjectPrefix } from '@slicemesh/nats';
 import { defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
-
-const NAME_TOKEN = /^[A-Za-z0-9_-]+$/;
-
-function name(text: string): string {
-  if (!NAME_TOKEN.test(text)) throw new Error('must be [A-Za-z0-9_-]+');
-  return text;
-}
-
-function subjectPrefix(text: string): string {
-  if (!/^(?:[A-Za-z0-9_-]+\.)*$/.test(text)) throw new Error('must be empty or dot-terminated tokens, e.g. "t1."');
-  return text;
-}
 
 function cidr(text: string): string {
   parseIPv4Cidr(text);
@@ -27,12 +15,12 @@ export const mcsConfig = defineConfig({
   ...NATS_CONNECTION_SETTINGS,
   natsReplicas: NATS_REPLICAS_SETTING,
   cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', doc: "This cluster's id in the cluster set: its subjects and keys, and the source-cluster label of what it exports.", parse: 'string' },
-  kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (Services and Nodes are read from it).', parse: name },
-  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', doc: 'Prefix of every stream subject ("" in production; tests isolate with it).', parse: subjectPrefix },
-  svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', doc: 'KV bucket of service specs: the derived Services of imports go here.', parse: name },
-  viewsBucket: { env: 'VIEWS_BUCKET', flag: '--views-bucket', default: 'views', doc: 'KV bucket of per-zone views: the views of imports go here.', parse: name },
-  hintedBucket: { env: 'HINTED_BUCKET', flag: '--hinted-bucket', default: 'hinted', doc: "KV bucket of this cluster's finished slices: what an export carries.", parse: name },
-  exportsBucket: { env: 'EXPORTS_BUCKET', flag: '--exports-bucket', default: 'exports', doc: "KV bucket shared by the cluster set (on the hub): every cluster's exports and heartbeats.", parse: name },
+  kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (Services and Nodes are read from it).', parse: parseNatsName },
+  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', doc: 'Prefix of every stream subject ("" in production; tests isolate with it).', parse: parseSubjectPrefix },
+  svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', doc: 'KV bucket of service specs: the derived Services of imports go here.', parse: parseNatsName },
+  viewsBucket: { env: 'VIEWS_BUCKET', flag: '--views-bucket', default: 'views', doc: 'KV bucket of per-zone views: the views of imports go here.', parse: parseNatsName },
+  hintedBucket: { env: 'HINTED_BUCKET', flag: '--hinted-bucket', default: 'hinted', doc: "KV bucket of this cluster's finished slices: what an export carries.", parse: parseNatsName },
+  exportsBucket: { env: 'EXPORTS_BUCKET', flag: '--exports-bucket', default: 'exports', doc: "KV bucket shared by the cluster set (on the hub): every cluster's exports and heartbeats.", parse: parseNatsName },
   exportsDomain: {
     env: 'EXPORTS_DOMAIN',
     flag: '--exports-domain',

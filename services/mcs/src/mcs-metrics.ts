@@ -1,12 +1,12 @@
-// The multi-cluster service's Prometheus metrics (prefixed slicemesh_mcs_ by the registry).
+// The multi-cluster service's Prometheus metrics (slicemesh_mcs_*: the registry adds slicemesh_).
 import type { Metrics } from '@slicemesh/runtime';
 
 export function mcsMetrics(metrics: Metrics) {
   return {
-    imports: metrics.gauge({ name: 'imports', help: 'Services imported into this cluster (derived Services written).' }),
-    liveClusters: metrics.gauge({ name: 'live_clusters', help: 'Clusters of the set whose heartbeat is within the TTL, this one included.' }),
-    writes: metrics.counter({ name: 'kv_writes_total', help: 'KV writes by bucket (exports, svc, views) and operation.', labelNames: ['bucket', 'op'] }),
-    heartbeats: metrics.counter({ name: 'heartbeats_total', help: "This cluster's heartbeats written to the exports bucket." }),
-    hubErrors: metrics.counter({ name: 'exports_errors_total', help: 'Failed reads and writes of the exports bucket (the hub out of reach).' }),
+    imports: metrics.gauge({ name: 'mcs_imports', help: 'Services imported into this cluster (derived Services written).' }),
+    liveClusters: metrics.gauge({ name: 'mcs_live_clusters', help: 'Clusters of the set whose heartbeat is within the TTL, this one included.' }),
+    writes: metrics.counter({ name: 'mcs_kv_writes_total', help: 'KV writes by bucket (exports, svc, views) and operation.', labelNames: ['bucket', 'op'] }),
+    heartbeats: metrics.counter({ name: 'mcs_heartbeats_total', help: "This cluster's heartbeats written to the exports bucket." }),
+    hubErrors: metrics.counter({ name: 'mcs_exports_errors_total', help: 'Failed reads and writes of the exports bucket (the hub out of reach).' }),
   };
 }

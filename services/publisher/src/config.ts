@@ -1,23 +1,13 @@
 // Every setting of the publisher, with its default, in one place (habit 14).
 
 import { assertSchemaName } from '@slicemesh/db';
-import { NATS_CONNECTION_SETTINGS, DEFAULT_OWN_MANAGERS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseOwnManagers } from '@slicemesh/nats';
+import { NATS_CONNECTION_SETTINGS, DEFAULT_OWN_MANAGERS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseOwnManagers, parseNatsName, parseSubjectPrefix } from '@slicemesh/nats';
 import { defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 import { PUBLISHER_MODES } from './apply.ts';
 
 /** Where the slices to write come from (see the `source` setting). */
 export const PUBLISHER_SOURCES = ['hinted', 'slices'] as const;
-
-function streamName(text: string): string {
-  if (!/^[A-Za-z0-9_-]+$/.test(text)) throw new Error('must be [A-Za-z0-9_-]+');
-  return text;
-}
-
-function subjectPrefix(text: string): string {
-  if (!/^(?:[A-Za-z0-9_-]+\.)*$/.test(text)) throw new Error('must be empty or dot-terminated tokens, e.g. "t1."');
-  return text;
-}
 
 function schemaName(text: string): string {
   assertSchemaName(text);
@@ -44,7 +34,7 @@ export const publisherConfig = defineConfig({
   databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', doc: 'Postgres server (the applied SLICES sequence is recorded there).', parse: 'url' },
   dbSchema: { env: 'DB_SCHEMA', flag: '--db-schema', default: 'slicemesh', doc: "Postgres schema; the publisher's offset row lives beside the slicer's tables.", parse: schemaName },
   cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', doc: 'Source cluster name: the SLICES subjects read (slices.<cluster>.>).', parse: 'string' },
-  kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (only declared here).', parse: streamName },
+  kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', doc: 'Stream of Kubernetes objects (only declared here).', parse: parseNatsName },
   source: {
     env: 'SOURCE',
     flag: '--source',
@@ -53,11 +43,11 @@ export const publisherConfig = defineConfig({
     doc: "hinted: the hints service's finished slices (KV bucket HINTED_BUCKET), written with their topology hints as the EndpointSlice controller writes them; slices: the slicer's SLICES messages, without hints (for a deployment without the hints service).",
     parse: 'string',
   },
-  slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', doc: 'Stream of SliceChanged events from the slicer (SOURCE=slices).', parse: streamName },
-  hintedBucket: { env: 'HINTED_BUCKET', flag: '--hinted-bucket', default: 'hinted', doc: "KV bucket the hints service keeps the finished slices in (SOURCE=hinted); its stream KV_<bucket> is read.", parse: streamName },
-  dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', doc: 'Stream of dead letters (only declared here).', parse: streamName },
-  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', doc: 'Prefix of every stream subject ("" in production; tests isolate with it).', parse: subjectPrefix },
-  durablePrefix: { env: 'DURABLE_PREFIX', flag: '--durable-prefix', default: 'publisher', doc: 'Prefix of the durable consumer name (<prefix>-<cluster>).', parse: streamName },
+  slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', doc: 'Stream of SliceChanged events from the slicer (SOURCE=slices).', parse: parseNatsName },
+  hintedBucket: { env: 'HINTED_BUCKET', flag: '--hinted-bucket', default: 'hinted', doc: "KV bucket the hints service keeps the finished slices in (SOURCE=hinted); its stream KV_<bucket> is read.", parse: parseNatsName },
+  dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', doc: 'Stream of dead letters (only declared here).', parse: parseNatsName },
+  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', doc: 'Prefix of every stream subject ("" in production; tests isolate with it).', parse: parseSubjectPrefix },
+  durablePrefix: { env: 'DURABLE_PREFIX', flag: '--durable-prefix', default: 'publisher', doc: 'Prefix of the durable consumer name (<prefix>-<cluster>).', parse: parseNatsName },
   kubeServer: { env: 'KUBE_SERVER', flag: '--kube-server', optional: true, parse: 'url', doc: 'API server URL needing no credentials (cluster-sim, kubectl proxy). Wins over the other connection settings.' },
   kubeconfig: { env: 'KUBECONFIG', flag: '--kubeconfig', optional: true, parse: 'string', doc: 'kubeconfig file (the first entry of a KUBECONFIG list is used).' },
   kubeContext: { env: 'KUBE_CONTEXT', flag: '--kube-context', optional: true, parse: 'string', doc: 'kubeconfig context; defaults to its current-context.' },
@@ -115,7 +105,7 @@ export const publisherConfig = defineConfig({
     parse: 'bool',
     doc: 'Run the event writer: Kubernetes Events from the EVENTS stream, correlated like client-go\'s recorder, written in write mode, counted in shadow mode.',
   },
-  eventsStream: { env: 'EVENTS_STREAM', flag: '--events-stream', default: 'EVENTS', doc: 'Stream of Event requests from the slicer and the hints service.', parse: streamName },
+  eventsStream: { env: 'EVENTS_STREAM', flag: '--events-stream', default: 'EVENTS', doc: 'Stream of Event requests from the slicer and the hints service.', parse: parseNatsName },
   eventMaxAge: {
     env: 'EVENT_MAX_AGE',
     flag: '--event-max-age',

@@ -1,7 +1,7 @@
 // The watcher's settings, each declared once with its flag, env variable, default and doc
 // (`watcher --help` prints them), plus the values derived from them.
 
-import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING } from '@slicemesh/nats';
+import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseSubjectPrefix } from '@slicemesh/nats';
 import { DEFAULT_OWN_MANAGERS, parseOwnManagers } from '@slicemesh/contracts';
 import { DEFAULT_MAX_OBJECT_BYTES } from '@slicemesh/kube';
 import type { StreamNames } from '@slicemesh/nats';
@@ -11,11 +11,6 @@ import type { ConfigOf } from '@slicemesh/runtime';
 function clusterName(text: string): string {
   // '/' separates the parts of a msgID (<cluster>/<uid>/<rv>), so it may not occur here.
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(text)) throw new Error('must be 1..63 characters of [A-Za-z0-9._-], starting with a letter or digit');
-  return text;
-}
-
-function subjectPrefix(text: string): string {
-  if (!/^(?:[A-Za-z0-9_-]+\.)*$/.test(text)) throw new Error('must be empty or dot-terminated tokens of [A-Za-z0-9_-], e.g. "stage."');
   return text;
 }
 
@@ -39,7 +34,7 @@ export const watcherConfig = defineConfig({
   kubeStream: { env: 'KUBE_STREAM', flag: '--kube-stream', default: 'KUBE', parse: 'string', doc: 'Stream holding the Kubernetes event log.' },
   slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', parse: 'string', doc: 'Stream of slice changes (only declared here).' },
   dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', parse: 'string', doc: 'Stream for dead letters (rejected objects).' },
-  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', parse: subjectPrefix, doc: 'Prefix of every stream subject (e.g. "stage."); empty in production.' },
+  subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', parse: parseSubjectPrefix, doc: 'Prefix of every stream subject (e.g. "stage."); empty in production.' },
   ensureStreams: { env: 'ENSURE_STREAMS', flag: '--ensure-streams', default: true, parse: 'bool', doc: 'Create or update the KUBE, SLICES and DLQ streams at start.' },
   publishWindow: { env: 'PUBLISH_WINDOW', flag: '--publish-window', default: 256, min: 1, max: 10_000, parse: 'int', doc: 'Objects with a publish awaiting its ack at once (versions of one object are always sent one by one).' },
   maxObjectBytes: {
