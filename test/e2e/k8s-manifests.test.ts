@@ -424,10 +424,11 @@ describe('infra/k8s: least-privilege RBAC and one ServiceAccount per service', (
       };
       expect(rulesOf('watcher')).toEqual(WATCHED);
       // Slices: read before deciding (a GET, or one paged list per busy namespace), then create, PUT or delete.
-      // Events: create, and patch the count of a repeated one.
+      // Events: create, and patch the count of a repeated one. ServiceExports: patch the status mcs decided.
       expect(rulesOf('publisher')).toEqual([
         { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
         { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
+        { apiGroups: ['multicluster.x-k8s.io'], resources: ['serviceexports/status'], verbs: ['patch'] },
       ]);
     });
 

@@ -13,3 +13,4 @@ export * from './slice-ownership.ts';
 export * from './hints-consumers.ts';
 export * from './event-request.ts';
 export * from './service-export.ts';
+export * from './export-status.ts';

@@ -6,3 +6,4 @@ export * from './informers.ts';
 export type { KubeConfig } from '@kubernetes/client-node';
 export * from './slice-api.ts';
 export * from './event-api.ts';
+export * from './service-export-api.ts';

@@ -3,12 +3,13 @@
 // the imports (derived Services and zone views) its agents must read. Pure: the service feeds
 // it changes and writes the difference between what it wants and what it wrote.
 
-import type { ServiceExportRecord } from '@slicemesh/contracts';
-import { exportKey, svcKey, viewKey } from '@slicemesh/contracts';
+import type { ServiceExportRecord, ServiceExportStatusEntry } from '@slicemesh/contracts';
+import { exportKey, exportStatusKey, svcKey, viewKey } from '@slicemesh/contracts';
 import type { EndpointSlice, Node, Service, ServiceExport } from '@slicemesh/model';
 import { LABEL_SERVICE_NAME } from '@slicemesh/model';
 import { allocateClusterSetIp } from './derived-service.ts';
 import { exportedSince, exportOf } from './export-of.ts';
+import { exportStatusEntry, serviceExportConditions } from './export-status.ts';
 import { importService } from './import-views.ts';
 import type { ImportSource } from './import-views.ts';
 import { liveClusters, nextExpiry } from './liveness.ts';
@@ -116,6 +117,22 @@ export class ClusterSetState {
       if (exportedAt === undefined) continue;
       const r = exportOf({ cluster: this.opts.cluster, service, slices: [...(this.#slices.get(key)?.values() ?? [])], exportedAt });
       if (r !== null) out.set(exportKey(r), r);
+    }
+    return out;
+  }
+
+  /**
+   * The status each of this cluster's ServiceExports should hold (by exportstatus key), given the
+   * imports just computed: Valid, and Conflict with the conflicts of the Service's import.
+   */
+  exportStatuses(imports: DesiredImports, now: string): Map<string, ServiceExportStatusEntry> {
+    const conflicts = new Map(imports.imports.map((i) => [nsName(i.namespace, i.name), i.conflicts]));
+    const out = new Map<string, ServiceExportStatusEntry>();
+    for (const [key, serviceExport] of this.#serviceExports) {
+      const namespace = serviceExport.metadata.namespace ?? 'default';
+      const name = serviceExport.metadata.name;
+      const conditions = serviceExportConditions({ serviceExport, service: this.#services.get(key), conflicts: conflicts.get(key) ?? [], now });
+      out.set(exportStatusKey({ cluster: this.opts.cluster, namespace, name }), exportStatusEntry(namespace, name, conditions));
     }
     return out;
   }

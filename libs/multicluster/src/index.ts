@@ -7,3 +7,4 @@ export * from './derived-service.ts';
 export * from './import-views.ts';
 export * from './liveness.ts';
 export * from './cluster-set-state.ts';
+export * from './export-status.ts';

@@ -56,7 +56,7 @@ export interface PermissionScope {
    * The cluster set's shared bucket of exports and heartbeats (the mcs role): its name (default
    * `exports`) and JetStream domain (the hub's when this server is a leaf; unset: its own).
    */
-  readonly exports?: { readonly bucket?: string; readonly domain?: string };
+  readonly exports?: { readonly bucket?: string; readonly domain?: string; readonly statusBucket?: string };
 }
 
 const API = '$JS.API';
@@ -152,6 +152,9 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
   const streams = [names.kube, names.slices, names.dlq, ...(names.events === undefined ? [] : [names.events])];
   const events = names.events;
   const kv = { svc: kvStream(names.svc), views: kvStream(names.views), hinted: kvStream(names.hinted) };
+  // The desired status of this cluster's ServiceExports: mcs writes it, the publisher applies it.
+  const statusBucket = scope.exports?.statusBucket ?? 'exportstatus';
+  const status = kvStream(statusBucket);
   // Replies and pulled messages arrive on the role's own inbox subjects only.
   const subscribe: SubjectPermission = { allow: [`${roleInboxPrefix(role)}.>`], deny: [] };
   const pub = (allow: readonly string[], deny: readonly string[]): NatsPermissions => ({ publish: { allow: uniq([`${API}.INFO`, ...allow]), deny }, subscribe });
@@ -217,6 +220,10 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           ...durables(kv.hinted),
           ...durables(names.slices),
           ...(events === undefined ? [] : durables(events)),
+          // Watches the ServiceExports' desired status (an ordered consumer it may reset).
+          ...consumerRead(status, 'any'),
+          ...messageGet(status),
+          `${API}.CONSUMER.DELETE.${status}.*`,
         ],
         SERVICE_DENY,
       );
@@ -231,10 +238,14 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
         [
           `$KV.${names.svc}.${c}.>`,
           `$KV.${names.views}.${c}.>`,
+          `$KV.${statusBucket}.${c}.>`,
           // A bucket in another domain is written through that domain's API prefix (the KV client
           // puts to `$JS.<domain>.API.$KV.<bucket>.<key>`); in its own, to `$KV.<bucket>.<key>`.
           scope.exports?.domain === undefined ? `$KV.${bucket}.>` : `${domainApi}.$KV.${bucket}.>`,
           ...declared([kv.svc, kv.views], false),
+          ...declared([status], declare),
+          ...consumerRead(status, 'any'),
+          ...messageGet(status),
           // Followers on KUBE with wildcard filters use the short create form; the role never acks.
           ...consumerRead(names.kube, 'any'),
           ...[kv.svc, kv.views, kv.hinted].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s)]),

@@ -20,6 +20,13 @@ export const mcsConfig = defineConfig({
   svcBucket: { env: 'SVC_BUCKET', flag: '--svc-bucket', default: 'svc', doc: 'KV bucket of service specs: the derived Services of imports go here.', parse: parseNatsName },
   viewsBucket: { env: 'VIEWS_BUCKET', flag: '--views-bucket', default: 'views', doc: 'KV bucket of per-zone views: the views of imports go here.', parse: parseNatsName },
   hintedBucket: { env: 'HINTED_BUCKET', flag: '--hinted-bucket', default: 'hinted', doc: "KV bucket of this cluster's finished slices: what an export carries.", parse: parseNatsName },
+  exportStatusBucket: {
+    env: 'EXPORT_STATUS_BUCKET',
+    flag: '--export-status-bucket',
+    default: 'exportstatus',
+    doc: "KV bucket of the status each of this cluster's ServiceExports should have (conditions Valid and Conflict); the publisher writes it to the API.",
+    parse: parseNatsName,
+  },
   exportsBucket: { env: 'EXPORTS_BUCKET', flag: '--exports-bucket', default: 'exports', doc: "KV bucket shared by the cluster set (on the hub): every cluster's exports and heartbeats.", parse: parseNatsName },
   exportsDomain: {
     env: 'EXPORTS_DOMAIN',

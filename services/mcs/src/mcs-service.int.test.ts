@@ -13,7 +13,7 @@ import { EXPORT_ANNOTATION, derivedServiceName } from '@slicemesh/multicluster';
 import type { LocalNatsCluster, NatsConnection } from '@slicemesh/nats';
 import {
   DEFAULT_NAMES, DELETED, UPSERTED, changeEvent, connectNats, ensureKv, ensureStreams, exportKey, findNatsServerBinary, freeLocalPort, heartbeatKey, hintedKey, jetstream, jetstreamManager, kubeSubjectOf, kvGetJson, kvPutJson,
-  openKv, publishAcked, roleCredentials, roleSeedFile, startLocalNatsCluster, svcKey, writeNatsAuth,
+  exportStatusKey, openKv, publishAcked, roleCredentials, roleSeedFile, startLocalNatsCluster, svcKey, writeNatsAuth,
 } from '@slicemesh/nats';
 import { createLogger } from '@slicemesh/runtime';
 import type { Service, ServiceExport } from '@slicemesh/model';
@@ -130,6 +130,19 @@ describe.skipIf(findNatsServerBinary() === undefined)('mcs on a locked-down leaf
       const exportsKv = await until('the exports bucket on the hub', () => openKv(central, 'exports'));
       const key = exportKey({ namespace: 'shop', name: 'orders', cluster: CLUSTER });
       expect(await until('the export of shop/orders', () => kvGetJson(exportsKv, key))).toMatchObject({ name: 'orders', exportedAt: '2026-01-05T00:00:00Z' });
+      // Its ServiceExport's status, for the publisher to write: valid, no conflict.
+      const status = await openKv(admin, 'exportstatus');
+      const statusKey = exportStatusKey({ cluster: CLUSTER, namespace: 'shop', name: 'orders' });
+      expect(await until('the ServiceExport status', () => kvGetJson(status, statusKey))).toMatchObject({
+        conditions: [{ type: 'Valid', status: 'True', reason: 'Exported' }, { type: 'Conflict', status: 'False', reason: 'NoConflicts' }],
+      });
+      await publish(DELETED, orders, 'orders-0/deleted');
+      expect(await until('invalid without its Service', async () => {
+        const s = (await kvGetJson(status, statusKey)) as { conditions: { reason: string }[] } | undefined;
+        return s?.conditions[0]?.reason === 'NoService' ? s : undefined;
+      })).toMatchObject({ conditions: [{ type: 'Valid', status: 'False', reason: 'NoService' }] });
+      await publish(UPSERTED, { ...orders, metadata: { ...orders.metadata, resourceVersion: '4' } }, 'orders-4');
+      await until('the export back with its Service', () => kvGetJson(exportsKv, key));
       await publish(DELETED, ordersExport, 'orders-export-1/deleted');
       await until('the export withdrawn with its ServiceExport', async () => ((await kvGetJson(exportsKv, key)) === undefined ? true : undefined));
       await publish(UPSERTED, { ...ordersExport, metadata: { ...ordersExport.metadata, uid: 'u-orders-export-2', resourceVersion: '5' } }, 'orders-export-2');

@@ -16,7 +16,7 @@ import type { DesiredImports } from '@slicemesh/multicluster';
 import type { KV, NatsConnection } from '@slicemesh/nats';
 import {
   DELETED, EXPORT_RECORD_VERSION, connectNats, decodeKubeMessage, ensureKv, followSubject, heartbeatKey, kubeKindFilter, kubeNodesFilter, kvDelete, kvPutJson, kvWatchJson, natsConnectionOf, openKv,
-  parseClusterHeartbeat, parseExportsKey, parseHintedKey, parseServiceExportRecord, parseSvcKey, parseViewKey, svcClusterFilter,
+  exportStatusFilter, parseClusterHeartbeat, parseExportsKey, parseHintedKey, parseServiceExportRecord, parseSvcKey, parseViewKey, svcClusterFilter,
 } from '@slicemesh/nats';
 import type { HostedService, Logger, Metrics } from '@slicemesh/runtime';
 import { createLogger, createMetrics } from '@slicemesh/runtime';
@@ -74,7 +74,7 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
   const stop = new AbortController();
   const { signal } = stop;
   const state = new ClusterSetState({ cluster: config.cluster, clusterSetCidr: config.clusterSetCidr, ttlMs: config.ttl });
-  const written = { exports: new Map<string, string>(), svc: new Map<string, string>(), views: new Map<string, string>() };
+  const written = { exports: new Map<string, string>(), svc: new Map<string, string>(), views: new Map<string, string>(), status: new Map<string, string>() };
   let last: DesiredImports | undefined;
   let ready = false;
   let nc: NatsConnection | undefined;
@@ -86,7 +86,7 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
   let syncing: Promise<void> | undefined;
   let again = false;
   let expiryTimer: NodeJS.Timeout | undefined;
-  const kvs: { svc?: KV; views?: KV } = {};
+  const kvs: { svc?: KV; views?: KV; status?: KV } = {};
 
   const hubFailed = (err: unknown, what: string): void => {
     m.hubErrors.inc();
@@ -115,6 +115,8 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
       await writeDiff(kvs.views, imports.views, written.views, (op) => m.writes.inc({ bucket: 'views', op }));
       await writeDiff(kvs.svc, imports.svc, written.svc, (op) => m.writes.inc({ bucket: 'svc', op }));
     }
+    // What each ServiceExport's status should say; the publisher writes it to the API.
+    if (kvs.status !== undefined) await writeDiff(kvs.status, state.exportStatuses(imports, new Date(t).toISOString()), written.status, (op) => m.writes.inc({ bucket: 'exportstatus', op }));
     if (last === undefined || last.live.join() !== imports.live.join()) log.info({ live: imports.live }, 'live clusters');
     last = imports;
     m.imports.set(imports.imports.length);
@@ -226,6 +228,8 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
       if (ip !== undefined && ip !== 'None' && name !== undefined) state.adoptClusterSetIp(a.namespace, name, ip);
     }
     for await (const key of await kvs.views.keys(svcClusterFilter(config.cluster))) if (isDerivedServiceName(parseViewKey(key).service)) written.views.set(key, '');
+    kvs.status = await ensureKv(conn, config.exportStatusBucket, config.natsReplicas !== undefined ? { replicas: config.natsReplicas } : {});
+    for await (const key of await kvs.status.keys(exportStatusFilter(config.cluster))) written.status.set(key, '');
 
     const loads = { services: false, serviceExports: false, nodes: false, hinted: false, exports: false };
     let markLoaded: () => void = () => {};

@@ -97,6 +97,15 @@ export const publisherConfig = defineConfig({
     doc: 'Minimum log level.',
     parse: 'string',
   },
+  // The ServiceExport status writer (services/publisher/src/export-status): a third component.
+  writeExportStatus: {
+    env: 'WRITE_EXPORT_STATUS',
+    flag: '--write-export-status',
+    default: true,
+    parse: 'bool',
+    doc: "Run the ServiceExport status writer: the conditions the multi-cluster service decided (Valid, Conflict), from the exportstatus bucket to each ServiceExport's status; counted in shadow mode. Nothing to do without mcs.",
+  },
+  exportStatusBucket: { env: 'EXPORT_STATUS_BUCKET', flag: '--export-status-bucket', default: 'exportstatus', parse: parseNatsName, doc: "KV bucket of the ServiceExports' desired status (written by mcs)." },
   // The event writer (services/publisher/src/events): a second component of the same process.
   recordEvents: {
     env: 'RECORD_EVENTS',

@@ -1,11 +1,13 @@
-// The publisher's process: the slice path (publisher.ts) and, unless RECORD_EVENTS=false, the
-// event writer (events/event-writer.ts), side by side with one logger, one metrics registry and
-// one /readyz that is ready only when both are.
+// The publisher's process: the slice path (publisher.ts) and, unless turned off, the event writer
+// (events/event-writer.ts) and the ServiceExport status writer (export-status/status-writer.ts),
+// side by side with one logger, one metrics registry and one /readyz that is ready only when all are.
 
 import type { HostedService, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import type { PublisherConfig } from './config.ts';
 import type { EventWriterHandle } from './events/event-writer.ts';
 import { startEventWriter } from './events/event-writer.ts';
+import type { StatusWriterHandle } from './export-status/status-writer.ts';
+import { startStatusWriter } from './export-status/status-writer.ts';
 import type { PublisherDeps, PublisherHandle } from './publisher.ts';
 import { startPublisher } from './publisher.ts';
 
@@ -13,11 +15,13 @@ export interface PublisherProcess extends HostedService {
   readonly slices: PublisherHandle;
   /** Undefined with RECORD_EVENTS=false. */
   readonly events: EventWriterHandle | undefined;
+  /** Undefined with WRITE_EXPORT_STATUS=false. */
+  readonly exportStatus: StatusWriterHandle | undefined;
 }
 
-/** Both readiness answers as one: ready when both are, else every reason. */
-export function bothReady(a: ReadyStatus, b: ReadyStatus | undefined): ReadyStatus {
-  const reasons = [a, b].flatMap((s) => (s === undefined || s.ready ? [] : [s.reason]));
+/** The readiness answers as one: ready when all are, else every reason. */
+export function bothReady(a: ReadyStatus, ...others: (ReadyStatus | undefined)[]): ReadyStatus {
+  const reasons = [a, ...others].flatMap((s) => (s === undefined || s.ready ? [] : [s.reason]));
   return reasons.length === 0 ? { ready: true } : { ready: false, reason: reasons.join('; ') };
 }
 
@@ -26,13 +30,15 @@ export function startPublisherProcess(config: PublisherConfig, deps: PublisherDe
   const events = config.recordEvents
     ? startEventWriter(config, { logger: deps.logger, metrics: deps.metrics, ...(deps.clock ? { clock: deps.clock } : {}), ...(deps.env ? { env: deps.env } : {}) })
     : undefined;
+  const exportStatus = config.writeExportStatus ? startStatusWriter(config, { logger: deps.logger, metrics: deps.metrics, ...(deps.env ? { env: deps.env } : {}) }) : undefined;
   return {
     slices,
     events,
-    ready: Promise.all([slices.ready, events?.ready]).then(() => {}),
-    readiness: () => bothReady(slices.readiness(), events?.readiness()),
+    exportStatus,
+    ready: Promise.all([slices.ready, events?.ready, exportStatus?.ready]).then(() => {}),
+    readiness: () => bothReady(slices.readiness(), events?.readiness(), exportStatus?.readiness()),
     close: async () => {
-      await Promise.all([slices.close(), events?.close()]);
+      await Promise.all([slices.close(), events?.close(), exportStatus?.close()]);
     },
   };
 }
