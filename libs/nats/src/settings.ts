@@ -25,6 +25,15 @@ export const NATS_URL_SETTING = {
   doc: 'NATS server(s) with JetStream, comma-separated (nats://host:port, tls://host:port or host:port; credentials in a URL and tls:// apply to all); the client reconnects across them.',
 } as const;
 
+/** ENSURE_STREAMS / --ensure-streams: whether a service declares the log's streams at start. */
+export const ENSURE_STREAMS_SETTING = {
+  env: 'ENSURE_STREAMS',
+  flag: '--ensure-streams',
+  default: true,
+  parse: 'bool',
+  doc: 'Create or update the KUBE, SLICES, DLQ and EVENTS streams at start. false where an admin declares them (a locked-down NATS without declare rights, or a hub whose KUBE sources the leaves\' logs): the service then uses them as they are.',
+} as const;
+
 /** NATS_REPLICAS / --nats-replicas: replicas of every stream and KV bucket a service creates or updates at start. */
 export const NATS_REPLICAS_SETTING = {
   env: 'NATS_REPLICAS',

@@ -1,6 +1,6 @@
 // Every setting of the hints service, with its default, in one place (habit 14).
 
-import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseNatsName, parseSubjectPrefix } from '@slicemesh/nats';
+import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseNatsName, parseSubjectPrefix, ENSURE_STREAMS_SETTING } from '@slicemesh/nats';
 import { defineConfig, leaseSettings, ownedPartitionsOf as ownedPartitionsOfSetting } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 
@@ -8,6 +8,7 @@ export const hintsConfig = defineConfig({
   natsUrl: NATS_URL_SETTING,
   ...NATS_CONNECTION_SETTINGS,
   natsReplicas: NATS_REPLICAS_SETTING,
+  ensureStreams: ENSURE_STREAMS_SETTING,
   databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', doc: 'Postgres server.', parse: 'url' },
   dbSchema: {
     env: 'DB_SCHEMA',

@@ -89,7 +89,7 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
     const jsm = await jetstreamManager(nc);
     step('creating streams and buckets');
     const replicas = { replicas: config.natsReplicas, onReplicasChanged: (c: ReplicasChange) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') };
-    await ensureStreams(jsm, names, replicas);
+    if (config.ensureStreams) await ensureStreams(jsm, names, replicas);
     const events = hintsEvents(js, { cluster, prefix: names.prefix, clock, metrics, log });
     const buckets = { views: await ensureKv(nc, names.views, replicas), svc: await ensureKv(nc, names.svc, replicas), hinted: await ensureKv(nc, names.hinted, replicas) };
     step('connecting to Postgres');

@@ -1,7 +1,7 @@
 // Every setting of the publisher, with its default, in one place (habit 14).
 
 import { assertSchemaName } from '@slicemesh/db';
-import { NATS_CONNECTION_SETTINGS, DEFAULT_OWN_MANAGERS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseOwnManagers, parseNatsName, parseSubjectPrefix } from '@slicemesh/nats';
+import { NATS_CONNECTION_SETTINGS, DEFAULT_OWN_MANAGERS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseOwnManagers, parseNatsName, parseSubjectPrefix, ENSURE_STREAMS_SETTING } from '@slicemesh/nats';
 import { defineConfig } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 import { PUBLISHER_MODES } from './apply.ts';
@@ -31,6 +31,7 @@ export const publisherConfig = defineConfig({
   natsUrl: NATS_URL_SETTING,
   ...NATS_CONNECTION_SETTINGS,
   natsReplicas: NATS_REPLICAS_SETTING,
+  ensureStreams: ENSURE_STREAMS_SETTING,
   databaseUrl: { env: 'DATABASE_URL', flag: '--database-url', default: 'postgres://postgres@127.0.0.1:5432/postgres', doc: 'Postgres server (the applied SLICES sequence is recorded there).', parse: 'url' },
   dbSchema: { env: 'DB_SCHEMA', flag: '--db-schema', default: 'slicemesh', doc: "Postgres schema; the publisher's offset row lives beside the slicer's tables.", parse: schemaName },
   cluster: { env: 'CLUSTER', flag: '--cluster', default: 'local', doc: 'Source cluster name: the SLICES subjects read (slices.<cluster>.>).', parse: 'string' },

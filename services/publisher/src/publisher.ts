@@ -256,7 +256,7 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
     const replicas = { replicas: config.natsReplicas, onReplicasChanged: (c: ReplicasChange) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') };
-    await ensureStreams(jsm, names, replicas);
+    if (config.ensureStreams) await ensureStreams(jsm, names, replicas);
     // The bucket is declared as the hints service declares it, so either may start first.
     if (config.source === 'hinted') await ensureKv(nc, config.hintedBucket, replicas);
     aborted();

@@ -1,7 +1,7 @@
 // The slicer's settings, each declared once with its flag, env variable, default and doc
 // (`slicer --help` prints them), plus the values derived from them.
 
-import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, encodeToken, fnv1a32, parseSubjectPrefix } from '@slicemesh/nats';
+import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, encodeToken, fnv1a32, parseSubjectPrefix, ENSURE_STREAMS_SETTING } from '@slicemesh/nats';
 import type { StreamNames } from '@slicemesh/nats';
 import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, MANAGED_BY_CONTROLLER, MAX_MAX_ENDPOINTS_PER_SLICE, labelValueProblem } from '@slicemesh/model';
 import { assertSchemaName } from '@slicemesh/db';
@@ -39,7 +39,7 @@ export const slicerConfig = defineConfig({
   dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', parse: 'string', doc: 'Stream for dead letters (rejected input).' },
   eventsStream: { env: 'EVENTS_STREAM', flag: '--events-stream', default: 'EVENTS', parse: 'string', doc: "Stream the mirroring controller's Kubernetes Event requests are published to (the publisher writes them)." },
   subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', parse: parseSubjectPrefix, doc: 'Prefix of every stream subject (e.g. "stage."); empty in production.' },
-  ensureStreams: { env: 'ENSURE_STREAMS', flag: '--ensure-streams', default: true, parse: 'bool', doc: 'Create or update the KUBE, SLICES, DLQ and EVENTS streams at start.' },
+  ensureStreams: ENSURE_STREAMS_SETTING,
   durablePrefix: { env: 'DURABLE_PREFIX', flag: '--durable-prefix', optional: true, parse: durableName, doc: 'Durable consumer name prefix; defaults to slicer-<cluster>.' },
   ackWait: { env: 'ACK_WAIT', flag: '--ack-wait', default: '30s', min: 500, parse: 'duration', doc: 'Time before an unacknowledged KUBE message is redelivered.' },
   maxEndpointsPerSlice: {

@@ -1,7 +1,7 @@
 // The watcher's settings, each declared once with its flag, env variable, default and doc
 // (`watcher --help` prints them), plus the values derived from them.
 
-import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseSubjectPrefix } from '@slicemesh/nats';
+import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseSubjectPrefix, ENSURE_STREAMS_SETTING } from '@slicemesh/nats';
 import { DEFAULT_OWN_MANAGERS, parseOwnManagers } from '@slicemesh/contracts';
 import { DEFAULT_MAX_OBJECT_BYTES } from '@slicemesh/kube';
 import type { StreamNames } from '@slicemesh/nats';
@@ -35,7 +35,7 @@ export const watcherConfig = defineConfig({
   slicesStream: { env: 'SLICES_STREAM', flag: '--slices-stream', default: 'SLICES', parse: 'string', doc: 'Stream of slice changes (only declared here).' },
   dlqStream: { env: 'DLQ_STREAM', flag: '--dlq-stream', default: 'DLQ', parse: 'string', doc: 'Stream for dead letters (rejected objects).' },
   subjectPrefix: { env: 'SUBJECT_PREFIX', flag: '--subject-prefix', default: '', parse: parseSubjectPrefix, doc: 'Prefix of every stream subject (e.g. "stage."); empty in production.' },
-  ensureStreams: { env: 'ENSURE_STREAMS', flag: '--ensure-streams', default: true, parse: 'bool', doc: 'Create or update the KUBE, SLICES and DLQ streams at start.' },
+  ensureStreams: ENSURE_STREAMS_SETTING,
   publishWindow: { env: 'PUBLISH_WINDOW', flag: '--publish-window', default: 256, min: 1, max: 10_000, parse: 'int', doc: 'Objects with a publish awaiting its ack at once (versions of one object are always sent one by one).' },
   maxObjectBytes: {
     env: 'MAX_OBJECT_BYTES',

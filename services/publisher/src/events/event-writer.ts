@@ -28,7 +28,7 @@ import { recordEvent } from './record-event.ts';
 
 export type EventWriterConfig = Pick<
   PublisherConfig,
-  | 'mode' | 'natsUrl' | 'natsNkeySeedFile' | 'natsCredsFile' | 'natsJsDomain' | 'natsReplicas' | 'cluster' | 'kubeStream' | 'slicesStream' | 'dlqStream' | 'eventsStream' | 'subjectPrefix' | 'durablePrefix'
+  | 'mode' | 'ensureStreams' | 'natsUrl' | 'natsNkeySeedFile' | 'natsCredsFile' | 'natsJsDomain' | 'natsReplicas' | 'cluster' | 'kubeStream' | 'slicesStream' | 'dlqStream' | 'eventsStream' | 'subjectPrefix' | 'durablePrefix'
   | 'kubeServer' | 'kubeconfig' | 'kubeContext' | 'inCluster' | 'kubeApiQps' | 'kubeApiBurst' | 'requestTimeout' | 'eventMaxAge' | 'logLevel'
 >;
 
@@ -170,7 +170,7 @@ export function startEventWriter(config: EventWriterConfig, deps: EventWriterDep
     nc = await connectNats({ url: config.natsUrl, role: 'publisher', ...natsConnectionOf(config), name: `publisher-events-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
-    await ensureStreams(jsm, names, { replicas: config.natsReplicas, onReplicasChanged: (c) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') });
+    if (config.ensureStreams) await ensureStreams(jsm, names, { replicas: config.natsReplicas, onReplicasChanged: (c) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') });
     const info = await ensureDurable(jsm, config.eventsStream, { durable, filterSubject: eventsFilter(cluster, names), ackWaitMs: ACK_WAIT_MS });
     // Unknown (a count that cannot be true, e.g. 2^64 − 1 after a server restart): no backlog to wait for.
     const warn = (c: ImpossibleCount): void => log.warn({ count: c.what, value: String(c.value) }, 'impossible pending count from NATS; not waiting for the backlog');
