@@ -1,6 +1,6 @@
-// kubectl against the simulator's MCS API (ServiceExport, multicluster.x-k8s.io/v1alpha1, as its
-// CRD installed): apply, get -A, status writes, delete; and a simulator without the MCS CRDs,
-// where kubectl finds no such resource type.
+// kubectl against the simulator's MCS API (ServiceExport and ServiceImport,
+// multicluster.x-k8s.io/v1alpha1, as their CRDs installed): apply, get -A, status writes, delete;
+// and a simulator without the MCS CRDs, where kubectl finds no such resource type.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -77,9 +77,27 @@ describe.skipIf(!haveKubectl)('kubectl and ServiceExports', () => {
     expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining('status.conditions[0].type: Required value')]);
   });
 
+  it('a ServiceImport: apply, get svcim -A with its type and IPs, status patch, delete', async () => {
+    const file = manifest('import.yaml', [
+      'apiVersion: multicluster.x-k8s.io/v1alpha1', 'kind: ServiceImport', 'metadata: {name: cart, namespace: default}',
+      'spec: {type: ClusterSetIP, ips: [243.0.0.9], ports: [{name: http, protocol: TCP, port: 80}]}', '',
+    ].join('\n'));
+    expect(await kubectl(withMcs, 'apply', '-f', file)).toMatchObject({ code: 0, stdout: 'serviceimport.multicluster.x-k8s.io/cart created\n' });
+    expect(rows((await kubectl(withMcs, 'get', 'svcim', '-A')).stdout).map((r) => r.slice(0, 4))).toEqual([['NAMESPACE', 'NAME', 'TYPE', 'IP'], ['default', 'cart', 'ClusterSetIP', '["243.0.0.9"]']]);
+    const patched = await kubectl(withMcs, 'patch', 'serviceimport', 'cart', '-n', 'default', '--subresource', 'status', '--type', 'merge', '-p', '{"status":{"clusters":[{"cluster":"a"}]}}');
+    expect(patched.code, patched.stderr).toBe(0);
+    const json = JSON.parse((await kubectl(withMcs, 'get', 'serviceimports', '-A', '-o', 'json')).stdout) as { items: { kind: string; spec: unknown; status: unknown }[] };
+    expect(json.items.map((i) => [i.kind, i.spec, i.status])).toEqual([['ServiceImport', { type: 'ClusterSetIP', ips: ['243.0.0.9'], ports: [{ name: 'http', protocol: 'TCP', port: 80 }] }, { clusters: [{ cluster: 'a' }] }]]);
+    const bad = await kubectl(withMcs, 'patch', 'serviceimport', 'cart', '-n', 'default', '--type', 'merge', '-p', '{"spec":{"type":"NodePort"}}');
+    expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining('spec.type: Unsupported value')]);
+    expect(await kubectl(withMcs, 'delete', '-f', file)).toMatchObject({ code: 0, stdout: 'serviceimport.multicluster.x-k8s.io "cart" deleted\n' });
+  });
+
   it('a simulator without the MCS CRDs: no such resource type, and the API answers 404', async () => {
     const got = await kubectl(withoutMcs, 'get', 'serviceexports', '-A');
     expect([got.code, got.stderr]).toEqual([1, expect.stringContaining('the server doesn\'t have a resource type "serviceexports"')]);
+    const imports = await kubectl(withoutMcs, 'get', 'svcim', '-A');
+    expect([imports.code, imports.stderr]).toEqual([1, expect.stringContaining('the server doesn\'t have a resource type "svcim"')]);
     const raw = await kubectl(withoutMcs, 'get', '--raw', '/apis/multicluster.x-k8s.io/v1alpha1/serviceexports');
     expect([raw.code, raw.stderr]).toEqual([1, expect.stringContaining('NotFound')]);
     expect((await kubectl(withoutMcs, 'get', 'services', '-A')).code).toBe(0);

@@ -17,7 +17,7 @@ export interface MainOptions {
   readonly speed: number;
   readonly logLevel: LogLevel;
   readonly eventTTLMs: number;
-  /** Serve the MCS API (ServiceExports); false simulates a cluster without its CRDs. */
+  /** Serve the MCS API (ServiceExports, ServiceImports); false simulates a cluster without its CRDs. */
   readonly mcsApi: boolean;
 }
 
@@ -33,7 +33,7 @@ export const USAGE = `usage: cluster-sim [--port N] [--host ADDR] [--scenario FI
   --speed              run the scenario timeline X times faster (env CLUSTER_SIM_SPEED, default 1)
   --log-level          debug|info|warn|error (env CLUSTER_SIM_LOG_LEVEL, default info)
   --event-ttl          delete Events this long after their last write, 0 = never (env CLUSTER_SIM_EVENT_TTL, default 1h)
-  --no-mcs-api         do not serve multicluster.x-k8s.io (ServiceExports): a cluster without the MCS CRDs
+  --no-mcs-api         do not serve multicluster.x-k8s.io (ServiceExports, ServiceImports): a cluster without the MCS CRDs
                        (env CLUSTER_SIM_MCS_API=false)`;
 
 export class UsageError extends Error {

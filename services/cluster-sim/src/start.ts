@@ -56,7 +56,7 @@ export interface ClusterSimOptions {
   readonly apiPodReadinessDelayMs?: number;
   /** Events are deleted this long after their last write (upstream's --event-ttl); 0 keeps them. Defaults to 1 h. */
   readonly eventTTLMs?: number;
-  /** Serve the MCS API (ServiceExports, as its CRDs installed). False: a cluster without them (404). Defaults to true. */
+  /** Serve the MCS API (ServiceExports and ServiceImports, as its CRDs installed). False: a cluster without them (404). Defaults to true. */
   readonly mcsApi?: boolean;
 }
 

@@ -72,6 +72,13 @@ describe('discovery', () => {
     expect([byName['services']!.shortNames, byName['pods']!.shortNames, byName['nodes']!.shortNames, byName['endpoints']!.shortNames]).toEqual([['svc'], ['po'], ['no'], ['ep']]);
     expect([byName['nodes']!.namespaced, byName['pods']!.namespaced, byName['pods']!.verbs]).toEqual([false, true, ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']]);
     expect(((await call('GET', '/apis')).json as { groups: { name: string }[] }).groups.map((g) => g.name)).toEqual(['discovery.k8s.io', 'coordination.k8s.io', 'multicluster.x-k8s.io', 'events.k8s.io']);
+    const mcs = (await call('GET', '/apis/multicluster.x-k8s.io/v1alpha1')).json as { resources: { name: string; kind: string; shortNames?: string[]; namespaced: boolean }[] };
+    expect(mcs.resources.map((r) => [r.name, r.kind, r.shortNames ?? [], r.namespaced])).toEqual([
+      ['serviceexports', 'ServiceExport', ['svcex'], true],
+      ['serviceexports/status', 'ServiceExport', [], true],
+      ['serviceimports', 'ServiceImport', ['svcim', 'svcimport'], true],
+      ['serviceimports/status', 'ServiceImport', [], true],
+    ]);
     expect((await call('GET', '/version')).json).toMatchObject({ major: '1', minor: '32' });
     expect((await call('GET', '/openapi/v3')).json).toMatchObject({ paths: { 'api/v1': { serverRelativeURL: expect.stringMatching(/^\/openapi\/v3\/api\/v1\?hash=/) } } });
   });

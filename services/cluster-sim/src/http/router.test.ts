@@ -46,6 +46,8 @@ describe('parseRoute on a server without the MCS CRDs (servedWithout)', () => {
     { path: '/apis/multicluster.x-k8s.io/v1alpha1', served: { type: 'resourceList', group: MCS_GROUP }, withoutMcs: { type: 'notFound' } },
     { path: '/apis/multicluster.x-k8s.io/v1alpha1/serviceexports', served: { type: 'resource', kind: 'ServiceExport' }, withoutMcs: { type: 'notFound' } },
     { path: '/apis/multicluster.x-k8s.io/v1alpha1/namespaces/shop/serviceexports/web', served: { type: 'resource', kind: 'ServiceExport', namespace: 'shop', name: 'web' }, withoutMcs: { type: 'notFound' } },
+    { path: '/apis/multicluster.x-k8s.io/v1alpha1/serviceimports', served: { type: 'resource', kind: 'ServiceImport' }, withoutMcs: { type: 'notFound' } },
+    { path: '/apis/multicluster.x-k8s.io/v1alpha1/namespaces/shop/serviceimports/web/status', served: { type: 'resource', kind: 'ServiceImport', namespace: 'shop', name: 'web', subresource: 'status' }, withoutMcs: { type: 'notFound' } },
     { path: '/openapi/v3/apis/multicluster.x-k8s.io/v1alpha1', served: { type: 'openapiGroupVersion' }, withoutMcs: { type: 'notFound' } },
     { path: '/api/v1/services', served: { type: 'resource', kind: 'Service' }, withoutMcs: { type: 'resource', kind: 'Service' } },
   ];

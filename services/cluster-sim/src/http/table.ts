@@ -202,6 +202,8 @@ const COLUMNS: Readonly<Record<string, Column[]>> = {
   Event: eventColumns(),
   Lease: [name, col('Holder', 0, (o) => String(get(o, 'spec', 'holderIdentity') ?? '')), age],
   Namespace: [name, col('Status', 0, (o) => String(get(o, 'status', 'phase') ?? '')), age],
+  // The mcs-api CRD's printer columns.
+  ServiceImport: [name, col('Type', 0, (o) => String(get(o, 'spec', 'type') ?? '')), col('IP', 0, (o) => JSON.stringify(get(o, 'spec', 'ips') ?? [])), age],
 };
 
 function rowObject(info: KindInfo, obj: KubeObj, include: IncludeObject): Json | undefined {

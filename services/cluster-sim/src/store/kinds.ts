@@ -2,7 +2,7 @@
 // need about each. Adding a kind to KINDS makes it stored, listable, watchable and writable;
 // VIEWS serve a stored kind under another group/version (events.k8s.io/v1 Events are the
 // core Events, converted on the way in and out, as the API server keeps one copy of both).
-// ServiceExport is a CRD's kind (MCS, multicluster.x-k8s.io): a server may leave its group out
+// ServiceExport and ServiceImport are CRDs' kinds (MCS, multicluster.x-k8s.io): a server may leave their group out
 // (servedWithout) to simulate a cluster without the MCS CRDs.
 import { coreEventToEventsV1, eventsV1ToCoreEvent, EVENTS_V1_FIELD_LABELS } from './event-codec.ts';
 import type { KubeObj } from './types.ts';
@@ -109,6 +109,12 @@ export const KINDS: readonly KindInfo[] = [
     // sigs.k8s.io/mcs-api's CRD: namespaced, a status subresource, short name svcex.
     group: MCS_GROUP, version: 'v1alpha1', kind: 'ServiceExport', listKind: 'ServiceExportList',
     resource: 'serviceexports', singular: 'serviceexport', namespaced: true, shortNames: ['svcex'],
+    statusSubresource: true, allowCreateOnUpdate: false, returnDeletedObject: false, fieldLabels: [], categories: [],
+  },
+  {
+    // sigs.k8s.io/mcs-api's CRD: namespaced, a status subresource, short names svcim and svcimport.
+    group: MCS_GROUP, version: 'v1alpha1', kind: 'ServiceImport', listKind: 'ServiceImportList',
+    resource: 'serviceimports', singular: 'serviceimport', namespaced: true, shortNames: ['svcim', 'svcimport'],
     statusSubresource: true, allowCreateOnUpdate: false, returnDeletedObject: false, fieldLabels: [], categories: [],
   },
 ];

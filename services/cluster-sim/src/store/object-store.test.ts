@@ -96,6 +96,7 @@ describe('ObjectStore writes', () => {
     Event: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'occ', namespace: 'default' }, involvedObject: { kind: 'Node', name: 'n1' }, reason: 'R' },
     Lease: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'occ', namespace: 'default' }, spec: { holderIdentity: 'a' } },
     ServiceExport: { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'occ', namespace: 'default' } },
+    ServiceImport: { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', metadata: { name: 'occ', namespace: 'default' }, spec: { type: 'Headless', ports: [] } },
   };
   it('has a sample for every stored kind', () => {
     expect(Object.keys(samples).sort()).toEqual(KINDS.map((k) => k.kind).sort());

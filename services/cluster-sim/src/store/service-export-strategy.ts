@@ -10,17 +10,21 @@ export function serviceExportCauses(obj: KubeObj): StatusCause[] {
   const status = obj['status'];
   if (status === undefined || status === null) return [];
   if (!isRecord(status)) return [fieldInvalid('status', status, 'must be an object')];
-  const conditions = status['conditions'];
+  return conditionCauses(status['conditions'], 'status.conditions');
+}
+
+/** A metav1.Condition list as a CRD schema checks it: objects with a string type and status, unique by type. */
+export function conditionCauses(conditions: unknown, field: string): StatusCause[] {
   if (conditions === undefined || conditions === null) return [];
-  if (!Array.isArray(conditions)) return [fieldInvalid('status.conditions', conditions, 'must be a list')];
+  if (!Array.isArray(conditions)) return [fieldInvalid(field, conditions, 'must be a list')];
   const causes: StatusCause[] = [];
   const types = new Set<string>();
   conditions.forEach((c: unknown, i) => {
-    const at = `status.conditions[${i}]`;
+    const at = `${field}[${i}]`;
     if (!isRecord(c)) return void causes.push(fieldInvalid(at, c, 'must be an object'));
-    for (const field of ['type', 'status'] as const) {
-      if (c[field] === undefined || c[field] === null) causes.push(fieldRequired(`${at}.${field}`));
-      else if (typeof c[field] !== 'string') causes.push(fieldInvalid(`${at}.${field}`, c[field], 'must be a string'));
+    for (const f of ['type', 'status'] as const) {
+      if (c[f] === undefined || c[f] === null) causes.push(fieldRequired(`${at}.${f}`));
+      else if (typeof c[f] !== 'string') causes.push(fieldInvalid(`${at}.${f}`, c[f], 'must be a string'));
     }
     if (typeof c['type'] === 'string') {
       if (types.has(c['type'])) causes.push(fieldDuplicate(`${at}.type`, c['type']));

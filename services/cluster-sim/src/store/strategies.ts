@@ -8,6 +8,7 @@ import type { KindInfo } from './kinds.ts';
 import { completeLease, leaseCauses } from './lease-strategy.ts';
 import type { ServiceAllocator } from './service-allocator.ts';
 import { completeServiceExport, serviceExportCauses } from './service-export-strategy.ts';
+import { completeServiceImport, serviceImportCauses } from './service-import-strategy.ts';
 import { completeService, releaseService, serviceCauses } from './service-strategy.ts';
 import { completeSlice, sliceCauses } from './slice-strategy.ts';
 import { jsonEqual } from './types.ts';
@@ -150,6 +151,13 @@ const serviceExportStrategy: Strategy = {
   release: () => {},
 };
 
+const serviceImportStrategy: Strategy = {
+  nameRule: 'subdomain',
+  causes: (obj) => serviceImportCauses(obj),
+  complete: (obj) => completeServiceImport(obj),
+  release: () => {},
+};
+
 const STRATEGIES: Readonly<Record<string, Strategy>> = {
   Namespace: namespaceStrategy,
   Node: plain('subdomain'),
@@ -160,6 +168,7 @@ const STRATEGIES: Readonly<Record<string, Strategy>> = {
   Event: eventStrategy,
   Lease: leaseStrategy,
   ServiceExport: serviceExportStrategy,
+  ServiceImport: serviceImportStrategy,
 };
 
 export function strategyFor(kind: string): Strategy {
