@@ -14,3 +14,4 @@ export * from './hints-consumers.ts';
 export * from './event-request.ts';
 export * from './service-export.ts';
 export * from './export-status.ts';
+export * from './service-import.ts';

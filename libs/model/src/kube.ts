@@ -222,6 +222,40 @@ export interface ServiceExport {
   readonly status?: { readonly conditions?: readonly ServiceExportCondition[] };
 }
 
+/** A port of a ServiceImport (mcs-api ServicePort: no targetPort, the exporting clusters own that). */
+export interface ServiceImportPort {
+  readonly name?: string;
+  readonly protocol: 'TCP' | 'UDP' | 'SCTP';
+  readonly appProtocol?: string;
+  readonly port: number;
+}
+
+export interface ServiceImportSpec {
+  /** The ClusterSet IP; empty for a Headless import. */
+  readonly ips: readonly string[];
+  readonly type: 'ClusterSetIP' | 'Headless';
+  readonly ports: readonly ServiceImportPort[];
+  readonly sessionAffinity: 'None' | 'ClientIP';
+  readonly sessionAffinityConfig?: { readonly clientIP: { readonly timeoutSeconds: number } };
+}
+
+export interface ServiceImportStatus {
+  /** The exporting clusters the import is made of. */
+  readonly clusters: readonly { readonly cluster: string }[];
+}
+
+/**
+ * MCS ServiceImport (multicluster.x-k8s.io/v1alpha1, KEP-1645): a Service imported from the
+ * cluster set, in each importing cluster. Written by the multi-cluster controller, read by people.
+ */
+export interface ServiceImport {
+  readonly apiVersion: 'multicluster.x-k8s.io/v1alpha1';
+  readonly kind: 'ServiceImport';
+  readonly metadata: ObjectMeta;
+  readonly spec: ServiceImportSpec;
+  readonly status?: ServiceImportStatus;
+}
+
 /** The core kinds of input files and the slicer's projection (ServiceExport, a CRD, is not one). */
 export type KubeObject = Service | Pod | Node | Endpoints | EndpointSlice;
 export type KubeKind = KubeObject['kind'];

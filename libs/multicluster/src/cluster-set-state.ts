@@ -3,8 +3,8 @@
 // the imports (derived Services and zone views) its agents must read. Pure: the service feeds
 // it changes and writes the difference between what it wants and what it wrote.
 
-import type { ServiceExportRecord, ServiceExportStatusEntry } from '@slicemesh/contracts';
-import { exportKey, exportStatusKey, svcKey, viewKey } from '@slicemesh/contracts';
+import type { ServiceExportRecord, ServiceExportStatusEntry, ServiceImportEntry } from '@slicemesh/contracts';
+import { exportKey, exportStatusKey, serviceImportKey, svcKey, viewKey } from '@slicemesh/contracts';
 import type { EndpointSlice, Node, Service, ServiceExport } from '@slicemesh/model';
 import { LABEL_SERVICE_NAME } from '@slicemesh/model';
 import { allocateClusterSetIp } from './derived-service.ts';
@@ -13,6 +13,8 @@ import { exportStatusEntry, serviceExportConditions } from './export-status.ts';
 import { importService } from './import-views.ts';
 import type { ImportSource } from './import-views.ts';
 import { liveClusters, nextExpiry } from './liveness.ts';
+import type { MergedImport } from './merge-exports.ts';
+import { serviceImportOf } from './service-import.ts';
 
 export interface ClusterSetOptions {
   /** This cluster's id (as in subjects and keys). */
@@ -32,6 +34,8 @@ export interface ImportSummary {
   readonly clusters: readonly string[];
   readonly source: ImportSource;
   readonly conflicts: readonly string[];
+  /** The merged exports the import is made of (type, ports, session affinity). */
+  readonly merged: MergedImport;
 }
 
 export interface DesiredImports {
@@ -137,6 +141,13 @@ export class ClusterSetState {
     return out;
   }
 
+  /** The ServiceImport each import should have in this cluster (by serviceimports key), given the imports just computed. */
+  serviceImports(imports: DesiredImports): Map<string, ServiceImportEntry> {
+    const out = new Map<string, ServiceImportEntry>();
+    for (const i of imports.imports) out.set(serviceImportKey({ cluster: this.opts.cluster, namespace: i.namespace, name: i.name }), serviceImportOf(i.merged, i.clusterSetIp));
+    return out;
+  }
+
   /** When the next other cluster would be withdrawn, for the caller's timer. */
   nextExpiry(now: number): number | undefined {
     return nextExpiry(this.#seen(), now, this.opts.ttlMs, this.opts.cluster);
@@ -181,7 +192,7 @@ export class ClusterSetState {
       for (const e of imp.views.entries.values()) {
         views.set(viewKey({ cluster: this.opts.cluster, zone: e.zone, namespace: e.namespace, service: e.slice.metadata.labels?.[LABEL_SERVICE_NAME] ?? derived, slice: e.sliceName }), e.slice);
       }
-      imports.push({ namespace: first.namespace, name: first.name, derived, clusterSetIp: headless ? null : ip, clusters: imp.merged.clusters, source: imp.source, conflicts: imp.merged.conflicts });
+      imports.push({ namespace: first.namespace, name: first.name, derived, clusterSetIp: headless ? null : ip, clusters: imp.merged.clusters, source: imp.source, conflicts: imp.merged.conflicts, merged: imp.merged });
     }
     return { svc, views, imports, live: [...live].sort() };
   }

@@ -8,3 +8,4 @@ export * from './import-views.ts';
 export * from './liveness.ts';
 export * from './cluster-set-state.ts';
 export * from './export-status.ts';
+export * from './service-import.ts';
