@@ -54,9 +54,10 @@ export interface PermissionScope {
   readonly declare?: boolean;
   /**
    * The cluster set's shared bucket of exports and heartbeats (the mcs role): its name (default
-   * `exports`) and JetStream domain (the hub's when this server is a leaf; unset: its own).
+   * `exports`) and JetStream domain (the hub's when this server is a leaf; unset: its own); and
+   * the names of the cluster's buckets mcs writes for the publisher (defaults `exportstatus`, `serviceimports`).
    */
-  readonly exports?: { readonly bucket?: string; readonly domain?: string; readonly statusBucket?: string };
+  readonly exports?: { readonly bucket?: string; readonly domain?: string; readonly statusBucket?: string; readonly serviceImportsBucket?: string };
 }
 
 const API = '$JS.API';
@@ -155,6 +156,9 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
   // The desired status of this cluster's ServiceExports: mcs writes it, the publisher applies it.
   const statusBucket = scope.exports?.statusBucket ?? 'exportstatus';
   const status = kvStream(statusBucket);
+  // The ServiceImports of this cluster's imports: mcs writes them, the publisher applies them.
+  const importsBucket = scope.exports?.serviceImportsBucket ?? 'serviceimports';
+  const imports = kvStream(importsBucket);
   // Replies and pulled messages arrive on the role's own inbox subjects only.
   const subscribe: SubjectPermission = { allow: [`${roleInboxPrefix(role)}.>`], deny: [] };
   const pub = (allow: readonly string[], deny: readonly string[]): NatsPermissions => ({ publish: { allow: uniq([`${API}.INFO`, ...allow]), deny }, subscribe });
@@ -220,10 +224,8 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           ...durables(kv.hinted),
           ...durables(names.slices),
           ...(events === undefined ? [] : durables(events)),
-          // Watches the ServiceExports' desired status (an ordered consumer it may reset).
-          ...consumerRead(status, 'any'),
-          ...messageGet(status),
-          `${API}.CONSUMER.DELETE.${status}.*`,
+          // Watches the ServiceExports' desired status and the ServiceImports (ordered consumers it may reset).
+          ...[status, imports].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s), `${API}.CONSUMER.DELETE.${s}.*`]),
         ],
         SERVICE_DENY,
       );
@@ -239,13 +241,14 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           `$KV.${names.svc}.${c}.>`,
           `$KV.${names.views}.${c}.>`,
           `$KV.${statusBucket}.${c}.>`,
+          `$KV.${importsBucket}.${c}.>`,
           // A bucket in another domain is written through that domain's API prefix (the KV client
           // puts to `$JS.<domain>.API.$KV.<bucket>.<key>`); in its own, to `$KV.<bucket>.<key>`.
           scope.exports?.domain === undefined ? `$KV.${bucket}.>` : `${domainApi}.$KV.${bucket}.>`,
           ...declared([kv.svc, kv.views], false),
-          ...declared([status], declare),
-          ...consumerRead(status, 'any'),
-          ...messageGet(status),
+          ...declared([status, imports], declare),
+          // kv.keys of both at start (what earlier runs wrote).
+          ...[status, imports].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s)]),
           // Followers on KUBE with wildcard filters use the short create form; the role never acks.
           ...consumerRead(names.kube, 'any'),
           ...[kv.svc, kv.views, kv.hinted].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s)]),

@@ -27,6 +27,13 @@ export const mcsConfig = defineConfig({
     doc: "KV bucket of the status each of this cluster's ServiceExports should have (conditions Valid and Conflict); the publisher writes it to the API.",
     parse: parseNatsName,
   },
+  serviceImportsBucket: {
+    env: 'SERVICE_IMPORTS_BUCKET',
+    flag: '--service-imports-bucket',
+    default: 'serviceimports',
+    doc: "KV bucket of the MCS ServiceImport each import should have in this cluster; the publisher writes them to the API.",
+    parse: parseNatsName,
+  },
   exportsBucket: { env: 'EXPORTS_BUCKET', flag: '--exports-bucket', default: 'exports', doc: "KV bucket shared by the cluster set (on the hub): every cluster's exports and heartbeats.", parse: parseNatsName },
   exportsDomain: {
     env: 'EXPORTS_DOMAIN',

@@ -13,7 +13,7 @@ import { EXPORT_ANNOTATION, derivedServiceName } from '@slicemesh/multicluster';
 import type { LocalNatsCluster, NatsConnection } from '@slicemesh/nats';
 import {
   DEFAULT_NAMES, DELETED, UPSERTED, changeEvent, connectNats, ensureKv, ensureStreams, exportKey, findNatsServerBinary, freeLocalPort, heartbeatKey, hintedKey, jetstream, jetstreamManager, kubeSubjectOf, kvGetJson, kvPutJson,
-  exportStatusKey, openKv, publishAcked, roleCredentials, roleSeedFile, startLocalNatsCluster, svcKey, writeNatsAuth,
+  exportStatusKey, openKv, serviceImportKey, publishAcked, roleCredentials, roleSeedFile, startLocalNatsCluster, svcKey, writeNatsAuth,
 } from '@slicemesh/nats';
 import { createLogger } from '@slicemesh/runtime';
 import type { Service, ServiceExport } from '@slicemesh/model';
@@ -104,6 +104,15 @@ describe.skipIf(findNatsServerBinary() === undefined)('mcs on a locked-down leaf
       const derived = await until('the derived Service in the leaf', () => kvGetJson(svc, svcKey({ cluster: CLUSTER, namespace: 'shop', name: derivedServiceName('shop', 'cart') })));
       expect(derived).toMatchObject({ spec: { clusterIP: expect.stringMatching(/^243\.0\./) as unknown as string } });
       expect(mcs.lastImports()?.imports).toMatchObject([{ name: 'cart', clusters: [CLUSTER], source: 'local' }]);
+      // Its ServiceImport, for the publisher to write: at the derived Service's ClusterSet IP.
+      const imports = await openKv(admin, 'serviceimports');
+      expect(await until('the ServiceImport of shop/cart', () => kvGetJson(imports, serviceImportKey({ cluster: CLUSTER, namespace: 'shop', name: 'cart' })))).toEqual({
+        v: 1,
+        namespace: 'shop',
+        name: 'cart',
+        spec: { ips: [(derived as Service).spec.clusterIP], type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 80 }], sessionAffinity: 'None' },
+        status: { clusters: [{ cluster: CLUSTER }] },
+      });
     } finally {
       await mcs.close();
     }
@@ -130,6 +139,8 @@ describe.skipIf(findNatsServerBinary() === undefined)('mcs on a locked-down leaf
       const exportsKv = await until('the exports bucket on the hub', () => openKv(central, 'exports'));
       const key = exportKey({ namespace: 'shop', name: 'orders', cluster: CLUSTER });
       expect(await until('the export of shop/orders', () => kvGetJson(exportsKv, key))).toMatchObject({ name: 'orders', exportedAt: '2026-01-05T00:00:00Z' });
+      const imports = await openKv(admin, 'serviceimports');
+      expect(await until('the ServiceImport of shop/orders', () => kvGetJson(imports, serviceImportKey({ cluster: CLUSTER, namespace: 'shop', name: 'orders' })))).toMatchObject({ status: { clusters: [{ cluster: CLUSTER }] } });
       // Its ServiceExport's status, for the publisher to write: valid, no conflict.
       const status = await openKv(admin, 'exportstatus');
       const statusKey = exportStatusKey({ cluster: CLUSTER, namespace: 'shop', name: 'orders' });
@@ -149,6 +160,8 @@ describe.skipIf(findNatsServerBinary() === undefined)('mcs on a locked-down leaf
       await until('exported again', () => kvGetJson(exportsKv, key));
       await publish(DELETED, orders, 'orders-1/deleted');
       await until('the export withdrawn with its Service', async () => ((await kvGetJson(exportsKv, key)) === undefined ? true : undefined));
+      // Its import is gone with it: the ServiceImport's entry is deleted.
+      await until('the ServiceImport of shop/orders deleted', async () => ((await kvGetJson(imports, serviceImportKey({ cluster: CLUSTER, namespace: 'shop', name: 'orders' }))) === undefined ? true : undefined));
     } finally {
       await central.close();
       await mcs.close();

@@ -3,7 +3,8 @@
 // only where the API serves the MCS CRDs, else the annotation exports), its finished slices (the hinted
 // bucket) and every cluster's exports and heartbeats (the shared exports bucket, on the hub),
 // then writes the difference: this cluster's exports and heartbeat to the hub, the imports'
-// derived Services and zone views to this cluster's buckets, where the agents read them.
+// derived Services and zone views to this cluster's buckets, where the agents read them, and the
+// ServiceExports' status and the imports' ServiceImports to the buckets the publisher writes to the API.
 //
 // The hub may be out of reach (a cut leafnode): the local side goes on, the writes to the hub are
 // retried, and the other clusters fall out of the imports one TTL after their last heartbeat.
@@ -16,7 +17,7 @@ import type { DesiredImports } from '@slicemesh/multicluster';
 import type { KV, NatsConnection } from '@slicemesh/nats';
 import {
   DELETED, EXPORT_RECORD_VERSION, connectNats, decodeKubeMessage, ensureKv, followSubject, heartbeatKey, kubeKindFilter, kubeNodesFilter, kvDelete, kvPutJson, kvWatchJson, natsConnectionOf, openKv,
-  exportStatusFilter, parseClusterHeartbeat, parseExportsKey, parseHintedKey, parseServiceExportRecord, parseSvcKey, parseViewKey, svcClusterFilter,
+  exportStatusFilter, parseClusterHeartbeat, serviceImportFilter, parseExportsKey, parseHintedKey, parseServiceExportRecord, parseSvcKey, parseViewKey, svcClusterFilter,
 } from '@slicemesh/nats';
 import type { HostedService, Logger, Metrics } from '@slicemesh/runtime';
 import { createLogger, createMetrics } from '@slicemesh/runtime';
@@ -74,7 +75,7 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
   const stop = new AbortController();
   const { signal } = stop;
   const state = new ClusterSetState({ cluster: config.cluster, clusterSetCidr: config.clusterSetCidr, ttlMs: config.ttl });
-  const written = { exports: new Map<string, string>(), svc: new Map<string, string>(), views: new Map<string, string>(), status: new Map<string, string>() };
+  const written = { exports: new Map<string, string>(), svc: new Map<string, string>(), views: new Map<string, string>(), status: new Map<string, string>(), serviceImports: new Map<string, string>() };
   let last: DesiredImports | undefined;
   let ready = false;
   let nc: NatsConnection | undefined;
@@ -86,7 +87,7 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
   let syncing: Promise<void> | undefined;
   let again = false;
   let expiryTimer: NodeJS.Timeout | undefined;
-  const kvs: { svc?: KV; views?: KV; status?: KV } = {};
+  const kvs: { svc?: KV; views?: KV; status?: KV; serviceImports?: KV } = {};
 
   const hubFailed = (err: unknown, what: string): void => {
     m.hubErrors.inc();
@@ -117,6 +118,8 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
     }
     // What each ServiceExport's status should say; the publisher writes it to the API.
     if (kvs.status !== undefined) await writeDiff(kvs.status, state.exportStatuses(imports, new Date(t).toISOString()), written.status, (op) => m.writes.inc({ bucket: 'exportstatus', op }));
+    // The ServiceImport of each import, for people and tools (kubectl get svcim); the publisher writes it to the API.
+    if (kvs.serviceImports !== undefined) await writeDiff(kvs.serviceImports, state.serviceImports(imports), written.serviceImports, (op) => m.writes.inc({ bucket: 'serviceimports', op }));
     if (last === undefined || last.live.join() !== imports.live.join()) log.info({ live: imports.live }, 'live clusters');
     last = imports;
     m.imports.set(imports.imports.length);
@@ -230,6 +233,8 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
     for await (const key of await kvs.views.keys(svcClusterFilter(config.cluster))) if (isDerivedServiceName(parseViewKey(key).service)) written.views.set(key, '');
     kvs.status = await ensureKv(conn, config.exportStatusBucket, config.natsReplicas !== undefined ? { replicas: config.natsReplicas } : {});
     for await (const key of await kvs.status.keys(exportStatusFilter(config.cluster))) written.status.set(key, '');
+    kvs.serviceImports = await ensureKv(conn, config.serviceImportsBucket, config.natsReplicas !== undefined ? { replicas: config.natsReplicas } : {});
+    for await (const key of await kvs.serviceImports.keys(serviceImportFilter(config.cluster))) written.serviceImports.set(key, '');
 
     const loads = { services: false, serviceExports: false, nodes: false, hinted: false, exports: false };
     let markLoaded: () => void = () => {};
