@@ -7,3 +7,4 @@ export type { KubeConfig } from '@kubernetes/client-node';
 export * from './slice-api.ts';
 export * from './event-api.ts';
 export * from './service-export-api.ts';
+export * from './service-import-api.ts';

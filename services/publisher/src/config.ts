@@ -107,6 +107,15 @@ export const publisherConfig = defineConfig({
     doc: "Run the ServiceExport status writer: the conditions the multi-cluster service decided (Valid, Conflict), from the exportstatus bucket to each ServiceExport's status; counted in shadow mode. Nothing to do without mcs.",
   },
   exportStatusBucket: { env: 'EXPORT_STATUS_BUCKET', flag: '--export-status-bucket', default: 'exportstatus', parse: parseNatsName, doc: "KV bucket of the ServiceExports' desired status (written by mcs)." },
+  // The ServiceImport writer (services/publisher/src/service-imports): a fourth component.
+  writeServiceImports: {
+    env: 'WRITE_SERVICE_IMPORTS',
+    flag: '--write-service-imports',
+    default: true,
+    parse: 'bool',
+    doc: 'Run the ServiceImport writer: the MCS ServiceImport of each import, from the serviceimports bucket to the API (created, updated, deleted; only those labelled app.kubernetes.io/managed-by=slicemesh-mcs); counted in shadow mode. Nothing to do without mcs.',
+  },
+  serviceImportsBucket: { env: 'SERVICE_IMPORTS_BUCKET', flag: '--service-imports-bucket', default: 'serviceimports', parse: parseNatsName, doc: 'KV bucket of the ServiceImports of this cluster\'s imports (written by mcs).' },
   // The event writer (services/publisher/src/events): a second component of the same process.
   recordEvents: {
     env: 'RECORD_EVENTS',

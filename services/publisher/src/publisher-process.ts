@@ -1,6 +1,6 @@
 // The publisher's process: the slice path (publisher.ts) and, unless turned off, the event writer
-// (events/event-writer.ts) and the ServiceExport status writer (export-status/status-writer.ts),
-// side by side with one logger, one metrics registry and one /readyz that is ready only when all are.
+// (events/event-writer.ts), the ServiceExport status writer (export-status/status-writer.ts) and
+// the ServiceImport writer (service-imports/import-writer.ts), side by side with one logger, one metrics registry and one /readyz that is ready only when all are.
 
 import type { HostedService, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import type { PublisherConfig } from './config.ts';
@@ -8,6 +8,8 @@ import type { EventWriterHandle } from './events/event-writer.ts';
 import { startEventWriter } from './events/event-writer.ts';
 import type { StatusWriterHandle } from './export-status/status-writer.ts';
 import { startStatusWriter } from './export-status/status-writer.ts';
+import type { ImportWriterHandle } from './service-imports/import-writer.ts';
+import { startImportWriter } from './service-imports/import-writer.ts';
 import type { PublisherDeps, PublisherHandle } from './publisher.ts';
 import { startPublisher } from './publisher.ts';
 
@@ -17,6 +19,8 @@ export interface PublisherProcess extends HostedService {
   readonly events: EventWriterHandle | undefined;
   /** Undefined with WRITE_EXPORT_STATUS=false. */
   readonly exportStatus: StatusWriterHandle | undefined;
+  /** Undefined with WRITE_SERVICE_IMPORTS=false. */
+  readonly serviceImports: ImportWriterHandle | undefined;
 }
 
 /** The readiness answers as one: ready when all are, else every reason. */
@@ -31,14 +35,16 @@ export function startPublisherProcess(config: PublisherConfig, deps: PublisherDe
     ? startEventWriter(config, { logger: deps.logger, metrics: deps.metrics, ...(deps.clock ? { clock: deps.clock } : {}), ...(deps.env ? { env: deps.env } : {}) })
     : undefined;
   const exportStatus = config.writeExportStatus ? startStatusWriter(config, { logger: deps.logger, metrics: deps.metrics, ...(deps.env ? { env: deps.env } : {}) }) : undefined;
+  const serviceImports = config.writeServiceImports ? startImportWriter(config, { logger: deps.logger, metrics: deps.metrics, ...(deps.env ? { env: deps.env } : {}) }) : undefined;
   return {
     slices,
     events,
     exportStatus,
-    ready: Promise.all([slices.ready, events?.ready, exportStatus?.ready]).then(() => {}),
-    readiness: () => bothReady(slices.readiness(), events?.readiness(), exportStatus?.readiness()),
+    serviceImports,
+    ready: Promise.all([slices.ready, events?.ready, exportStatus?.ready, serviceImports?.ready]).then(() => {}),
+    readiness: () => bothReady(slices.readiness(), events?.readiness(), exportStatus?.readiness(), serviceImports?.readiness()),
     close: async () => {
-      await Promise.all([slices.close(), events?.close(), exportStatus?.close()]);
+      await Promise.all([slices.close(), events?.close(), exportStatus?.close(), serviceImports?.close()]);
     },
   };
 }
