@@ -425,10 +425,13 @@ describe('infra/k8s: least-privilege RBAC and one ServiceAccount per service', (
       expect(rulesOf('watcher')).toEqual(WATCHED);
       // Slices: read before deciding (a GET, or one paged list per busy namespace), then create, PUT or delete.
       // Events: create, and patch the count of a repeated one. ServiceExports: patch the status mcs decided.
+      // ServiceImports: the ones mcs computes, written whole (status included) and deleted when gone.
       expect(rulesOf('publisher')).toEqual([
         { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
         { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
         { apiGroups: ['multicluster.x-k8s.io'], resources: ['serviceexports/status'], verbs: ['patch'] },
+        { apiGroups: ['multicluster.x-k8s.io'], resources: ['serviceimports'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'] },
+        { apiGroups: ['multicluster.x-k8s.io'], resources: ['serviceimports/status'], verbs: ['patch', 'update'] },
       ]);
     });
 
