@@ -85,6 +85,8 @@ describe('discovery', () => {
 
   it('answers unknown paths with a 404 Status', async () => {
     expect((await call('GET', '/apis/apps/v1/deployments')).json).toMatchObject({ kind: 'Status', code: 404, reason: 'NotFound' });
+    // A write too: 404, not 405 (a write to a group whose CRDs are not installed).
+    expect((await call('POST', '/apis/apps/v1/namespaces/default/deployments', { kind: 'Deployment', metadata: { name: 'd' } })).json).toMatchObject({ kind: 'Status', code: 404, reason: 'NotFound' });
   });
 });
 

@@ -86,6 +86,9 @@ function serveDocument(ctx: HandlerContext, ready: () => boolean, served: readon
     ctx.store.compact();
     return sendJson(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', message: `history compacted at resourceVersion ${ctx.store.resourceVersion}` });
   }
+  // A path nothing serves is 404 whatever the method, as the API server's not-found handler answers
+  // (a write to a group without its CRDs, say); 405 is for the documents' paths only.
+  if (route.type === 'notFound') throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
   if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed(req.method ?? '');
   switch (route.type) {
     case 'apiVersions': return sendJson(res, 200, apiVersions(req.socket.localAddress ?? '127.0.0.1', served));
@@ -99,8 +102,6 @@ function serveDocument(ctx: HandlerContext, ready: () => boolean, served: readon
       if (route.check === 'readyz' && !ready()) return text(res, 503, 'not ready: the scenario is not built yet or the server is shutting down');
       return text(res, 200, 'ok');
     case 'metrics': return serveMetrics(ctx, res);
-    case 'notFound':
-      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
   }
 }
 
