@@ -110,7 +110,7 @@ describe('ServiceImport writer', () => {
     await kvDelete(kv, key('cart'));
     await until('deleted', () => stored('cart') === undefined);
     expect(writesOf(api.calls)).toEqual(['create', 'patchStatus', 'replace', 'patchStatus', 'delete']);
-    expect(h.counts()).toEqual({ written: 3, deleted: 1, foreign: 0, failures: 0 });
+    expect(h.counts()).toEqual({ written: 3, deleted: 1, foreign: 0, unserved: 0, failures: 0 });
   });
 
   it('at start deletes our ServiceImports the bucket no longer holds, and leaves unlabelled ones alone', async () => {
@@ -138,6 +138,22 @@ describe('ServiceImport writer', () => {
     await until('written after the failures', () => stored('cart')?.['status'] !== undefined);
     expect(writesOf(api.calls)).toEqual(['create', 'create', 'create', 'patchStatus']);
     expect(h.counts()).toMatchObject({ written: 1, failures: 2 });
+  });
+
+  it('a cluster without the ServiceImport CRD: counted as unserved once, not retried, nothing to sweep', async () => {
+    const bare = await startClusterSim({ scenario: EMPTY_SCENARIO, mcsApi: false });
+    try {
+      await kvPutJson(kv, key('cart'), entry('cart'));
+      const inner = serviceImportApi(buildKubeConfig({ type: 'server', url: bare.url }), { timeoutMs: 5000 });
+      let creates = 0;
+      const h = start('write', { ...inner, create: async (o) => ((creates += 1), inner.create(o)) });
+      await h.ready;
+      await until('counted as unserved', () => h.counts().unserved === 1);
+      await new Promise((r) => setTimeout(r, 200));
+      expect([creates, h.counts()]).toEqual([1, { written: 0, deleted: 0, foreign: 0, unserved: 1, failures: 0 }]);
+    } finally {
+      await bare.close();
+    }
   });
 
   it('counts what it would write in shadow mode and writes nothing', async () => {

@@ -9,7 +9,9 @@
 // slicemesh-mcs), which it labels so: one written by another MCS controller is left alone. Once the
 // bucket has been read, labelled ServiceImports the bucket does not hold are deleted (entries
 // deleted while the publisher was away). Each entry is applied once per content (by digest); a
-// failed write is retried with backoff until it succeeds or a newer entry replaces it.
+// failed write is retried with backoff until it succeeds or a newer entry replaces it. A create
+// answered 404 (no ServiceImport CRD, or no such namespace) is counted as unserved and not
+// retried: the entry's next change tries again.
 
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -48,6 +50,8 @@ export interface ImportWriterCounts {
   readonly deleted: number;
   /** ServiceImports left alone: not labelled as ours. */
   readonly foreign: number;
+  /** ServiceImports the API could not take (404 on create: no CRD, or no such namespace). */
+  readonly unserved: number;
   /** Failed attempts (each retried). */
   readonly failures: number;
 }
@@ -67,7 +71,7 @@ interface Wanted {
   readonly digest: string;
 }
 
-type Outcome = 'written' | 'unchanged' | 'deleted' | 'gone' | 'foreign';
+type Outcome = 'written' | 'unchanged' | 'deleted' | 'gone' | 'foreign' | 'unserved';
 
 const digest = (v: unknown): string => createHash('sha256').update(JSON.stringify(v)).digest('hex');
 const defaultDelay = (attempt: number): number => Math.min(10_000, 250 * 2 ** Math.min(attempt - 1, 6));
@@ -80,13 +84,13 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
   const metrics = deps.metrics ?? createMetrics('publisher');
   const writes = metrics.counter({
     name: 'publisher_service_import_writes_total',
-    help: 'ServiceImport writes by outcome (written, deleted, unchanged, gone, foreign, would-write, would-delete, failed).',
+    help: 'ServiceImport writes by outcome (written, deleted, unchanged, gone, foreign, unserved, would-write, would-delete, failed).',
     labelNames: ['outcome'],
   });
   const stop = new AbortController();
   const { signal } = stop;
   const applied = new Map<string, string>();
-  const counts = { written: 0, deleted: 0, foreign: 0, failures: 0 };
+  const counts = { written: 0, deleted: 0, foreign: 0, unserved: 0, failures: 0 };
   const retryDelay = deps.retryDelayMs ?? defaultDelay;
   let ready = false;
   let nc: NatsConnection | undefined;
@@ -118,7 +122,12 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
     if (found !== undefined && !isOurs(found)) return 'foreign';
     let wrote = false;
     if (found === undefined) {
-      found = await api.create(want);
+      try {
+        found = await api.create(want);
+      } catch (err) {
+        if (err instanceof KubeWriteError && err.statusCode === 404) return 'unserved';
+        throw err;
+      }
       wrote = true;
     } else if (!isDeepStrictEqual(found.spec, want.spec)) {
       // Conditional on the resourceVersion read: a concurrent change is a 409, retried from a new read.
@@ -137,6 +146,7 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
     if (outcome === 'written' || outcome === 'would-write') counts.written++;
     else if (outcome === 'deleted' || outcome === 'would-delete') counts.deleted++;
     else if (outcome === 'foreign') counts.foreign++;
+    else if (outcome === 'unserved') counts.unserved++;
   }
 
   async function write(key: string): Promise<void> {
@@ -155,6 +165,7 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
           applied.set(key, want.digest);
           record(outcome);
           if (outcome === 'foreign') log.warn({ serviceImport: `${want.namespace}/${want.name}` }, `a ServiceImport not labelled ${OURS} is left alone`);
+          if (outcome === 'unserved') log.warn({ serviceImport: `${want.namespace}/${want.name}` }, 'the API has no ServiceImports (no mcs-api CRD) or no such namespace: not written until the import changes');
           attempt = 1;
         } catch (err) {
           counts.failures++;
@@ -187,6 +198,8 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
         }
         return;
       } catch (err) {
+        // No ServiceImport CRD: there is nothing of ours to delete.
+        if (err instanceof KubeWriteError && err.statusCode === 404) return;
         counts.failures++;
         log.warn({ attempt, err: err instanceof Error ? err.message : String(err) }, 'listing our ServiceImports failed; retrying');
         await sleepOn(realClock, retryDelay(attempt), signal).catch(() => {});
