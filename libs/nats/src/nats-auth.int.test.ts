@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { hintedKey, kubeNodeSubject, kubeObjectSubject, slicesSubject, svcClusterFilter, svcKey, viewKey, zoneViewsFilter } from '@slicemesh/contracts';
+import { hintedKey, kubeNodeSubject, kubeObjectSubject, serviceImportFilter, serviceImportKey, slicesSubject, svcClusterFilter, svcKey, viewKey, zoneViewsFilter } from '@slicemesh/contracts';
 import { generateRoleNkeys, renderAuthorization } from './auth-config.ts';
 import type { RoleNkey } from './auth-config.ts';
 import { connectNats } from './connect.ts';
@@ -89,7 +89,7 @@ describe.skipIf(SKIPPED !== undefined)(SKIPPED ?? 'NATS locked down: per-role nk
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'nats-auth-'));
-    const roles: NatsRole[] = ['admin', 'watcher', 'slicer', 'hints', 'publisher', 'agent'];
+    const roles: NatsRole[] = ['admin', 'watcher', 'slicer', 'hints', 'publisher', 'agent', 'mcs'];
     keys = new Map(generateRoleNkeys(roles).map((k) => [k.role, k]));
     for (const k of keys.values()) {
       const file = join(dir, `${k.role}.seed`);
@@ -183,6 +183,19 @@ describe.skipIf(SKIPPED !== undefined)(SKIPPED ?? 'NATS locked down: per-role nk
     await expect.poll(() => pendingCount(publisherJsm, `KV_${NAMES.hinted}`, 'publisher-c1')).toBe(0);
     // The publisher writes nothing to NATS.
     await expectDenied(kvPutJson(await openKv(publisher, NAMES.hinted), hintedKey({ cluster: CLUSTER, namespace: 'default', service: 'web', slice: 'web-1' }), { forged: true }));
+  });
+
+  it('mcs declares the serviceimports bucket and writes its cluster\'s ServiceImports; the publisher watches them and writes none', async () => {
+    const mcs = await as('mcs');
+    const mcsKv = await ensureKv(mcs, 'serviceimports');
+    const key = serviceImportKey({ cluster: CLUSTER, namespace: 'shop', name: 'cart' });
+    await kvPutJson(mcsKv, key, { imported: true });
+    await expectDenied(kvPutJson(mcsKv, serviceImportKey({ cluster: 'c2', namespace: 'shop', name: 'cart' }), { forged: true }));
+    const publisher = await as('publisher');
+    const publisherKv = await openKv(publisher, 'serviceimports');
+    const seen = await firstChanges(kvWatchJson(publisherKv, { key: serviceImportFilter(CLUSTER) }), 1);
+    expect(seen.map((c) => [c.key, c.value])).toEqual([[key, { imported: true }]]);
+    await expectDenied(kvPutJson(publisherKv, key, { forged: true }));
   });
 
   it('an agent watches its zone\'s views and the service specs and follows its node in KUBE', async () => {
