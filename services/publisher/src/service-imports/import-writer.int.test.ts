@@ -117,17 +117,21 @@ describe('ServiceImport writer', () => {
     const obj = (name: string, labels?: Record<string, string>) =>
       ({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', metadata: { name, namespace: 'default', ...(labels ? { labels } : {}) }, spec: spec(80) }) as KubeObj;
     sim.store.create('ServiceImport', obj('stale', OURS));
+    sim.store.create('ServiceImport', obj('gone', OURS));
     sim.store.create('ServiceImport', obj('theirs'));
+    // gone's entry was deleted while the writer was away (a delete marker); stale's never existed here.
+    await kvPutJson(kv, key('gone'), entry('gone'));
+    await kvDelete(kv, key('gone'));
     sim.store.create('ServiceImport', obj('cart', OURS));
     // cart is still wanted; theirs is wanted too, but someone else owns it.
     await kvPutJson(kv, key('cart'), entry('cart'));
     await kvPutJson(kv, key('theirs'), entry('theirs', 9090));
     const h = start('write', countingApi());
     await h.ready;
-    await until('the stale one deleted', () => stored('stale') === undefined);
+    await until('the stale ones deleted', () => stored('stale') === undefined && stored('gone') === undefined);
     await until('the foreign one counted', () => h.counts().foreign === 1);
     expect([stored('cart')?.['status'], stored('theirs')?.['spec']]).toEqual([{ clusters: [{ cluster: 'a' }] }, spec(80)]);
-    expect(h.counts()).toMatchObject({ deleted: 1, foreign: 1, failures: 0 });
+    expect(h.counts()).toMatchObject({ deleted: 2, foreign: 1, failures: 0 });
   });
 
   it('retries a failed write until it goes through', async () => {

@@ -20,7 +20,7 @@ import { KubeWriteError, buildKubeConfig, serverOf, serviceImportApi } from '@sl
 import type { ServiceImport } from '@slicemesh/model';
 import type { KV, NatsConnection, ServiceImportEntry } from '@slicemesh/nats';
 import {
-  LABEL_APP_MANAGED_BY, SERVICE_IMPORT_MANAGED_BY, connectNats, kvWatchJson, natsConnectionOf, openKv, parseServiceImportEntry, parseSvcKey, serviceImportFilter, serviceImportKey, serviceImportObject,
+  LABEL_APP_MANAGED_BY, SERVICE_IMPORT_MANAGED_BY, connectNats, kvWatchJson, natsConnectionOf, openKv, parseServiceImportEntry, serviceImportFilter, serviceImportKey, serviceImportObject,
 } from '@slicemesh/nats';
 import type { Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import { createLogger, createMetrics, realClock } from '@slicemesh/runtime';
@@ -228,14 +228,10 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
           const key = c.key as string;
           seen.add(key);
           if (c.op !== 'PUT') {
-            // A deleted key we never saw may still name one of ours (deleted while we were away).
-            let addr;
-            try {
-              addr = parseSvcKey(key);
-            } catch {
-              continue;
-            }
-            want(key, { namespace: addr.namespace, name: addr.name, entry: null, digest: DELETED });
+            // A key never seen put is one deleted before this run: the sweep after loading finds
+            // its ServiceImport, if it is still in the API, without a GET per old delete marker.
+            const was = latest.get(key);
+            if (was !== undefined) want(key, { ...was, entry: null, digest: DELETED });
             continue;
           }
           const e = parseServiceImportEntry(key, c.value, config.cluster);
