@@ -68,7 +68,7 @@ describe('slicemesh nats-auth writes a seed per role and the authorization block
       argv: ['--cluster', 'c1', '--exports-bucket', 'set-1'],
       files: filesWith('agent.nk'),
       confHas: ['"$JS.API.STREAM.INFO.KV_set-1"', '"$KV.set-1.>"'],
-      confLacks: ['KV_exports', '$JS.hub.'],
+      confLacks: ['KV_exports"', 'KV_exports.', '$JS.hub.'],
     },
     {
       name: 'EXPORTS_DOMAIN and EXPORTS_BUCKET stand in for absent flags, as the mcs reads them',
