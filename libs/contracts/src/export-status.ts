@@ -6,7 +6,8 @@
 
 import type { ServiceExportCondition } from '@slicemesh/model';
 import type { Parsed } from './kube-event.ts';
-import { svcClusterFilter, svcKey, parseSvcKey } from './subjects.ts';
+import { clusterEntryBody, fail, isObject } from './cluster-entry.ts';
+import { svcClusterFilter, svcKey } from './subjects.ts';
 
 export const EXPORT_STATUS_VERSION = 1;
 
@@ -30,26 +31,17 @@ export function exportStatusKey(a: { readonly cluster: string; readonly namespac
 /** Watch filter for one cluster's entries. */
 export const exportStatusFilter = svcClusterFilter;
 
-const fail = <T>(reason: string, field?: string): Parsed<T> => ({ ok: false, rejection: field === undefined ? { reason } : { reason, field } });
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** Parses an entry of `cluster`: its key and body must name the same ServiceExport. Never throws. */
 export function parseServiceExportStatus(key: string, value: unknown, cluster: string): Parsed<ServiceExportStatusEntry> {
-  let addr;
-  try {
-    addr = parseSvcKey(key);
-  } catch (e) {
-    return fail(e instanceof Error ? e.message : String(e), 'key');
-  }
-  if (addr.cluster !== cluster) return fail(`${key}: cluster ${addr.cluster} is not ${cluster}`, 'key');
-  if (!isObject(value) || value['v'] !== EXPORT_STATUS_VERSION) return fail(`${key}: not a version-${EXPORT_STATUS_VERSION} export status`, 'v');
-  if (value['namespace'] !== addr.namespace || value['name'] !== addr.name) return fail(`${key}: holds ${String(value['namespace'])}/${String(value['name'])}`, 'metadata');
-  const conditions = value['conditions'];
+  const head = clusterEntryBody(key, value, cluster, EXPORT_STATUS_VERSION, 'export status');
+  if (!head.ok) return head as Parsed<ServiceExportStatusEntry>;
+  const body = head.value;
+  const conditions = body['conditions'];
   if (!Array.isArray(conditions)) return fail(`${key}: conditions is not a list`, 'conditions');
   for (const [i, c] of conditions.entries()) {
     if (!isObject(c) || typeof c['type'] !== 'string' || !['True', 'False', 'Unknown'].includes(c['status'] as string) || typeof c['reason'] !== 'string' || typeof c['lastTransitionTime'] !== 'string') {
       return fail(`${key}: conditions[${i}] needs type, status True|False|Unknown, reason and lastTransitionTime`, 'conditions');
     }
   }
-  return { ok: true, value: value as unknown as ServiceExportStatusEntry };
+  return { ok: true, value: body as unknown as ServiceExportStatusEntry };
 }

@@ -7,7 +7,8 @@
 
 import type { ServiceImport, ServiceImportSpec, ServiceImportStatus } from '@slicemesh/model';
 import type { Parsed } from './kube-event.ts';
-import { parseSvcKey, svcClusterFilter, svcKey } from './subjects.ts';
+import { clusterEntryBody, fail, isObject } from './cluster-entry.ts';
+import { svcClusterFilter, svcKey } from './subjects.ts';
 
 export const SERVICE_IMPORT_VERSION = 1;
 
@@ -45,8 +46,6 @@ export function serviceImportKey(a: { readonly cluster: string; readonly namespa
 /** Watch filter for one cluster's entries. */
 export const serviceImportFilter = svcClusterFilter;
 
-const fail = <T>(reason: string, field?: string): Parsed<T> => ({ ok: false, rejection: field === undefined ? { reason } : { reason, field } });
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isPort = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65_535;
 
 /** Why `spec` is not a ServiceImport spec the API would take, or undefined. */
@@ -68,19 +67,13 @@ function specProblem(spec: unknown): string | undefined {
 
 /** Parses an entry of `cluster`: its key and body must name the same import. Never throws. */
 export function parseServiceImportEntry(key: string, value: unknown, cluster: string): Parsed<ServiceImportEntry> {
-  let addr;
-  try {
-    addr = parseSvcKey(key);
-  } catch (e) {
-    return fail(e instanceof Error ? e.message : String(e), 'key');
-  }
-  if (addr.cluster !== cluster) return fail(`${key}: cluster ${addr.cluster} is not ${cluster}`, 'key');
-  if (!isObject(value) || value['v'] !== SERVICE_IMPORT_VERSION) return fail(`${key}: not a version-${SERVICE_IMPORT_VERSION} service import`, 'v');
-  if (value['namespace'] !== addr.namespace || value['name'] !== addr.name) return fail(`${key}: holds ${String(value['namespace'])}/${String(value['name'])}`, 'metadata');
-  const problem = specProblem(value['spec']);
+  const head = clusterEntryBody(key, value, cluster, SERVICE_IMPORT_VERSION, 'service import');
+  if (!head.ok) return head as Parsed<ServiceImportEntry>;
+  const body = head.value;
+  const problem = specProblem(body['spec']);
   if (problem !== undefined) return fail(`${key}: ${problem}`, 'spec');
-  const status = value['status'];
+  const status = body['status'];
   const clusters = isObject(status) ? status['clusters'] : undefined;
   if (!Array.isArray(clusters) || clusters.some((c) => !isObject(c) || typeof c['cluster'] !== 'string' || c['cluster'] === '')) return fail(`${key}: status.clusters is not a list of {cluster}`, 'status');
-  return { ok: true, value: value as unknown as ServiceImportEntry };
+  return { ok: true, value: body as unknown as ServiceImportEntry };
 }

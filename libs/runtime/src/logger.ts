@@ -73,3 +73,13 @@ export function createLogger(options: LoggerOptions): Logger {
 export function newReconcileID(): string {
   return randomUUID();
 }
+
+/** LOG_LEVEL / --log-level: every service's minimum log level, declared once. */
+export const LOG_LEVEL_SETTING = {
+  env: 'LOG_LEVEL',
+  flag: '--log-level',
+  default: 'info',
+  choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
+  parse: 'string',
+  doc: 'Minimum log level.',
+} as const;

@@ -1,7 +1,7 @@
 // Every setting of the hints service, with its default, in one place (habit 14).
 
 import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseNatsName, parseSubjectPrefix, ENSURE_STREAMS_SETTING } from '@slicemesh/nats';
-import { defineConfig, leaseSettings, ownedPartitionsOf as ownedPartitionsOfSetting } from '@slicemesh/runtime';
+import { defineConfig, leaseSettings, ownedPartitionsOf as ownedPartitionsOfSetting, LOG_LEVEL_SETTING } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 
 export const hintsConfig = defineConfig({
@@ -81,14 +81,7 @@ export const hintsConfig = defineConfig({
     parse: 'int',
   },
   healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 9093, min: 0, max: 65_535, doc: 'Port of /metrics, /healthz and /readyz (0 picks a free one).', parse: 'int' },
-  logLevel: {
-    env: 'LOG_LEVEL',
-    flag: '--log-level',
-    default: 'info',
-    choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
-    doc: 'Minimum log level.',
-    parse: 'string',
-  },
+  logLevel: LOG_LEVEL_SETTING,
   preferSameTrafficDistribution: {
     env: 'PREFER_SAME_TRAFFIC_DISTRIBUTION',
     flag: '--prefer-same-traffic-distribution',

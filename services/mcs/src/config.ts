@@ -2,7 +2,7 @@
 
 import { parseIPv4Cidr } from '@slicemesh/multicluster';
 import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseNatsName, parseSubjectPrefix } from '@slicemesh/nats';
-import { defineConfig } from '@slicemesh/runtime';
+import { defineConfig, LOG_LEVEL_SETTING } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 
 function cidr(text: string): string {
@@ -53,14 +53,7 @@ export const mcsConfig = defineConfig({
   heartbeat: { env: 'CLUSTERSET_HEARTBEAT', flag: '--clusterset-heartbeat', default: '5s', min: 100, parse: 'duration', doc: "How often this cluster's heartbeat is written; keep it well under the TTL (a third or less)." },
   clusterSetCidr: { env: 'CLUSTERSET_IP_CIDR', flag: '--clusterset-ip-cidr', default: '243.0.0.0/16', parse: cidr, doc: 'Where ClusterSet IPs come from (IPv4, /8 to /30); keep it apart from the Service and Pod ranges.' },
   healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 9096, min: 0, max: 65_535, doc: 'Port of /metrics, /healthz and /readyz (0 picks a free one).', parse: 'int' },
-  logLevel: {
-    env: 'LOG_LEVEL',
-    flag: '--log-level',
-    default: 'info',
-    choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
-    doc: 'Minimum log level.',
-    parse: 'string',
-  },
+  logLevel: LOG_LEVEL_SETTING,
 });
 
 export type McsConfig = ConfigOf<typeof mcsConfig.spec>;

@@ -4,7 +4,7 @@
 import { NATS_CONNECTION_SETTINGS, NATS_URL_SETTING } from '@slicemesh/nats';
 import { IPTABLES_CHAIN_MODES, defaultMasqueradeBit } from '@slicemesh/dataplane';
 import type { ConfigOf } from '@slicemesh/runtime';
-import { ConfigError, defineConfig } from '@slicemesh/runtime';
+import { ConfigError, defineConfig, LOG_LEVEL_SETTING } from '@slicemesh/runtime';
 import { canonicalIP } from '@slicemesh/model';
 import { parseCIDR } from '@slicemesh/proxy-state';
 
@@ -131,7 +131,7 @@ export const proxyAgentConfig = defineConfig({
     doc: 'After endpoint changes, delete stale UDP conntrack entries (`conntrack -D` in the node\'s namespace); the dry-run backend only appends the commands to <dry-run-file>.conntrack.',
   },
   healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 10256, parse: 'int', min: 0, max: 65535, doc: 'Port of /healthz, /readyz and /metrics (0: any free port).' },
-  logLevel: { env: 'LOG_LEVEL', flag: '--log-level', default: 'info', parse: 'string', choices: ['debug', 'info', 'warn', 'error', 'silent'], doc: 'Minimum log level.' },
+  logLevel: LOG_LEVEL_SETTING,
 });
 
 /** The families the agent programs: IP_FAMILY first, then the other one with DUAL_STACK. */

@@ -2,7 +2,7 @@
 
 import { assertSchemaName } from '@slicemesh/db';
 import { NATS_CONNECTION_SETTINGS, DEFAULT_OWN_MANAGERS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, parseOwnManagers, parseNatsName, parseSubjectPrefix, ENSURE_STREAMS_SETTING } from '@slicemesh/nats';
-import { defineConfig } from '@slicemesh/runtime';
+import { defineConfig, LOG_LEVEL_SETTING } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 import { PUBLISHER_MODES } from './apply.ts';
 
@@ -90,14 +90,7 @@ export const publisherConfig = defineConfig({
   maxConflicts: { env: 'MAX_CONFLICTS', flag: '--max-conflicts', default: 8, min: 1, max: 100, doc: 'Re-reads per slice after 409 Conflict before the batch is retried later.', parse: 'int' },
   requestTimeout: { env: 'REQUEST_TIMEOUT', flag: '--request-timeout', default: '30s', min: 100, doc: 'Timeout of one API request.', parse: 'duration' },
   healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 9104, min: 0, max: 65_535, doc: 'Port of /metrics, /healthz and /readyz (0 picks a free one).', parse: 'int' },
-  logLevel: {
-    env: 'LOG_LEVEL',
-    flag: '--log-level',
-    default: 'info',
-    choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
-    doc: 'Minimum log level.',
-    parse: 'string',
-  },
+  logLevel: LOG_LEVEL_SETTING,
   // The ServiceExport status writer (services/publisher/src/export-status): a third component.
   writeExportStatus: {
     env: 'WRITE_EXPORT_STATUS',

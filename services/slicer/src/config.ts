@@ -5,7 +5,7 @@ import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, enco
 import type { StreamNames } from '@slicemesh/nats';
 import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, MANAGED_BY_CONTROLLER, MAX_MAX_ENDPOINTS_PER_SLICE, labelValueProblem } from '@slicemesh/model';
 import { assertSchemaName } from '@slicemesh/db';
-import { defineConfig, leaseSettings, ownedPartitionsOf } from '@slicemesh/runtime';
+import { defineConfig, leaseSettings, ownedPartitionsOf, LOG_LEVEL_SETTING } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 
 function schemaName(text: string): string {
@@ -78,7 +78,7 @@ export const slicerConfig = defineConfig({
   },
   workers: { env: 'WORKERS', flag: '--workers', default: 5, min: 1, max: 100, parse: 'int', doc: 'Concurrent Service reconciles (upstream --concurrent-service-endpoint-syncs).' },
   healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 9102, min: 0, max: 65_535, parse: 'int', doc: 'Port of /metrics, /healthz and /readyz (0 picks a free one).' },
-  logLevel: { env: 'LOG_LEVEL', flag: '--log-level', default: 'info', choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], parse: 'string', doc: 'Minimum log level.' },
+  logLevel: LOG_LEVEL_SETTING,
 });
 
 /** The parsed settings. */

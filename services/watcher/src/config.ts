@@ -5,7 +5,7 @@ import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, pars
 import { DEFAULT_OWN_MANAGERS, parseOwnManagers } from '@slicemesh/contracts';
 import { DEFAULT_MAX_OBJECT_BYTES } from '@slicemesh/kube';
 import type { StreamNames } from '@slicemesh/nats';
-import { defineConfig } from '@slicemesh/runtime';
+import { defineConfig, LOG_LEVEL_SETTING } from '@slicemesh/runtime';
 import type { ConfigOf } from '@slicemesh/runtime';
 
 function clusterName(text: string): string {
@@ -54,7 +54,7 @@ export const watcherConfig = defineConfig({
     doc: "Managed-by values of our own EndpointSlices, comma-separated; must include the slicer's MANAGED_BY. Slices with any other value, or none, are other controllers' and are published to KUBE.",
   },
   healthPort: { env: 'HEALTH_PORT', flag: '--health-port', default: 9101, min: 0, max: 65_535, parse: 'int', doc: 'Port of /metrics, /healthz and /readyz (0 picks a free one).' },
-  logLevel: { env: 'LOG_LEVEL', flag: '--log-level', default: 'info', choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], parse: 'string', doc: 'Minimum log level.' },
+  logLevel: LOG_LEVEL_SETTING,
 });
 
 /** The parsed settings. */
