@@ -96,7 +96,10 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     notReady = reason;
   };
 
+  /** The relay lease as the keeper last reported it: what a relay that ended by itself restarts with. */
+  let relayClaims: readonly LeaseClaim[] = [];
   function startRelay(claims: readonly LeaseClaim[], js: JetStreamClient, relayDb: Db): Promise<void> {
+    relayClaims = claims;
     if (claims.length > 0 && relay === undefined && !stopped.signal.aborted) {
       const stop = new AbortController();
       log.info({ token: claims[0]?.token }, 'running the outbox relay');
@@ -110,7 +113,17 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
         onPublished: (_row, duplicate) => metrics.outboxPublished.inc({ duplicate: String(duplicate) }),
         onError: (err) => log.warn({ err }, 'outbox relay failed; retrying'),
       });
-      relay = { stop, done };
+      const r = { stop, done };
+      relay = r;
+      // A relay ends by itself only when its save was fenced: the lease had lapsed (a late renewal
+      // under load) or moved. If the keeper still reports it held, nothing else would start a relay
+      // again and the outbox would wait for ever: try again shortly with what the keeper holds then.
+      void done.then(() => {
+        if (relay !== r || stop.signal.aborted || stopped.signal.aborted) return;
+        relay = undefined;
+        log.warn({ token: claims[0]?.token }, 'the outbox relay stopped: its lease lapsed; running it again if this replica still holds the lease');
+        setTimeout(() => void startRelay(relayClaims, js, relayDb), 500).unref();
+      });
       return Promise.resolve();
     }
     if (claims.length === 0 && relay !== undefined) {
