@@ -73,6 +73,15 @@ describe('ObjectWatch over cluster-sim', () => {
     ]);
   });
 
+  it('an object with U+2028 and U+2029 in a string (raw in the JSON) arrives through the watch whole', async () => {
+    await start();
+    const odd = sim.store.create('Service', { ...service('odd'), metadata: { name: 'odd', namespace: 'default', annotations: { note: 'line\u2028separator\u2029paragraph' } } });
+    await until(() => events.length === 1, 'the live event');
+    expect(lines()).toEqual([`upsert default/odd ${odd.metadata.uid} ${odd.metadata.resourceVersion}`]);
+    const got = events[0] as { object: KubeObj };
+    expect(got.object.metadata.annotations).toEqual({ note: 'line\u2028separator\u2029paragraph' });
+  });
+
   it('410 on an open watch (history compacted): re-lists, reports nothing twice and misses nothing', async () => {
     const a = sim.store.create('Service', service('a'));
     await start();

@@ -27,6 +27,7 @@
 import { ListWatch, Watch } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { listRaw } from './list.ts';
+import { openWatchStream } from './watch-stream.ts';
 import type { ListOptions } from './list.ts';
 import { objectKeyOf, OPTIONAL_KINDS, withTypeMeta } from './to-domain.ts';
 import type { WatchedKind } from './to-domain.ts';
@@ -136,6 +137,7 @@ class ObservedWatch extends Watch {
     this.owner = owner;
   }
 
+  // Our own reader of the watch stream (watch-stream.ts): client-node's splits lines at U+2028.
   override watch(
     path: string,
     query: Record<string, string | number | boolean | undefined>,
@@ -143,17 +145,19 @@ class ObservedWatch extends Watch {
     done: (err: unknown) => void,
   ): Promise<AbortController> {
     this.owner.watchOpened();
-    return super.watch(
+    return openWatchStream(this.config, {
       path,
       query,
-      (phase, obj, raw) => {
+      // client-node's Watch default: a watch with nothing (not even a bookmark) for 30 s is restarted.
+      idleTimeoutMs: 30_000,
+      onEvent: (phase, obj, raw) => {
         if (this.owner.screen(phase, obj)) callback(phase, obj, raw);
       },
-      (err: unknown) => {
+      onDone: (err: unknown) => {
         this.owner.watchEnded(err);
         done(err);
       },
-    );
+    });
   }
 }
 

@@ -108,10 +108,10 @@ const JS_API = [
   '$KV.views.>', '$KV.svc.*', '$SYS.REQ.SERVER.PING', '_INBOX.>', '$JS.ACK.KUBE.slicer.1.1.1.1.0', '$JS.EVENT.ADVISORY.>',
 ];
 // Lookalikes and invisible characters: each has no place in a DNS name or a label. U+2028 and
-// U+2029 are left to the rogue messages: a Go API server escapes them in JSON, and client-node's
-// watch reader (node:readline) splits lines at them, so served raw they would only show that.
+// U+2029 go out raw in the served JSON (a Go API server would escape them): the watcher's own
+// stream reader (libs/kube watch-stream.ts) must not split an event at them.
 const UNICODE_BAD = [
-  'ѕ', 'е', 'о', 'ｗ', '\u200b', '\u200d', '\ufeff', '\u202e', '\u0301', 'é', 'ß', 'İ', '🙂', '\u2024', '\uff0e', '\u3002', '\u00a0', '\u0085',
+  'ѕ', 'е', 'о', 'ｗ', '\u200b', '\u200d', '\ufeff', '\u202e', '\u0301', 'é', 'ß', 'İ', '🙂', '\u2024', '\uff0e', '\u3002', '\u00a0', '\u0085', '\u2028', '\u2029',
 ];
 
 /** A string no name, namespace, label key or label value may be: it holds one of `bad`. */
