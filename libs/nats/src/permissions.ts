@@ -95,6 +95,15 @@ function durables(stream: string): string[] {
   ];
 }
 
+/**
+ * The replies a KV watch owes its stream: the watch is an ordered push consumer with flow control,
+ * and under load the server waits for an answer on `$JS.FC.<stream>.<consumer>.…` before it
+ * delivers more. Refused, the watch stalls (the full fault campaign found agents' views frozen).
+ */
+function flowControl(stream: string): string {
+  return `$JS.FC.${stream}.>`;
+}
+
 /** Single messages by sequence or subject (getMessage, nextSeqMatching, kv.get). */
 function messageGet(stream: string): string[] {
   return [`${API}.STREAM.MSG.GET.${stream}`, `${API}.DIRECT.GET.${stream}`, `${API}.DIRECT.GET.${stream}.>`];
@@ -210,8 +219,9 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           // Its durables on KUBE and SLICES.
           ...durables(names.kube),
           ...durables(names.slices),
-          // kv.keys (the start-up audit of its views) and kv.get on its buckets.
-          ...[kv.svc, kv.views, kv.hinted].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s)]),
+          // kv.keys (the start-up audit of its views), the start-up read of its buckets (a watch
+          // to its end: flow control on a large bucket) and kv.get.
+          ...[kv.svc, kv.views, kv.hinted].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s), flowControl(s)]),
         ],
         SERVICE_DENY,
       );
@@ -225,7 +235,7 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           ...durables(names.slices),
           ...(events === undefined ? [] : durables(events)),
           // Watches the ServiceExports' desired status and the ServiceImports (ordered consumers it may reset).
-          ...[status, imports].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s), `${API}.CONSUMER.DELETE.${s}.*`]),
+          ...[status, imports].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s), `${API}.CONSUMER.DELETE.${s}.*`, flowControl(s)]),
         ],
         SERVICE_DENY,
       );
@@ -265,6 +275,8 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           // The ordered consumers of its two watches, which the client deletes when it resets one.
           `${API}.CONSUMER.DELETE.${kv.hinted}.*`,
           `${domainApi}.CONSUMER.DELETE.${ex}.*`,
+          flowControl(kv.hinted),
+          flowControl(ex),
         ],
         [...SERVICE_DENY, `${domainApi}.STREAM.DELETE.>`, `${domainApi}.STREAM.PURGE.>`],
       );
@@ -286,6 +298,8 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           // reset and resumed by that agent; no log or durable is reachable.
           `${API}.CONSUMER.DELETE.${kv.svc}.*`,
           `${API}.CONSUMER.DELETE.${kv.views}.*`,
+          flowControl(kv.svc),
+          flowControl(kv.views),
         ],
         writesDenied(names, [kv.svc, kv.views]),
       );
