@@ -75,7 +75,9 @@ const endpointsOf = (service: string): Record<string, unknown>[] =>
 
 describe('stack with the publisher (write mode)', () => {
   it('serves every slice the slicer stored, labelled as ours, and nothing else', async () => {
-    await converged('initial state', () => endpointsOf('web').length === 6);
+    // The slices come before their hints (the hints service finishes them after the slicer): wait for both.
+    const hinted = (service: string): boolean => endpointsOf(service).every((e) => ((e['hints'] as { forZones?: unknown[] } | undefined)?.forZones?.length ?? 0) > 0);
+    await converged('initial state', () => endpointsOf('web').length === 6 && hinted('web') && hinted('api'));
     const managers = new Set(sim.store.list('EndpointSlice').map((s) => s.metadata.labels?.['endpointslice.kubernetes.io/managed-by']));
     expect([...managers].sort()).toEqual(['endpointslice-controller.k8s.io', 'endpointslicemirroring-controller.k8s.io']);
     // Written with their hints: every ready endpoint of web (Auto) and api (PreferClose) has a zone.
