@@ -30,6 +30,26 @@ export function clusterKeyDir(dir: string, cluster: string): string {
   return join(dir, cluster);
 }
 
+/** One seed file of a key set: its path, the role it logs in as and the cluster of its scope. */
+export interface SeedFile {
+  readonly path: string;
+  readonly role: NatsRole;
+  readonly cluster: string;
+}
+
+/**
+ * Where writeNatsAuth puts the seeds of `clusters`: per cluster every service role's, then the
+ * agents' (one shared `agent.nk` when `agents` is unset or empty, else one per name); in `dir` for
+ * one cluster, in clusterKeyDir(dir, cluster) for several. Pure: for tools that check a key set.
+ */
+export function seedFilesOf(dir: string, agents: readonly string[] | undefined, clusters: readonly string[]): SeedFile[] {
+  return clusters.flatMap((cluster) => {
+    const d = clusters.length > 1 ? clusterKeyDir(dir, cluster) : dir;
+    const agentFiles = agents === undefined || agents.length === 0 ? [{ path: roleSeedFile(d, 'agent'), role: 'agent' as const }] : agents.map((a) => ({ path: roleSeedFile(d, 'agent', a), role: 'agent' as const }));
+    return [...SERVICE_ROLES.map((role) => ({ path: roleSeedFile(d, role), role })), ...agentFiles].map((f) => ({ ...f, cluster }));
+  });
+}
+
 export interface WriteNatsAuthOptions {
   readonly dir: string;
   /**
@@ -80,14 +100,13 @@ export function writeNatsAuth(opts: WriteNatsAuthOptions): NatsAuthFiles {
   if (new Set(agents).size !== agents.length) throw new InvalidArgumentError('agents', 'an agent is named twice');
   const scopes = scopesOf(opts.scope);
   const shared = scopes.length > 1;
-  const planned = scopes.flatMap((scope) => {
-    const dir = shared ? clusterKeyDir(opts.dir, scope.cluster) : opts.dir;
-    const roles = [
-      ...SERVICE_ROLES.map((role) => ({ role, seedFile: roleSeedFile(dir, role) })),
-      ...(agents.length === 0 ? [{ role: 'agent' as const, seedFile: roleSeedFile(dir, 'agent') }] : agents.map((a) => ({ role: 'agent' as const, seedFile: roleSeedFile(dir, 'agent', a) }))),
-    ];
-    return roles.map((r) => ({ ...r, dir, scope }));
-  });
+  const scopeOf = new Map(scopes.map((s) => [s.cluster, s]));
+  const planned = seedFilesOf(opts.dir, agents, scopes.map((s) => s.cluster)).map((f) => ({
+    role: f.role,
+    seedFile: f.path,
+    dir: shared ? clusterKeyDir(opts.dir, f.cluster) : opts.dir,
+    scope: scopeOf.get(f.cluster) as PermissionScope,
+  }));
   if (opts.force !== true) {
     const existing = planned.find((p) => existsSync(p.seedFile));
     if (existing !== undefined) throw new InvalidArgumentError('out', `${existing.seedFile} exists: keys are never replaced by accident (give --force to rotate them all)`);

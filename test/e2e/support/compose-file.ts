@@ -15,7 +15,7 @@ import { slicerConfig } from '@slicemesh/slicer';
 import { watcherConfig } from '@slicemesh/watcher';
 import { REPO_ROOT } from '../../../services/stack/src/index.ts';
 import { parseNatsAuthCommandLine } from '../../../services/cli/src/nats-auth/args.ts';
-import { seedFilesOf } from '../../../services/cli/src/nats-auth/key-files.ts';
+import { seedFilesOf } from '@slicemesh/nats';
 import { LEAFNODES_CONF, leafnodeRemoteFile } from '../../../services/cli/src/nats-auth/leafnode-files.ts';
 
 export interface ComposeService {

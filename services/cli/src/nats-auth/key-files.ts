@@ -7,27 +7,9 @@ import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InvalidArgumentError } from '@slicemesh/model';
 import type { NatsRole, PermissionScope } from '@slicemesh/nats';
-import { AUTH_CONF_FILE, SERVICE_ROLES, clusterKeyDir, roleSeedFile, writeNatsAuth } from '@slicemesh/nats';
+import { AUTH_CONF_FILE, seedFilesOf, writeNatsAuth } from '@slicemesh/nats';
 import { UsageError } from '../cli-error.ts';
 import { LEAFNODES_CONF, generateLeafnodeCredentials, leafnodeRemoteFile, renderLeafnodeRemote, renderLeafnodeUsers } from './leafnode-files.ts';
-
-export interface SeedFile {
-  readonly path: string;
-  readonly role: NatsRole;
-  readonly cluster: string;
-}
-
-/**
- * The seed files writeNatsAuth writes for `clusters`: per cluster every service role's, then the
- * agents' (one shared, or one per name); in `dir` for one cluster, in DIR/<cluster>/ for several.
- */
-export function seedFilesOf(dir: string, agents: readonly string[] | undefined, clusters: readonly string[]): SeedFile[] {
-  return clusters.flatMap((cluster) => {
-    const d = clusters.length > 1 ? clusterKeyDir(dir, cluster) : dir;
-    const agentFiles = agents === undefined ? [{ path: roleSeedFile(d, 'agent'), role: 'agent' as const }] : agents.map((a) => ({ path: roleSeedFile(d, 'agent', a), role: 'agent' as const }));
-    return [...SERVICE_ROLES.map((role) => ({ path: roleSeedFile(d, role), role })), ...agentFiles].map((f) => ({ ...f, cluster }));
-  });
-}
 
 export interface WriteKeysOptions {
   readonly dir: string;
