@@ -16,6 +16,7 @@ import { connectNats, exportStatusFilter, kvWatchJson, natsConnectionOf, openKv,
 import type { Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import { createLogger, createMetrics, realClock } from '@slicemesh/runtime';
 import { sleepOn } from '../apply.ts';
+import { defaultRetryDelayMs, keyedWrites } from '../keyed-writes.ts';
 import type { PublisherConfig } from '../config.ts';
 import { kubeConnectionOf } from '../config.ts';
 
@@ -43,16 +44,14 @@ export interface StatusWriterHandle {
 }
 
 const digest = (v: unknown): string => createHash('sha256').update(JSON.stringify(v)).digest('hex');
-const defaultDelay = (attempt: number): number => Math.min(10_000, 250 * 2 ** Math.min(attempt - 1, 6));
 
 export function startStatusWriter(config: StatusWriterConfig, deps: StatusWriterDeps = {}): StatusWriterHandle {
   const log = (deps.logger ?? createLogger({ service: 'publisher', level: config.logLevel as 'info' })).child({ writer: 'export-status', cluster: config.cluster, mode: config.mode });
   const metrics = deps.metrics ?? createMetrics('publisher');
   const writes = metrics.counter({ name: 'publisher_export_status_writes_total', help: 'ServiceExport status writes by outcome (written, would-write, gone, failed).', labelNames: ['outcome'] });
   const stop = new AbortController();
-  const applied = new Map<string, string>();
   const counts = { written: 0, gone: 0, failures: 0 };
-  const retryDelay = deps.retryDelayMs ?? defaultDelay;
+  const retryDelay = deps.retryDelayMs ?? defaultRetryDelayMs;
   let ready = false;
   let nc: NatsConnection | undefined;
   let api: ServiceExportApi;
@@ -62,46 +61,30 @@ export function startStatusWriter(config: StatusWriterConfig, deps: StatusWriter
     log.info({ server: serverOf(kc) }, 'kubernetes API (ServiceExport status)');
     api = serviceExportApi(kc, { timeoutMs: config.requestTimeout });
   }
-  // The newest entry per key; a write in progress picks up a newer one when it is done.
-  const latest = new Map<string, { namespace: string; name: string; conditions: unknown; digest: string }>();
-  const busy = new Set<string>();
-
-  async function write(key: string): Promise<void> {
-    busy.add(key);
-    try {
-      for (let attempt = 1; !stop.signal.aborted; ) {
-        const want = latest.get(key);
-        if (want === undefined || applied.get(key) === want.digest) return;
-        if (config.mode === 'shadow') {
-          applied.set(key, want.digest);
-          counts.written++;
-          writes.inc({ outcome: 'would-write' });
-          continue;
-        }
-        try {
-          const found = await api.patchStatus(want.namespace, want.name, want.conditions as never);
-          applied.set(key, want.digest);
-          if (found) {
-            counts.written++;
-            writes.inc({ outcome: 'written' });
-          } else {
-            counts.gone++;
-            writes.inc({ outcome: 'gone' });
-          }
-          attempt = 1;
-        } catch (err) {
-          counts.failures++;
-          writes.inc({ outcome: 'failed' });
-          const status = err instanceof KubeWriteError ? err.statusCode : undefined;
-          log.warn({ serviceExport: `${want.namespace}/${want.name}`, status, attempt, err: err instanceof Error ? err.message : String(err) }, 'ServiceExport status write failed; retrying');
-          await sleepOn(realClock, retryDelay(attempt), stop.signal).catch(() => {});
-          attempt++;
-        }
+  const writer = keyedWrites<{ namespace: string; name: string; conditions: unknown; digest: string }>({
+    signal: stop.signal,
+    retryDelayMs: retryDelay,
+    write: async (want) => {
+      if (config.mode === 'shadow') {
+        counts.written++;
+        writes.inc({ outcome: 'would-write' });
+        return;
       }
-    } finally {
-      busy.delete(key);
-    }
-  }
+      if (await api.patchStatus(want.namespace, want.name, want.conditions as never)) {
+        counts.written++;
+        writes.inc({ outcome: 'written' });
+      } else {
+        counts.gone++;
+        writes.inc({ outcome: 'gone' });
+      }
+    },
+    failed: (want, err, attempt) => {
+      counts.failures++;
+      writes.inc({ outcome: 'failed' });
+      const status = err instanceof KubeWriteError ? err.statusCode : undefined;
+      log.warn({ serviceExport: `${want.namespace}/${want.name}`, status, attempt, err: err instanceof Error ? err.message : String(err) }, 'ServiceExport status write failed; retrying');
+    },
+  });
 
   let kv: KV | undefined;
   let markReady: () => void = () => {};
@@ -119,8 +102,7 @@ export function startStatusWriter(config: StatusWriterConfig, deps: StatusWriter
             log.warn({ key: c.key, reason: e.rejection.reason }, 'malformed ServiceExport status skipped');
             continue;
           }
-          latest.set(c.key, { namespace: e.value.namespace, name: e.value.name, conditions: e.value.conditions, digest: digest(e.value.conditions) });
-          if (!busy.has(c.key)) void write(c.key);
+          writer.want(c.key, { namespace: e.value.namespace, name: e.value.name, conditions: e.value.conditions, digest: digest(e.value.conditions) });
         }
       } catch (err) {
         if (stop.signal.aborted) return;
@@ -142,7 +124,7 @@ export function startStatusWriter(config: StatusWriterConfig, deps: StatusWriter
     close: async () => {
       stop.abort();
       await loop.catch(() => {});
-      while (busy.size > 0) await new Promise((r) => setTimeout(r, 10));
+      await writer.idle();
       await nc?.close();
     },
   };

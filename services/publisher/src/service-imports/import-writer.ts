@@ -25,6 +25,7 @@ import {
 import type { Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import { createLogger, createMetrics, realClock } from '@slicemesh/runtime';
 import { sleepOn } from '../apply.ts';
+import { defaultRetryDelayMs, keyedWrites } from '../keyed-writes.ts';
 import type { PublisherConfig } from '../config.ts';
 import { kubeConnectionOf } from '../config.ts';
 
@@ -74,7 +75,6 @@ interface Wanted {
 type Outcome = 'written' | 'unchanged' | 'deleted' | 'gone' | 'foreign' | 'unserved';
 
 const digest = (v: unknown): string => createHash('sha256').update(JSON.stringify(v)).digest('hex');
-const defaultDelay = (attempt: number): number => Math.min(10_000, 250 * 2 ** Math.min(attempt - 1, 6));
 const DELETED = 'deleted';
 const OURS = `${LABEL_APP_MANAGED_BY}=${SERVICE_IMPORT_MANAGED_BY}`;
 const isOurs = (o: ServiceImport): boolean => o.metadata.labels?.[LABEL_APP_MANAGED_BY] === SERVICE_IMPORT_MANAGED_BY;
@@ -89,9 +89,8 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
   });
   const stop = new AbortController();
   const { signal } = stop;
-  const applied = new Map<string, string>();
   const counts = { written: 0, deleted: 0, foreign: 0, unserved: 0, failures: 0 };
-  const retryDelay = deps.retryDelayMs ?? defaultDelay;
+  const retryDelay = deps.retryDelayMs ?? defaultRetryDelayMs;
   let ready = false;
   let nc: NatsConnection | undefined;
   let api: ServiceImportApi;
@@ -101,9 +100,6 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
     log.info({ server: serverOf(kc) }, 'kubernetes API (ServiceImports)');
     api = serviceImportApi(kc, { timeoutMs: config.requestTimeout });
   }
-  // The newest wish per key; a write in progress picks up a newer one when it is done.
-  const latest = new Map<string, Wanted>();
-  const busy = new Set<string>();
 
   /** Deletes the ServiceImport if it is ours. */
   async function remove(namespace: string, name: string): Promise<Outcome> {
@@ -149,42 +145,24 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
     else if (outcome === 'unserved') counts.unserved++;
   }
 
-  async function write(key: string): Promise<void> {
-    busy.add(key);
-    try {
-      for (let attempt = 1; !signal.aborted; ) {
-        const want = latest.get(key);
-        if (want === undefined || applied.get(key) === want.digest) return;
-        if (config.mode === 'shadow') {
-          applied.set(key, want.digest);
-          record(want.entry === null ? 'would-delete' : 'would-write');
-          continue;
-        }
-        try {
-          const outcome = want.entry === null ? await remove(want.namespace, want.name) : await put(want.entry);
-          applied.set(key, want.digest);
-          record(outcome);
-          if (outcome === 'foreign') log.warn({ serviceImport: `${want.namespace}/${want.name}` }, `a ServiceImport not labelled ${OURS} is left alone`);
-          if (outcome === 'unserved') log.warn({ serviceImport: `${want.namespace}/${want.name}` }, 'the API has no ServiceImports (no mcs-api CRD) or no such namespace: not written until the import changes');
-          attempt = 1;
-        } catch (err) {
-          counts.failures++;
-          writes.inc({ outcome: 'failed' });
-          const status = err instanceof KubeWriteError ? err.statusCode : undefined;
-          log.warn({ serviceImport: `${want.namespace}/${want.name}`, status, attempt, err: err instanceof Error ? err.message : String(err) }, 'ServiceImport write failed; retrying');
-          await sleepOn(realClock, retryDelay(attempt), signal).catch(() => {});
-          attempt++;
-        }
-      }
-    } finally {
-      busy.delete(key);
-    }
-  }
-
-  function want(key: string, w: Wanted): void {
-    latest.set(key, w);
-    if (!busy.has(key)) void write(key);
-  }
+  const writer = keyedWrites<Wanted>({
+    signal,
+    retryDelayMs: retryDelay,
+    write: async (want) => {
+      if (config.mode === 'shadow') return record(want.entry === null ? 'would-delete' : 'would-write');
+      const outcome = want.entry === null ? await remove(want.namespace, want.name) : await put(want.entry);
+      record(outcome);
+      if (outcome === 'foreign') log.warn({ serviceImport: `${want.namespace}/${want.name}` }, `a ServiceImport not labelled ${OURS} is left alone`);
+      if (outcome === 'unserved') log.warn({ serviceImport: `${want.namespace}/${want.name}` }, 'the API has no ServiceImports (no mcs-api CRD) or no such namespace: not written until the import changes');
+    },
+    failed: (want, err, attempt) => {
+      counts.failures++;
+      writes.inc({ outcome: 'failed' });
+      const status = err instanceof KubeWriteError ? err.statusCode : undefined;
+      log.warn({ serviceImport: `${want.namespace}/${want.name}`, status, attempt, err: err instanceof Error ? err.message : String(err) }, 'ServiceImport write failed; retrying');
+    },
+  });
+  const want = (key: string, w: Wanted): void => writer.want(key, w);
 
   /** Our ServiceImports in the API that the bucket does not hold are deleted; a failed list is retried. */
   async function sweep(): Promise<void> {
@@ -193,7 +171,7 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
         for (const o of await api.list(OURS)) {
           const namespace = o.metadata.namespace ?? 'default';
           const key = serviceImportKey({ cluster: config.cluster, namespace, name: o.metadata.name });
-          const w = latest.get(key);
+          const w = writer.latest(key);
           if (w === undefined || w.entry === null) want(key, { namespace, name: o.metadata.name, entry: null, digest: DELETED });
         }
         return;
@@ -220,7 +198,7 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
         // Keys seen by this watch: after a reconnect, what was wanted and is no longer in the bucket goes.
         const seen = new Set<string>();
         const loaded = (): void => {
-          for (const [key, w] of latest) if (w.entry !== null && !seen.has(key)) want(key, { ...w, entry: null, digest: DELETED });
+          for (const [key, w] of [...writer.entries()]) if (w.entry !== null && !seen.has(key)) want(key, { ...w, entry: null, digest: DELETED });
           sweeps.push(sweep());
           markReady();
         };
@@ -230,7 +208,7 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
           if (c.op !== 'PUT') {
             // A key never seen put is one deleted before this run: the sweep after loading finds
             // its ServiceImport, if it is still in the API, without a GET per old delete marker.
-            const was = latest.get(key);
+            const was = writer.latest(key);
             if (was !== undefined) want(key, { ...was, entry: null, digest: DELETED });
             continue;
           }
@@ -262,7 +240,7 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
       stop.abort();
       await loop.catch(() => {});
       await Promise.all(sweeps);
-      while (busy.size > 0) await new Promise((r) => setTimeout(r, 10));
+      await writer.idle();
       await nc?.close();
     },
   };
