@@ -58,6 +58,15 @@ export async function forEachLastPerSubject(
 }
 
 /**
+ * The last message of one `subject` (its sequence, store time and body), or undefined when the
+ * stream holds none of it. One direct request; other failures (timeouts, refusals) are thrown.
+ */
+export async function lastMessageOf(jsm: JetStreamManager, stream: string, subject: string): Promise<LastMessage | undefined> {
+  const m = await jsm.streams.getMessage(stream, { last_by_subj: subject });
+  return m === null ? undefined : { subject: m.subject, seq: m.seq, timeMs: m.time.getTime(), data: m.data };
+}
+
+/**
  * The last message per subject matching `filter` (headers only: the bodies are not read), by
  * subject. Empty when the filter holds nothing.
  */

@@ -21,7 +21,7 @@ import type { SubjectLayout } from './kube-message.ts';
 import { subjectOf } from './kube-message.ts';
 import { startWatcher } from './start-watcher.ts';
 import type { WatcherHandle } from './start-watcher.ts';
-import { foldKube, readKube, repeatedMsgIDs, simState } from './testing/stream-state.ts';
+import { foldKube, readKube, repeatedMsgIDs, simState, staleTails } from './testing/stream-state.ts';
 import type { StoredMessage } from './testing/stream-state.ts';
 import type { KubeChangeEvent } from '@slicemesh/kube';
 
@@ -214,6 +214,8 @@ describe('watcher replicas: two watchers of one cluster, active-active with dedu
     const duplicates = a.stats().duplicates + bStats.duplicates + b.stats().duplicates;
     expect(duplicates).toBeGreaterThan(0);
     expect(repeatedMsgIDs(kube)).toEqual([]);
+    // Whatever order the replicas' publishes reached the stream in, each subject ends in its newest version.
+    expect(staleTails(await readKube(f.jsm, f.names.kube))).toEqual([]);
     // Both replicas re-listed after the cut.
     expect(await counter(a, 'relists_total')).toBeGreaterThan(0);
     expect(await counter(b, 'relists_total')).toBeGreaterThan(0);

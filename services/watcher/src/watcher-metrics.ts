@@ -17,6 +17,8 @@ export interface WatcherMetrics {
   readonly relists: ReturnType<Metrics['counter']>;
   /** Publish attempts that failed transiently and were retried. */
   readonly retries: ReturnType<Metrics['counter']>;
+  /** Publishes refused because the subject had a message this replica did not know (another replica appended first). */
+  readonly conflicts: ReturnType<Metrics['counter']>;
   /** Time from observing a change to its ack, seconds, by kind. */
   readonly latency: ReturnType<Metrics['histogram']>;
   /** Changes waiting for their turn to publish. */
@@ -32,6 +34,7 @@ export function watcherMetrics(m: Metrics): WatcherMetrics {
     restarts: m.counter({ name: 'watcher_informer_restarts_total', help: 'Informer restarts after an error.', labelNames: ['kind'] }),
     relists: m.counter({ name: 'watcher_relists_total', help: 'Re-lists after the watch history expired (410).', labelNames: ['kind'] }),
     retries: m.counter({ name: 'watcher_publish_retries_total', help: 'Publish attempts retried after a transient failure.' }),
+    conflicts: m.counter({ name: 'watcher_publish_conflicts_total', help: 'Publishes refused because another writer appended to the subject first (its last message then decides).' }),
     latency: m.histogram({
       name: 'watcher_publish_latency_seconds',
       help: 'From observing a change to the stream ack.',

@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KubeChangeEvent, ObjectWatchEvent, WatchedKind, WatchedObject } from '@slicemesh/kube';
-import { partitionOf, PublishError } from '@slicemesh/nats';
+import { partitionOf, PublishError, WrongLastSequenceError } from '@slicemesh/nats';
 import type { DeadLetter, PublishResult } from '@slicemesh/nats';
 import { createLogger, createMetrics, realClock } from '@slicemesh/runtime';
 import { MANAGED_BY_CONTROLLER, MANAGED_BY_MIRRORING } from '@slicemesh/model';
 import { deepFreeze, makeNode, makePod, makeService, makeSlice } from '@slicemesh/testing';
-import type { KubeLog } from './kube-log.ts';
+import type { KubeLog, StoredKubeEvent } from './kube-log.ts';
+import { subjectOf } from './kube-message.ts';
 import type { KubeMessage } from './kube-message.ts';
 import { runWatcher } from './watcher.ts';
 import type { ChangeHandlers, RunningWatcher } from './watcher.ts';
@@ -15,10 +16,17 @@ type Obj = WatchedObject & { metadata: { resourceVersion: string } };
 const v = <T extends WatchedObject>(obj: T, rv: string, uid?: string): T =>
   deepFreeze({ ...obj, metadata: { ...obj.metadata, resourceVersion: rv, ...(uid ? { uid } : {}) } });
 
-/** In-memory KUBE + DLQ with msgID de-duplication, and scripted failures. */
+const LAYOUT = { partitions: 4 };
+
+/**
+ * In-memory KUBE + DLQ as the stream behaves: msgID de-duplication first, then the expected last
+ * sequence of the subject; scripted failures. `recorded` is what KUBE held before the watcher started.
+ */
 class MemoryKubeLog implements KubeLog {
-  private readonly recorded: KubeChangeEvent[];
   readonly messages: KubeMessage[] = [];
+  /** subject → its last message. */
+  readonly last = new Map<string, StoredKubeEvent>();
+  private seq = 0;
   readonly letters: { cluster: string; letter: DeadLetter }[] = [];
   readonly ids = new Set<string>();
   /** Next publishes throw these, in order. */
@@ -27,10 +35,17 @@ class MemoryKubeLog implements KubeLog {
   mostInFlightPerSubject = 0;
   delayMs = 0;
   constructor(recorded: KubeChangeEvent[] = []) {
-    this.recorded = recorded;
+    for (const event of recorded) this.append(subjectOf('c1', event.object, LAYOUT), event);
   }
 
-  async publish(msg: KubeMessage): Promise<PublishResult> {
+  /** Stores `event` as another writer would (no expectation): returns its sequence. */
+  append(subject: string, event: KubeChangeEvent): number {
+    this.seq++;
+    this.last.set(subject, { subject, seq: this.seq, event });
+    return this.seq;
+  }
+
+  async publish(msg: KubeMessage, expectLastSeq: number): Promise<PublishResult> {
     const failure = this.failures.shift();
     if (failure) throw failure;
     const n = (this.inFlight.get(msg.subject) ?? 0) + 1;
@@ -39,16 +54,21 @@ class MemoryKubeLog implements KubeLog {
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
     this.inFlight.set(msg.subject, n - 1);
     if (this.ids.has(msg.msgID)) return { seq: 1, duplicate: true, stream: 'KUBE' };
+    const actual = this.last.get(msg.subject)?.seq ?? 0;
+    if (actual !== expectLastSeq) throw new WrongLastSequenceError(msg.subject, msg.msgID, expectLastSeq, `wrong last sequence: ${actual}`);
     this.ids.add(msg.msgID);
     this.messages.push(msg);
-    return { seq: this.messages.length, duplicate: false, stream: 'KUBE' };
+    return { seq: this.append(msg.subject, msg.event), duplicate: false, stream: 'KUBE' };
+  }
+  async lastOf(subject: string): Promise<StoredKubeEvent | undefined> {
+    return this.last.get(subject);
   }
   async deadLetter(cluster: string, letter: DeadLetter): Promise<PublishResult> {
     this.letters.push({ cluster, letter });
     return { seq: this.letters.length, duplicate: false, stream: 'DLQ' };
   }
-  async lastStates(): Promise<readonly KubeChangeEvent[]> {
-    return this.recorded;
+  async lastStates(): Promise<readonly StoredKubeEvent[]> {
+    return [...this.last.values()].sort((a, b) => a.seq - b.seq);
   }
 }
 
@@ -87,7 +107,7 @@ afterEach(async () => {
 
 function start(log: MemoryKubeLog, cluster: FakeCluster, o: { window?: number; maxObjectBytes?: number } = {}): RunningWatcher {
   running = runWatcher(
-    { cluster: 'c1', layout: { partitions: 4 }, maxObjectBytes: o.maxObjectBytes ?? 512 * 1024, publishWindow: o.window ?? 16, retryDelayMs: () => 1 },
+    { cluster: 'c1', layout: LAYOUT, maxObjectBytes: o.maxObjectBytes ?? 512 * 1024, publishWindow: o.window ?? 16, retryDelayMs: () => 1 },
     { kubeLog: log, openWatch: cluster.open, clock: realClock, log: createLogger({ service: 'watcher', level: 'silent' }), metrics: watcherMetrics(createMetrics('watcher')) },
   );
   return running;
@@ -224,6 +244,57 @@ describe('runWatcher never duplicates what KUBE holds', () => {
     const w = start(log, new FakeCluster([up(pod)]));
     await w.ready;
     expect(w.stats()).toMatchObject({ published: 0, duplicates: 1 });
+  });
+});
+
+describe('runWatcher keeps the newest version last in KUBE when another writer appends first', () => {
+  const SUBJECT = subjectOf('c1', pod, LAYOUT);
+  const stored = (type: 'Upserted.v1' | 'Deleted.v1', o: WatchedObject): KubeChangeEvent => ({ type, cluster: 'c1', kind: 'Pod', object: o, observedAt: 't' });
+  // KUBE holds pod@10 from this watcher; then another replica appends `theirs`; then this watcher sees `ours`.
+  const cases: { name: string; theirs?: KubeChangeEvent; unreadable?: true; ours: ObjectWatchEvent; appended: boolean; lastRv: string }[] = [
+    { name: 'a newer version stored by another replica makes ours stale: not appended', theirs: stored('Upserted.v1', v(pod, '20')), ours: up(v(pod, '15')), appended: false, lastRv: '20' },
+    { name: 'the same version under another msgID (a carried-forward copy) makes ours stale', theirs: stored('Upserted.v1', v(pod, '15')), ours: up(v(pod, '15')), appended: false, lastRv: '15' },
+    { name: 'an older version stored by another replica: ours goes after it', theirs: stored('Upserted.v1', v(pod, '12')), ours: up(v(pod, '15')), appended: true, lastRv: '15' },
+    { name: 'a delete at the stored live version supersedes it', theirs: stored('Upserted.v1', v(pod, '20')), ours: del(v(pod, '20'), '20'), appended: true, lastRv: '20' },
+    { name: 'a delete stored by another replica makes our older update stale', theirs: stored('Deleted.v1', v(pod, '20')), ours: up(v(pod, '18')), appended: false, lastRv: '20' },
+    { name: "the old uid's delete after the new uid's newer upsert is stale", theirs: stored('Upserted.v1', v(pod, '30', 'p2')), ours: del(v(pod, '10'), '10'), appended: false, lastRv: '30' },
+    { name: 'an unreadable last message cannot be ordered: ours goes after it', unreadable: true, ours: up(v(pod, '15')), appended: true, lastRv: '15' },
+  ];
+  it.each(cases)('$name', async ({ theirs, unreadable, ours, appended, lastRv }) => {
+    const log = new MemoryKubeLog();
+    const cluster = new FakeCluster([up(pod)]);
+    const w = start(log, cluster);
+    await w.ready;
+    if (theirs !== undefined) log.append(SUBJECT, theirs);
+    if (unreadable) log.last.set(SUBJECT, { subject: SUBJECT, seq: 99 });
+    const before = w.stats();
+    cluster.emit(ours);
+    await until(() => w.stats().published + w.stats().skipped > before.published + before.skipped);
+    expect(log.messages.length).toBe(appended ? 2 : 1);
+    expect(w.stats().skipped - before.skipped).toBe(appended ? 0 : 1);
+    expect(log.last.get(SUBJECT)?.event?.object.metadata.resourceVersion).toBe(lastRv);
+  });
+
+  it('after a stale change it follows what KUBE holds: the next version goes without another conflict', async () => {
+    const log = new MemoryKubeLog();
+    const cluster = new FakeCluster([up(pod)]);
+    const w = start(log, cluster);
+    await w.ready;
+    log.append(SUBJECT, stored('Upserted.v1', v(pod, '20')));
+    cluster.emit(up(v(pod, '15')));
+    cluster.emit(up(v(pod, '25')));
+    await until(() => log.messages.length === 2);
+    expect(log.messages.map((m) => m.event.object.metadata.resourceVersion)).toEqual(['10', '25']);
+    expect(w.stats()).toMatchObject({ published: 2, skipped: 1 });
+  });
+
+  it('a second watcher reading back a subject whose last message is newer publishes nothing older for it', async () => {
+    const log = new MemoryKubeLog([stored('Upserted.v1', v(pod, '20'))]);
+    // Its list still shows the older version (a lagging API server cache).
+    const w = start(log, new FakeCluster([up(v(pod, '15'))]));
+    await w.ready;
+    expect(log.messages).toEqual([]);
+    expect(log.last.get(SUBJECT)?.event?.object.metadata.resourceVersion).toBe('20');
   });
 });
 

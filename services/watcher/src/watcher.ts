@@ -10,7 +10,15 @@
 // `published` mirrors what KUBE last recorded per object. At start it is read back from the
 // stream (KubeLog.lastStates) and handed to the watches as their seed, so the first list also
 // yields the deletes that happened while no watcher ran, and versions KUBE already holds are
-// not sent again. It also decides what a delete means: an object never published (always
+// not sent again.
+//
+// KUBE's last message per subject is always the newest version any replica saw: each publish
+// expects the subject's last sequence this replica knows of. When another replica (or the
+// slicer's compaction) appended meanwhile, the stream refuses, and the subject's last message
+// decides: if it supersedes ours or is the same version (supersedes in @slicemesh/model), ours
+// is stale and dropped (skipped, reason `stale`); otherwise ours goes after it. Without this, a
+// lagging replica's older version could land after a newer one and become the last message,
+// which readers of the last message alone (a watcher's readback, an agent's node) would take. It also decides what a delete means: an object never published (always
 // invalid) has nothing to delete; one whose final state is invalid is deleted with its last
 // valid body.
 //
@@ -28,14 +36,15 @@ import { isOwnSlice, ownManagers } from '@slicemesh/contracts';
 import type { OwnManagers } from '@slicemesh/contracts';
 import { asDeleted, objectKeyOf, toDomain, WATCHED_KINDS } from '@slicemesh/kube';
 import type { KubeChangeType, ObjectWatchEvent, ObjectWatchStatus, WatchedKind, WatchedObject } from '@slicemesh/kube';
-import { InvalidObjectError } from '@slicemesh/model';
-import { PublishError } from '@slicemesh/nats';
+import { InvalidObjectError, supersedes } from '@slicemesh/model';
+import type { ObjectVersion } from '@slicemesh/model';
+import { PublishError, WrongLastSequenceError } from '@slicemesh/nats';
 import type { DeadLetter, PublishResult } from '@slicemesh/nats';
 import type { Clock, Logger, TimerHandle } from '@slicemesh/runtime';
 import { KeyedWindow } from './keyed-window.ts';
 import { eventFor } from './kube-message.ts';
 import type { KubeMessage, SubjectLayout } from './kube-message.ts';
-import type { KubeLog } from './kube-log.ts';
+import type { KubeLog, StoredKubeEvent } from './kube-log.ts';
 import { PublishOutage } from './publish-outage.ts';
 import type { WatcherMetrics } from './watcher-metrics.ts';
 
@@ -117,6 +126,14 @@ function laterVersion(a: string, b: string | undefined): string {
 /** Thrown out of a publish when close() interrupts its retries. */
 class Closed extends Error {}
 
+/** How a change fared: stored (or already there), stale (KUBE holds a newer version), or refused for good (dead-lettered). */
+type SendOutcome = 'sent' | 'stale' | 'refused';
+
+const versionOf = (e: { readonly type: string; readonly object: { readonly metadata: { readonly resourceVersion?: string } } }): ObjectVersion => ({
+  resourceVersion: e.object.metadata.resourceVersion ?? '',
+  deleted: e.type === 'Deleted.v1',
+});
+
 /**
  * Starts the watches and the publish pipeline. See the file comment for what is published.
  *
@@ -133,6 +150,8 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
   const log = ports.log.child({ cluster });
   const own = opts.ownManagers ?? ownManagers();
   const published = new Map<string, WatchedObject>();
+  // subject → the sequence of its last message as far as this replica knows (0: none).
+  const lastSeq = new Map<string, number>();
   const watches: ChangeWatch[] = [];
   const sleepers = new Set<{ timer: TimerHandle; wake: () => void }>();
   const stats = { published: 0, duplicates: 0, deadLetters: 0, skipped: 0 };
@@ -163,10 +182,10 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
   }
 
   /** Retries transient failures until closed; rethrows permanent ones (PublishError, not exhausted). */
-  async function withRetries(subject: string, send: () => Promise<PublishResult>): Promise<PublishResult> {
+  async function withRetries<T>(subject: string, send: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       if (closed) throw new Closed();
-      let result: PublishResult;
+      let result: T;
       try {
         result = await send();
       } catch (err) {
@@ -197,16 +216,53 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
     metrics.deadLetters.inc({ kind });
   }
 
-  /** Publishes `msg`; false when the stream refused it for good (then it is dead-lettered). */
-  async function send(kind: WatchedKind, msg: KubeMessage, observedAt: number): Promise<boolean> {
-    let result: PublishResult;
+  /** What KUBE last recorded for the object under `key` is now `stored`. */
+  function recorded(key: string, stored: StoredKubeEvent): void {
+    lastSeq.set(stored.subject, stored.seq);
+    if (stored.event?.type === 'Upserted.v1') published.set(key, stored.event.object);
+    else if (stored.event !== undefined) published.delete(key);
+  }
+
+  /**
+   * Appends `msg` unless KUBE's last message for its subject is the same or a newer version (see
+   * the file comment); the result of the append, or the stored message that made ours stale.
+   */
+  async function appendIfNewest(msg: KubeMessage): Promise<PublishResult | StoredKubeEvent> {
+    for (;;) {
+      try {
+        const result = await withRetries(msg.subject, () => kubeLog.publish(msg, lastSeq.get(msg.subject) ?? 0));
+        // A duplicate's seq is the earlier message's, which may precede what is known to follow it.
+        lastSeq.set(msg.subject, Math.max(result.seq, lastSeq.get(msg.subject) ?? 0));
+        return result;
+      } catch (err) {
+        if (!(err instanceof WrongLastSequenceError)) throw err;
+      }
+      metrics.conflicts.inc();
+      const last = await withRetries(msg.subject, () => kubeLog.lastOf(msg.subject));
+      lastSeq.set(msg.subject, last?.seq ?? 0);
+      // An unreadable last message cannot be ordered against: ours, a valid version, goes after it.
+      if (last?.event !== undefined && !supersedes(versionOf(msg.event), versionOf(last.event))) return last;
+    }
+  }
+
+  /** Publishes `msg` for the object under `key`, keeping `published` in step with what KUBE records. */
+  async function send(kind: WatchedKind, key: string, msg: KubeMessage, observedAt: number): Promise<SendOutcome> {
+    let result: PublishResult | StoredKubeEvent;
     try {
-      result = await withRetries(msg.subject, () => kubeLog.publish(msg));
+      result = await appendIfNewest(msg);
     } catch (err) {
       if (!(err instanceof PublishError)) throw err;
       await deadLetter(kind, msg.event.object, `publish refused: ${err.reason}`, undefined);
-      return false;
+      return 'refused';
     }
+    if ('subject' in result) {
+      recorded(key, result);
+      skip(kind, 'stale');
+      log.debug({ subject: msg.subject, msgID: msg.msgID, storedSeq: result.seq }, 'KUBE already holds a newer version: not appended');
+      return 'stale';
+    }
+    if (msg.event.type === 'Upserted.v1') published.set(key, msg.event.object);
+    else published.delete(key);
     const op = msg.event.type === 'Deleted.v1' ? 'delete' : 'upsert';
     metrics.latency.observe({ kind }, Math.max(0, clock.now() - observedAt) / 1000);
     if (result.duplicate) {
@@ -217,7 +273,7 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
       stats.published++;
       metrics.published.inc({ kind, op });
     }
-    return true;
+    return 'sent';
   }
 
   function message(type: KubeChangeType, obj: WatchedObject, observedAt: number): KubeMessage {
@@ -248,12 +304,16 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
       return deadLetter(kind, raw, err.message, err.field);
     }
     const prev = published.get(key);
-    if (prev !== undefined && prev.metadata.uid === obj.metadata.uid && prev.metadata.resourceVersion === obj.metadata.resourceVersion) return skip(kind, 'unchanged');
+    if (prev !== undefined && prev.metadata.uid === obj.metadata.uid) {
+      if (prev.metadata.resourceVersion === obj.metadata.resourceVersion) return skip(kind, 'unchanged');
+      // KUBE already holds a newer version (a list served from a lagging cache, say).
+      if (!supersedes(versionOf(msg.event), { resourceVersion: prev.metadata.resourceVersion ?? '', deleted: false })) return skip(kind, 'stale');
+    }
     if (prev !== undefined && prev.metadata.uid !== obj.metadata.uid) {
       // The old object's delete was never seen: record it before its successor.
-      if (await send(kind, message('Deleted.v1', asDeleted(prev, prev.metadata.resourceVersion ?? ''), observedAt), observedAt)) published.delete(key);
+      await send(kind, key, message('Deleted.v1', asDeleted(prev, prev.metadata.resourceVersion ?? ''), observedAt), observedAt);
     }
-    if (await send(kind, msg, observedAt)) published.set(key, obj);
+    await send(kind, key, msg, observedAt);
   }
 
   async function remove(kind: WatchedKind, key: string, raw: unknown, resourceVersion: string, observedAt: number): Promise<void> {
@@ -269,7 +329,7 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
       // Its final state is invalid: delete it with the last state KUBE has.
     }
     const msg = message('Deleted.v1', asDeleted(body, laterVersion(resourceVersion, prev.metadata.resourceVersion)), observedAt);
-    if (await send(kind, msg, observedAt)) published.delete(key);
+    await send(kind, key, msg, observedAt);
   }
 
   function push(key: string, task: () => Promise<void>): void {
@@ -333,10 +393,10 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
 
   async function start(): Promise<void> {
     const states = await kubeLog.lastStates(cluster, (subject, reason) => log.warn({ subject, reason }, 'unreadable KUBE message ignored'));
-    for (const ev of states) {
-      const key = `${ev.kind}/${objectKeyOf(ev.kind, ev.object) ?? ''}`;
-      if (ev.type === 'Upserted.v1') published.set(key, ev.object);
-      else published.delete(key);
+    for (const stored of states) {
+      lastSeq.set(stored.subject, stored.seq);
+      const ev = stored.event;
+      if (ev !== undefined) recorded(`${ev.kind}/${objectKeyOf(ev.kind, ev.object) ?? ''}`, stored);
     }
     log.info({ objects: published.size }, 'read the last recorded state from KUBE');
     if (closed) throw new Error('watcher closed before it was ready');

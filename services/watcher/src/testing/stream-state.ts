@@ -5,6 +5,7 @@ import type { ClusterSim } from '@slicemesh/cluster-sim';
 import { isOwnSlice, ownManagers } from '@slicemesh/contracts';
 import { toDomain, WATCHED_KINDS } from '@slicemesh/kube';
 import type { KubeChangeEvent, WatchedObject } from '@slicemesh/kube';
+import { supersedes } from '@slicemesh/model';
 import type { DeadLetterBody, JetStreamManager } from '@slicemesh/nats';
 import { subjectOf } from '../kube-message.ts';
 import type { SubjectLayout } from '../kube-message.ts';
@@ -53,6 +54,20 @@ export function simState(sim: ClusterSim, cluster: string, layout: SubjectLayout
     }
   }
   return state;
+}
+
+/** Subjects whose last message is older than an earlier one of theirs (must be none: the newest version is always last). */
+export function staleTails(messages: readonly StoredMessage<KubeChangeEvent>[]): string[] {
+  const version = (m: StoredMessage<KubeChangeEvent>) => ({ resourceVersion: m.body.object.metadata.resourceVersion ?? '', deleted: m.body.type === 'Deleted.v1' });
+  const bySubject = new Map<string, StoredMessage<KubeChangeEvent>[]>();
+  for (const m of messages) bySubject.set(m.subject, [...(bySubject.get(m.subject) ?? []), m]);
+  const out: string[] = [];
+  for (const [subject, ms] of bySubject) {
+    const tail = ms[ms.length - 1] as StoredMessage<KubeChangeEvent>;
+    const newer = ms.find((m) => supersedes(version(m), version(tail)));
+    if (newer !== undefined) out.push(`${subject}: last ${tail.body.type}@${version(tail).resourceVersion} (seq ${tail.seq}) after ${newer.body.type}@${version(newer).resourceVersion} (seq ${newer.seq})`);
+  }
+  return out;
 }
 
 /** msgIDs stored more than once (must be none: the stream de-duplicates). */
