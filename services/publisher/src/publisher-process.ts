@@ -1,7 +1,11 @@
 // The publisher's process: the slice path (publisher.ts) and, unless turned off, the event writer
 // (events/event-writer.ts), the ServiceExport status writer (export-status/status-writer.ts) and
-// the ServiceImport writer (service-imports/import-writer.ts), side by side with one logger, one metrics registry and one /readyz that is ready only when all are.
+// the ServiceImport writer (service-imports/import-writer.ts), side by side with one logger, one
+// metrics registry, one NATS connection (a lost server costs the process one reconnect, not one
+// per part) and one /readyz that is ready only when all are.
 
+import { connectNats, natsConnectionOf } from '@slicemesh/nats';
+import type { NatsConnection } from '@slicemesh/nats';
 import type { HostedService, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
 import type { PublisherConfig } from './config.ts';
 import type { EventWriterHandle } from './events/event-writer.ts';
@@ -30,12 +34,14 @@ export function bothReady(a: ReadyStatus, ...others: (ReadyStatus | undefined)[]
 }
 
 export function startPublisherProcess(config: PublisherConfig, deps: PublisherDeps & { readonly logger: Logger; readonly metrics: Metrics }): PublisherProcess {
-  const slices = startPublisher(config, deps);
-  const events = config.recordEvents
-    ? startEventWriter(config, { logger: deps.logger, metrics: deps.metrics, ...(deps.clock ? { clock: deps.clock } : {}), ...(deps.env ? { env: deps.env } : {}) })
-    : undefined;
-  const exportStatus = config.writeExportStatus ? startStatusWriter(config, { logger: deps.logger, metrics: deps.metrics, ...(deps.env ? { env: deps.env } : {}) }) : undefined;
-  const serviceImports = config.writeServiceImports ? startImportWriter(config, { logger: deps.logger, metrics: deps.metrics, ...(deps.env ? { env: deps.env } : {}) }) : undefined;
+  const log = deps.logger.child({ cluster: config.cluster });
+  const nats: Promise<NatsConnection> = deps.nats ?? connectNats({ url: config.natsUrl, role: 'publisher', ...natsConnectionOf(config), name: `publisher-${config.cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
+  nats.catch(() => {}); // each part's start reports a failed connect
+  const shared = { logger: deps.logger, metrics: deps.metrics, nats, ...(deps.env ? { env: deps.env } : {}) };
+  const slices = startPublisher(config, { ...deps, nats });
+  const events = config.recordEvents ? startEventWriter(config, { ...shared, ...(deps.clock ? { clock: deps.clock } : {}) }) : undefined;
+  const exportStatus = config.writeExportStatus ? startStatusWriter(config, shared) : undefined;
+  const serviceImports = config.writeServiceImports ? startImportWriter(config, shared) : undefined;
   return {
     slices,
     events,
@@ -45,6 +51,9 @@ export function startPublisherProcess(config: PublisherConfig, deps: PublisherDe
     readiness: () => bothReady(slices.readiness(), events?.readiness(), exportStatus?.readiness(), serviceImports?.readiness()),
     close: async () => {
       await Promise.all([slices.close(), events?.close(), exportStatus?.close(), serviceImports?.close()]);
+      if (deps.nats !== undefined) return; // the caller's
+      const nc = await nats.catch(() => undefined);
+      await nc?.drain().catch(() => nc.close());
     },
   };
 }

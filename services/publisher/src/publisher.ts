@@ -49,6 +49,8 @@ export interface PublisherDeps {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** The API without the rate limit (tests wrap it to count or fail requests). Defaults to the one the settings name. */
   readonly api?: EndpointSliceApi;
+  /** A connection the caller owns (the publisher process shares one): used, never closed here. Defaults to a connection of its own. */
+  readonly nats?: Promise<NatsConnection>;
 }
 
 export interface PublisherHandle {
@@ -252,7 +254,7 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     const aborted = (): void => {
       if (stop.signal.aborted) throw new Error('publisher closed before it was ready');
     };
-    nc = await connectNats({ url: config.natsUrl, role: 'publisher', ...natsConnectionOf(config), name: `publisher-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
+    nc = await (deps.nats ?? connectNats({ url: config.natsUrl, role: 'publisher', ...natsConnectionOf(config), name: `publisher-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') }));
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
     const replicas = { replicas: config.natsReplicas, onReplicasChanged: (c: ReplicasChange) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') };
@@ -288,7 +290,7 @@ export function startPublisher(config: PublisherConfig, deps: PublisherDeps = {}
     stop.abort();
     await ready.catch(() => {});
     await loop;
-    if (nc !== undefined) await nc.drain().catch(() => nc?.close());
+    if (nc !== undefined && deps.nats === undefined) await nc.drain().catch(() => nc?.close());
     await dbh?.close();
   }
 

@@ -43,6 +43,8 @@ export interface EventWriterDeps {
   readonly recorder?: Partial<RecorderOptions>;
   /** See RecordDeps (tests shorten the retries). */
   readonly retryDelayMs?: RecordDeps['retryDelayMs'];
+  /** A connection the caller owns (the publisher process shares one): used, never closed here. Defaults to a connection of its own. */
+  readonly nats?: Promise<NatsConnection>;
 }
 
 export interface EventWriterHandle {
@@ -167,7 +169,7 @@ export function startEventWriter(config: EventWriterConfig, deps: EventWriterDep
   }
 
   async function start(): Promise<void> {
-    nc = await connectNats({ url: config.natsUrl, role: 'publisher', ...natsConnectionOf(config), name: `publisher-events-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
+    nc = await (deps.nats ?? connectNats({ url: config.natsUrl, role: 'publisher', ...natsConnectionOf(config), name: `publisher-events-${cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') }));
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
     if (config.ensureStreams) await ensureStreams(jsm, names, { replicas: config.natsReplicas, onReplicasChanged: (c) => log.warn({ stream: c.stream, from: c.from, to: c.to }, 'replicas changed to NATS_REPLICAS') });
@@ -197,7 +199,7 @@ export function startEventWriter(config: EventWriterConfig, deps: EventWriterDep
     stop.abort();
     await ready.catch(() => {});
     await loop;
-    if (nc !== undefined) await nc.drain().catch(() => nc?.close());
+    if (nc !== undefined && deps.nats === undefined) await nc.drain().catch(() => nc?.close());
   }
 
   return {

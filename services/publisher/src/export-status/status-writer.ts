@@ -33,6 +33,8 @@ export interface StatusWriterDeps {
   readonly api?: ServiceExportApi;
   /** Backoff between attempts of one write, ms, by attempt (1-based). */
   readonly retryDelayMs?: (attempt: number) => number;
+  /** A connection the caller owns (the publisher process shares one): used, never closed here. Defaults to a connection of its own. */
+  readonly nats?: Promise<NatsConnection>;
 }
 
 export interface StatusWriterHandle {
@@ -90,7 +92,7 @@ export function startStatusWriter(config: StatusWriterConfig, deps: StatusWriter
   let markReady: () => void = () => {};
   const initial = new Promise<void>((r) => (markReady = r));
   const loop = (async () => {
-    nc = await connectNats({ url: config.natsUrl, role: 'publisher', ...natsConnectionOf(config), name: `publisher-export-status-${config.cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
+    nc = await (deps.nats ?? connectNats({ url: config.natsUrl, role: 'publisher', ...natsConnectionOf(config), name: `publisher-export-status-${config.cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') }));
     while (!stop.signal.aborted) {
       try {
         // The bucket is the multi-cluster service's: it may not exist yet (no mcs, or not started).
@@ -125,7 +127,7 @@ export function startStatusWriter(config: StatusWriterConfig, deps: StatusWriter
       stop.abort();
       await loop.catch(() => {});
       await writer.idle();
-      await nc?.close();
+      if (deps.nats === undefined) await nc?.close();
     },
   };
 }

@@ -42,6 +42,8 @@ export interface ImportWriterDeps {
   readonly api?: ServiceImportApi;
   /** Backoff between attempts of one write, ms, by attempt (1-based). */
   readonly retryDelayMs?: (attempt: number) => number;
+  /** A connection the caller owns (the publisher process shares one): used, never closed here. Defaults to a connection of its own. */
+  readonly nats?: Promise<NatsConnection>;
 }
 
 export interface ImportWriterCounts {
@@ -190,7 +192,7 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
   const initial = new Promise<void>((r) => (markReady = r));
   const sweeps: Promise<void>[] = [];
   const loop = (async () => {
-    nc = await connectNats({ url: config.natsUrl, role: 'publisher', ...natsConnectionOf(config), name: `publisher-service-imports-${config.cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') });
+    nc = await (deps.nats ?? connectNats({ url: config.natsUrl, role: 'publisher', ...natsConnectionOf(config), name: `publisher-service-imports-${config.cluster}`, log: (e) => log.info({ natsStatus: e.type, detail: e.detail }, 'nats status') }));
     while (!signal.aborted) {
       try {
         // The bucket is the multi-cluster service's: it may not exist yet (no mcs, or not started).
@@ -241,7 +243,7 @@ export function startImportWriter(config: ImportWriterConfig, deps: ImportWriter
       await loop.catch(() => {});
       await Promise.all(sweeps);
       await writer.idle();
-      await nc?.close();
+      if (deps.nats === undefined) await nc?.close();
     },
   };
 }
