@@ -4,7 +4,7 @@ import { withTestDb } from '../testing/test-db.ts';
 import type { TestDb } from '../testing/test-db.ts';
 import { appendOutbox } from './outbox.ts';
 import type { OutboxRecord, RelayPosition } from './outbox-relay.ts';
-import { buildReadOutboxBatch, loadRelayPosition, readOutboxBatch, runOutboxRelay, saveRelayPosition } from './outbox-relay.ts';
+import { buildReadOutboxBatch, loadRelayPosition, oldestOpenTransactions, readOutboxBatch, runOutboxRelay, saveRelayPosition } from './outbox-relay.ts';
 import type { Trx } from './schema.ts';
 
 // Each test gets its own schema: outbox positions are global to a schema.
@@ -101,6 +101,9 @@ describe('readOutboxBatch (real round-trip)', () => {
     // would move the position past 'early' for good.
     const whileOpen = await readAll(null);
     expect(whileOpen).toEqual([]);
+    // The diagnostic names it among the open transactions that hold every relay back.
+    const open = await oldestOpenTransactions(t.db, 100);
+    expect(open.some((o) => o.query.includes('outbox') && o.ageMs >= 0 && o.state === 'idle in transaction')).toBe(true);
 
     await early.commit();
     const after = await readAtLeast(null, 2);

@@ -184,3 +184,25 @@ export async function outboxBacklog(db: Db, name: string): Promise<number> {
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** A transaction holding the relays' horizon back: it has a transaction id and is still open. */
+export interface OpenTransaction {
+  readonly pid: number;
+  readonly database: string | null;
+  readonly ageMs: number;
+  readonly state: string | null;
+  readonly query: string;
+}
+
+/**
+ * The oldest open transactions with a transaction id on the whole server, oldest first: every
+ * relay publishes only rows older than the oldest of them (pg_snapshot_xmin), so one left open
+ * anywhere (any database, any schema) is why an outbox stays unpublished.
+ */
+export async function oldestOpenTransactions(db: Db, limit = 3): Promise<OpenTransaction[]> {
+  const r = await sql<{ pid: number; datname: string | null; age_ms: string; state: string | null; query: string }>`
+    select pid, datname, (extract(epoch from clock_timestamp() - xact_start) * 1000)::bigint::text as age_ms, state, left(query, 120) as query
+    from pg_stat_activity where backend_xid is not null and pid <> pg_backend_pid()
+    order by xact_start limit ${limit}`.execute(db);
+  return r.rows.map((x) => ({ pid: x.pid, database: x.datname, ageMs: Number(x.age_ms), state: x.state, query: x.query }));
+}

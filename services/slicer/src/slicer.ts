@@ -53,6 +53,8 @@ export interface Slicer {
   pending(): number;
   /** Partitions this replica holds now. */
   partitions(): readonly number[];
+  /** Whether this replica runs the outbox relay now (it holds the relay's lease). */
+  relaying(): boolean;
   /** Snapshots a partition this replica holds now and, with COMPACT_LOG, compacts KUBE after it (what SNAPSHOT_EVERY does by itself). */
   snapshot(partition: number): Promise<SnapshotOutcome>;
   /** Stops the engine, gives the leases up, stops the relay, closes what it opened. Idempotent. */
@@ -220,6 +222,7 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     readiness,
     pending: () => (closing === undefined ? (engines?.current()?.pending() ?? 0) : 0),
     partitions: () => engines?.held() ?? [],
+    relaying: () => relay !== undefined,
     snapshot: (p) => {
       const e = engines?.current();
       if (e === undefined || !e.isReady()) return Promise.reject(new Error(`no engine is ready for partition ${p}`));

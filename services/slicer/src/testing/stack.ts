@@ -3,7 +3,7 @@
 
 import { vi } from 'vitest';
 import type { EndpointSlice } from '@slicemesh/model';
-import { loadSlices } from '@slicemesh/db';
+import { loadRelayPosition, loadSlices, oldestOpenTransactions } from '@slicemesh/db';
 import { withTestDb } from '@slicemesh/db/testing';
 import type { TestDb } from '@slicemesh/db/testing';
 import { ensureStreams, pendingCount, publishAcked } from '@slicemesh/nats';
@@ -75,7 +75,13 @@ export async function withStack(): Promise<Stack> {
         async () => {
           for (const d of durables) if ((await pendingCount(js.jsm, config.kubeStream, d)) !== 0) throw new Error(`${d} has pending messages`);
           if (slicers.some((sl) => sl.pending() > 0)) throw new Error('dirty Services left');
-          if ((await outboxBacklog(db.db, RELAY_NAME)) > 0) throw new Error('outbox not yet published');
+          const backlog = await outboxBacklog(db.db, RELAY_NAME);
+          if (backlog > 0) {
+            // What holds the relay back, if anything on the server does (the failure message says).
+            const open = await oldestOpenTransactions(db.db);
+            const held = open.map((t) => `pid ${t.pid} in ${t.database ?? '?'} open ${t.ageMs} ms (${t.state ?? '?'}): ${t.query}`);
+            throw new Error(`outbox not yet published: ${backlog} rows past ${JSON.stringify(await loadRelayPosition(db.db, RELAY_NAME))}; relays running: ${slicers.filter((sl) => sl.relaying()).length}; open transactions: ${held.join(' | ') || 'none'}`);
+          }
         },
         { timeout: 20_000, interval: 100 },
       );
