@@ -26,6 +26,8 @@ class MemoryKubeLog implements KubeLog {
   readonly messages: KubeMessage[] = [];
   /** subject → its last message. */
   readonly last = new Map<string, StoredKubeEvent>();
+  /** Publishes refused for a wrong expected last sequence. */
+  refusals = 0;
   private seq = 0;
   readonly letters: { cluster: string; letter: DeadLetter }[] = [];
   readonly ids = new Set<string>();
@@ -55,7 +57,10 @@ class MemoryKubeLog implements KubeLog {
     this.inFlight.set(msg.subject, n - 1);
     if (this.ids.has(msg.msgID)) return { seq: 1, duplicate: true, stream: 'KUBE' };
     const actual = this.last.get(msg.subject)?.seq ?? 0;
-    if (actual !== expectLastSeq) throw new WrongLastSequenceError(msg.subject, msg.msgID, expectLastSeq, `wrong last sequence: ${actual}`);
+    if (actual !== expectLastSeq) {
+      this.refusals++;
+      throw new WrongLastSequenceError(msg.subject, msg.msgID, expectLastSeq, `wrong last sequence: ${actual}`);
+    }
     this.ids.add(msg.msgID);
     this.messages.push(msg);
     return { seq: this.append(msg.subject, msg.event), duplicate: false, stream: 'KUBE' };
@@ -286,6 +291,22 @@ describe('runWatcher keeps the newest version last in KUBE when another writer a
     await until(() => log.messages.length === 2);
     expect(log.messages.map((m) => m.event.object.metadata.resourceVersion)).toEqual(['10', '25']);
     expect(w.stats()).toMatchObject({ published: 2, skipped: 1 });
+  });
+
+  it('without another writer nothing is refused; a name re-created after its delete costs one refusal and is appended', async () => {
+    const log = new MemoryKubeLog();
+    const cluster = new FakeCluster([up(pod)]);
+    const w = start(log, cluster);
+    await w.ready;
+    for (const rv of ['11', '12']) cluster.emit(up(v(pod, rv)));
+    await until(() => log.messages.length === 3);
+    expect(log.refusals).toBe(0);
+    // Deleted: the watcher forgets the subject (churn must not grow what it keeps), so the re-creation expects an empty subject.
+    cluster.emit(del(v(pod, '13'), '13'));
+    cluster.emit(up(v(pod, '14', 'p2')));
+    await until(() => log.messages.length === 5);
+    expect(log.refusals).toBe(1);
+    expect(log.messages.map((m) => m.msgID).slice(3)).toEqual(['c1/p1/13/deleted', 'c1/p2/14']);
   });
 
   it('a second watcher reading back a subject whose last message is newer publishes nothing older for it', async () => {

@@ -150,8 +150,14 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
   const log = ports.log.child({ cluster });
   const own = opts.ownManagers ?? ownManagers();
   const published = new Map<string, WatchedObject>();
-  // subject → the sequence of its last message as far as this replica knows (0: none).
+  // subject → the sequence of its last message as far as this replica knows (none: 0). A
+  // subject whose last message is a delete is forgotten, so churn (a new name per pod) does not
+  // grow it; re-creating a name then costs one refused publish and a read.
   const lastSeq = new Map<string, number>();
+  function noteLast(subject: string, seq: number, deleted: boolean): void {
+    if (deleted) lastSeq.delete(subject);
+    else lastSeq.set(subject, Math.max(seq, lastSeq.get(subject) ?? 0));
+  }
   const watches: ChangeWatch[] = [];
   const sleepers = new Set<{ timer: TimerHandle; wake: () => void }>();
   const stats = { published: 0, duplicates: 0, deadLetters: 0, skipped: 0 };
@@ -218,7 +224,7 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
 
   /** What KUBE last recorded for the object under `key` is now `stored`. */
   function recorded(key: string, stored: StoredKubeEvent): void {
-    lastSeq.set(stored.subject, stored.seq);
+    noteLast(stored.subject, stored.seq, stored.event?.type === 'Deleted.v1');
     if (stored.event?.type === 'Upserted.v1') published.set(key, stored.event.object);
     else if (stored.event !== undefined) published.delete(key);
   }
@@ -231,8 +237,8 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
     for (;;) {
       try {
         const result = await withRetries(msg.subject, () => kubeLog.publish(msg, lastSeq.get(msg.subject) ?? 0));
-        // A duplicate's seq is the earlier message's, which may precede what is known to follow it.
-        lastSeq.set(msg.subject, Math.max(result.seq, lastSeq.get(msg.subject) ?? 0));
+        // A duplicate's seq is the earlier message's, which may precede what is known to follow it (noteLast keeps the later).
+        noteLast(msg.subject, result.seq, msg.event.type === 'Deleted.v1');
         return result;
       } catch (err) {
         if (!(err instanceof WrongLastSequenceError)) throw err;
@@ -394,9 +400,9 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
   async function start(): Promise<void> {
     const states = await kubeLog.lastStates(cluster, (subject, reason) => log.warn({ subject, reason }, 'unreadable KUBE message ignored'));
     for (const stored of states) {
-      lastSeq.set(stored.subject, stored.seq);
       const ev = stored.event;
       if (ev !== undefined) recorded(`${ev.kind}/${objectKeyOf(ev.kind, ev.object) ?? ''}`, stored);
+      else noteLast(stored.subject, stored.seq, false);
     }
     log.info({ objects: published.size }, 'read the last recorded state from KUBE');
     if (closed) throw new Error('watcher closed before it was ready');
