@@ -371,6 +371,9 @@ export function hostileCampaign(opts: CampaignOptions): Campaign {
   const total = servedCategories.reduce((s, c) => s + (weights[c] ?? 1), 0);
   // Variants are taken in turn (their values drawn at random), so each one occurs.
   const turns = new Map<Category, number>();
+  // Legal objects get names no other legal object of their kind has: the API refuses a second
+  // live object of a name (409), and two at once would be a cluster no watcher ever sees.
+  const legalNames = new Set<string>();
   while (served.length < opts.count - rogueShare) {
     let r = rng() * total;
     const category = servedCategories.find((c) => (r -= weights[c] ?? 1) < 0) ?? 'nats-tokens';
@@ -382,6 +385,12 @@ export function hostileCampaign(opts: CampaignOptions): Campaign {
     const id = `${PLACEHOLDER_PREFIX}${n}`;
     const marker = `hostile-${opts.seed}-n${n}z`;
     const kind = v.kind;
+    if (v.expect === 'accepted') {
+      const meta = (v.edit(baseObject({ kind, name: id, marker }, '1'))['metadata'] ?? {}) as Record<string, unknown>;
+      const name = `${kind}/${String(meta['namespace'] ?? '')}/${String(meta['name'])}`;
+      if (legalNames.has(name)) continue;
+      legalNames.add(name);
+    }
     served.push({ id, category, kind, marker, expect: v.expect, body: (rv) => v.edit(baseObject({ kind, name: id, marker }, rv)) });
   }
   while (rogue.length < rogueShare) {
