@@ -386,8 +386,8 @@ export function hostileCampaign(opts: CampaignOptions): Campaign {
     const marker = `hostile-${opts.seed}-n${n}z`;
     const kind = v.kind;
     if (v.expect === 'accepted') {
-      const meta = (v.edit(baseObject({ kind, name: id, marker }, '1'))['metadata'] ?? {}) as Record<string, unknown>;
-      const name = `${kind}/${String(meta['namespace'] ?? '')}/${String(meta['name'])}`;
+      const legal = v.edit(baseObject({ kind, name: id, marker }, '1')) as { readonly metadata?: { readonly namespace?: unknown; readonly name?: unknown } };
+      const name = `${kind}/${String(legal.metadata?.namespace ?? '')}/${String(legal.metadata?.name)}`;
       if (legalNames.has(name)) continue;
       legalNames.add(name);
     }
