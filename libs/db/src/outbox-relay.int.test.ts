@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as delay } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { withTestDb } from '../testing/test-db.ts';
 import type { TestDb } from '../testing/test-db.ts';
 import { appendOutbox } from './outbox.ts';
 import type { OutboxRecord, RelayPosition } from './outbox-relay.ts';
-import { buildReadOutboxBatch, loadRelayPosition, oldestOpenTransactions, readOutboxBatch, runOutboxRelay, saveRelayPosition } from './outbox-relay.ts';
+import { buildReadOutboxBatch, loadRelayPosition, oldestOpenTransactions, outboxBacklog, readOutboxBatch, runOutboxRelay, saveRelayPosition } from './outbox-relay.ts';
 import type { Trx } from './schema.ts';
 
 // Each test gets its own schema: outbox positions are global to a schema.
@@ -108,6 +109,36 @@ describe('readOutboxBatch (real round-trip)', () => {
     await early.commit();
     const after = await readAtLeast(null, 2);
     expect(after.map((r) => r.subject)).toEqual(['early', 'late']);
+  });
+
+  it("the backlog counts in the relay's (txid, id) order: a row with the lower txid and the higher id, once passed, is not counted", async () => {
+    await reset();
+    // 'first' takes its txid before 'second' does, and its outbox id after 'second' committed.
+    let proceed!: () => void;
+    const gate = new Promise<void>((r) => (proceed = r));
+    let hasTxid!: () => void;
+    const txidTaken = new Promise<void>((r) => (hasTxid = r));
+    const first = t.db.transaction().execute(async (trx) => {
+      await sql`select pg_current_xact_id()`.execute(trx);
+      hasTxid();
+      await gate;
+      await appendOutbox(trx, [msg('first')]);
+    });
+    await txidTaken;
+    await t.db.transaction().execute((trx) => appendOutbox(trx, [msg('second')]));
+    proceed();
+    await first;
+
+    const rows = await readAtLeast(null, 2);
+    expect(rows.map((r) => r.subject)).toEqual(['first', 'second']);
+    expect(rows[0]!.id).toBeGreaterThan(rows[1]!.id);
+    const name = 'backlog-order';
+    expect(await outboxBacklog(t.db, name)).toBe(2);
+    await saveRelayPosition(t.db, name, { txid: rows[0]!.txid, id: rows[0]!.id });
+    expect(await outboxBacklog(t.db, name)).toBe(1);
+    // Both published: by id alone, 'first' (the higher id) would stay counted for ever.
+    await saveRelayPosition(t.db, name, { txid: rows[1]!.txid, id: rows[1]!.id });
+    expect(await outboxBacklog(t.db, name)).toBe(0);
   });
 
   it('rows of a rolled-back transaction never appear', async () => {

@@ -172,16 +172,16 @@ async function pause(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * Outbox rows not yet published by relay `name` (by id past its position; a row of a
- * late-committing transaction may be counted once more). For the outbox lag gauge.
+ * Outbox rows not yet published by relay `name`: those after its position in the relay's own
+ * (txid, id) order. Counting by id alone would count, for ever, a row of a transaction that
+ * took its txid first and its id last: published before the position's row, but with a
+ * higher id. For the outbox lag gauge and for waiting until the outbox is published.
  */
 export async function outboxBacklog(db: Db, name: string): Promise<number> {
   const pos = await loadRelayPosition(db, name);
-  const row = await db
-    .selectFrom('outbox')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('id', '>', String(pos?.id ?? 0))
-    .executeTakeFirstOrThrow();
+  let q = db.selectFrom('outbox').select((eb) => eb.fn.countAll<string>().as('n'));
+  if (pos !== null) q = q.where(sql<boolean>`(txid, id) > (${pos.txid}::xid8, ${pos.id}::bigint)`);
+  const row = await q.executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
