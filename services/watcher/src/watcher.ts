@@ -10,7 +10,9 @@
 // `published` mirrors what KUBE last recorded per object. At start it is read back from the
 // stream (KubeLog.lastStates) and handed to the watches as their seed, so the first list also
 // yields the deletes that happened while no watcher ran, and versions KUBE already holds are
-// not sent again.
+// not sent again. It also decides what a delete means: an object never published (always
+// invalid) has nothing to delete; one whose final state is invalid is deleted with its last
+// valid body.
 //
 // KUBE's last message per subject is always the newest version any replica saw: each publish
 // expects the subject's last sequence this replica knows of. When another replica (or the
@@ -18,9 +20,7 @@
 // decides: if it supersedes ours or is the same version (supersedes in @slicemesh/model), ours
 // is stale and dropped (skipped, reason `stale`); otherwise ours goes after it. Without this, a
 // lagging replica's older version could land after a newer one and become the last message,
-// which readers of the last message alone (a watcher's readback, an agent's node) would take. It also decides what a delete means: an object never published (always
-// invalid) has nothing to delete; one whose final state is invalid is deleted with its last
-// valid body.
+// which readers of the last message alone (a watcher's readback, an agent's node) would take.
 //
 // EndpointSlices are published only when they are not ours (isOwnSlice in @slicemesh/contracts):
 // the slicer's own slices reach the hints service on SLICES, and once the publisher writes them
@@ -125,9 +125,6 @@ function laterVersion(a: string, b: string | undefined): string {
 
 /** Thrown out of a publish when close() interrupts its retries. */
 class Closed extends Error {}
-
-/** How a change fared: stored (or already there), stale (KUBE holds a newer version), or refused for good (dead-lettered). */
-type SendOutcome = 'sent' | 'stale' | 'refused';
 
 const versionOf = (e: { readonly type: string; readonly object: { readonly metadata: { readonly resourceVersion?: string } } }): ObjectVersion => ({
   resourceVersion: e.object.metadata.resourceVersion ?? '',
@@ -236,10 +233,7 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
   async function appendIfNewest(msg: KubeMessage): Promise<PublishResult | StoredKubeEvent> {
     for (;;) {
       try {
-        const result = await withRetries(msg.subject, () => kubeLog.publish(msg, lastSeq.get(msg.subject) ?? 0));
-        // A duplicate's seq is the earlier message's, which may precede what is known to follow it (noteLast keeps the later).
-        noteLast(msg.subject, result.seq, msg.event.type === 'Deleted.v1');
-        return result;
+        return await withRetries(msg.subject, () => kubeLog.publish(msg, lastSeq.get(msg.subject) ?? 0));
       } catch (err) {
         if (!(err instanceof WrongLastSequenceError)) throw err;
       }
@@ -252,23 +246,22 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
   }
 
   /** Publishes `msg` for the object under `key`, keeping `published` in step with what KUBE records. */
-  async function send(kind: WatchedKind, key: string, msg: KubeMessage, observedAt: number): Promise<SendOutcome> {
+  async function send(kind: WatchedKind, key: string, msg: KubeMessage, observedAt: number): Promise<void> {
     let result: PublishResult | StoredKubeEvent;
     try {
       result = await appendIfNewest(msg);
     } catch (err) {
       if (!(err instanceof PublishError)) throw err;
-      await deadLetter(kind, msg.event.object, `publish refused: ${err.reason}`, undefined);
-      return 'refused';
+      return deadLetter(kind, msg.event.object, `publish refused: ${err.reason}`, undefined);
     }
     if ('subject' in result) {
       recorded(key, result);
       skip(kind, 'stale');
       log.debug({ subject: msg.subject, msgID: msg.msgID, storedSeq: result.seq }, 'KUBE already holds a newer version: not appended');
-      return 'stale';
+      return;
     }
-    if (msg.event.type === 'Upserted.v1') published.set(key, msg.event.object);
-    else published.delete(key);
+    // A duplicate's seq is the earlier message's, which may precede what is known to follow it (noteLast keeps the later).
+    recorded(key, { subject: msg.subject, seq: result.seq, event: msg.event });
     const op = msg.event.type === 'Deleted.v1' ? 'delete' : 'upsert';
     metrics.latency.observe({ kind }, Math.max(0, clock.now() - observedAt) / 1000);
     if (result.duplicate) {
@@ -279,7 +272,6 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
       stats.published++;
       metrics.published.inc({ kind, op });
     }
-    return 'sent';
   }
 
   function message(type: KubeChangeType, obj: WatchedObject, observedAt: number): KubeMessage {
@@ -313,7 +305,7 @@ export function runWatcher(opts: WatcherCoreOptions, ports: WatcherPorts): Runni
     if (prev !== undefined && prev.metadata.uid === obj.metadata.uid) {
       if (prev.metadata.resourceVersion === obj.metadata.resourceVersion) return skip(kind, 'unchanged');
       // KUBE already holds a newer version (a list served from a lagging cache, say).
-      if (!supersedes(versionOf(msg.event), { resourceVersion: prev.metadata.resourceVersion ?? '', deleted: false })) return skip(kind, 'stale');
+      if (!supersedes(versionOf(msg.event), versionOf({ type: 'Upserted.v1', object: prev }))) return skip(kind, 'stale');
     }
     if (prev !== undefined && prev.metadata.uid !== obj.metadata.uid) {
       // The old object's delete was never seen: record it before its successor.
