@@ -2,11 +2,13 @@
 // numbers are the same whether the services run in this process or as child processes.
 
 import type { Db } from '@slicemesh/db';
-import { countSlices, loadDecisionFlags } from '@slicemesh/db';
+import { countSlices, getOffset, loadDecisionFlags } from '@slicemesh/db';
 import type { ImpossibleCountSink, JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
-import { CONSUMER_NOT_FOUND, STREAM_NOT_FOUND, checkedCount, describeImpossibleCount, isApiError, onceEach, openKv, pendingCount, svcClusterFilter } from '@slicemesh/nats';
+import {
+  CONSUMER_NOT_FOUND, STREAM_NOT_FOUND, checkedCount, describeImpossibleCount, isApiError, kubeNodesFilter, kubePartitionFilter, lastMessageOf, onceEach, openKv, pendingCount, svcClusterFilter,
+} from '@slicemesh/nats';
 import { clusterConsumerSpecs } from '@slicemesh/hints';
-import { RELAY_NAME, outboxBacklog, resolveSlicerSettings, slicerConfig, slicerDurables } from '@slicemesh/slicer';
+import { RELAY_NAME, nodesDurable, offsetName, outboxBacklog, partitionDurable, resolveSlicerSettings, slicerConfig } from '@slicemesh/slicer';
 import type { StackLayout } from './service-env.ts';
 import { slicerEnv } from './service-env.ts';
 
@@ -15,15 +17,23 @@ export interface WatchedConsumer {
   readonly service: 'slicer' | 'hints';
   readonly stream: string;
   readonly durable: string;
+  /** The subjects it reads. */
+  readonly filter: string;
+  /** Its row in consumer_offsets: how far its service has applied the stream (written with what it applied). */
+  readonly offset: string;
 }
 
 /** The slicer's and the hints service's durables for `layout` (their default durable prefixes). */
 export function consumersOf(layout: StackLayout): WatchedConsumer[] {
   const settings = resolveSlicerSettings(slicerConfig.parse([], slicerEnv(layout, 0)));
-  const slicer = slicerDurables(settings.durablePrefix, settings.partitions);
+  const kube = layout.names.kube;
+  const slicer = (durable: string, filter: string): WatchedConsumer => ({ service: 'slicer', stream: kube, durable, filter, offset: offsetName(kube, durable) });
   return [
-    ...slicer.map((durable) => ({ service: 'slicer' as const, stream: layout.names.kube, durable })),
-    ...clusterConsumerSpecs(layout.cluster, layout.names, 'hints', layout.partitions).map((s) => ({ service: 'hints' as const, stream: s.stream, durable: s.durable })),
+    ...settings.partitions.flatMap((p) => [
+      slicer(partitionDurable(settings.durablePrefix, p), kubePartitionFilter(layout.cluster, p, layout.names)),
+      slicer(nodesDurable(settings.durablePrefix, p), kubeNodesFilter(layout.cluster, layout.names)),
+    ]),
+    ...clusterConsumerSpecs(layout.cluster, layout.names, 'hints', layout.partitions).map((s) => ({ service: 'hints' as const, stream: s.stream, durable: s.durable, filter: s.filterSubject, offset: s.offset })),
   ];
 }
 
@@ -53,6 +63,8 @@ export interface BackboneReading {
   readonly unknown?: readonly UnknownCount[];
   /** A consumer that could not be read and why (pending is then null, or unknown when the server could not answer). */
   readonly missingConsumer?: string;
+  /** Consumers the server could not count for whose service has not applied its filter's last message (see pendingOf). */
+  readonly behind?: string;
 }
 
 export interface ProbeDeps {
@@ -95,16 +107,21 @@ async function messages(jsm: JetStreamManager, stream: string, onImpossible: Imp
 
 /**
  * The consumers' pending total. Null with `missing` (the consumer and why) when one does not
- * exist (yet: its service is starting) or its stream does not; unknown, also with `missing`, when
- * the server cannot answer for it — a replicated consumer without a leader after a NATS server's
- * loss answers "JetStream system temporarily unavailable", for minutes at times on 2.9.10 —
- * which, like an impossible count, says nothing either way: the quiet period decides, and the
- * checks after a settle still catch anything such a consumer did not deliver.
+ * exist (yet: its service is starting) or its stream does not.
+ *
+ * A consumer the server cannot count for — a replicated consumer without a leader after a NATS
+ * server's loss answers "JetStream system temporarily unavailable", for minutes at times on
+ * 2.9.10, and a restarted server may report a num_pending of 2^64 − 1 — is judged by its
+ * service's own record instead: caught up when its offset in consumer_offsets has reached the
+ * last message of its filter, else `behind`. Only when that cannot be read either is the total
+ * unknown (then the quiet period decides). Without this, a settle could end while a leaderless
+ * consumer still owed its service a delete, and the checks after it would see the gap.
  */
-async function pendingOf(jsm: JetStreamManager, consumers: readonly WatchedConsumer[], onImpossible: ImpossibleCountSink): Promise<{ readonly read: Read; readonly missing?: string }> {
+async function pendingOf(jsm: JetStreamManager, db: Db, consumers: readonly WatchedConsumer[], onImpossible: ImpossibleCountSink): Promise<{ readonly read: Read; readonly missing?: string; readonly behind?: string }> {
   let total = 0;
   let unknown = false;
   let unanswered: string | undefined;
+  const behind: string[] = [];
   for (const c of consumers) {
     let n: number | null;
     try {
@@ -112,14 +129,32 @@ async function pendingOf(jsm: JetStreamManager, consumers: readonly WatchedConsu
     } catch (err) {
       const what = `${c.stream}/${c.durable}: ${err instanceof Error ? err.message : String(err)}`;
       if (isApiError(err, CONSUMER_NOT_FOUND) || isApiError(err, STREAM_NOT_FOUND)) return { read: null, missing: what }; // consumer or stream not found
-      unknown = true;
       unanswered ??= what;
+      n = null;
+    }
+    if (n !== null) {
+      total += n;
       continue;
     }
-    if (n === null) unknown = true;
-    else total += n;
+    const applied = await appliedToEnd(jsm, db, c);
+    if (applied === undefined) unknown = true;
+    else if (applied.offset < applied.last) behind.push(`${c.durable} applied up to ${applied.offset} of ${applied.last}`);
   }
-  return { read: unknown ? UNKNOWN : total, ...(unanswered !== undefined ? { missing: unanswered } : {}) };
+  return {
+    read: unknown ? UNKNOWN : total,
+    ...(unanswered !== undefined && unknown ? { missing: unanswered } : {}),
+    ...(behind.length > 0 ? { behind: behind.join(', ') } : {}),
+  };
+}
+
+/** The offset `c`'s service recorded and the last sequence of its filter (0: none); undefined when either cannot be read. */
+async function appliedToEnd(jsm: JetStreamManager, db: Db, c: WatchedConsumer): Promise<{ readonly offset: number; readonly last: number } | undefined> {
+  try {
+    const [last, offset] = await Promise.all([lastMessageOf(jsm, c.stream, c.filter), getOffset(db, c.offset)]);
+    return { offset, last: last?.seq ?? 0 };
+  } catch {
+    return undefined;
+  }
 }
 
 // Unreachable slicers count as 0: one still starting has not consumed anything either, and the
@@ -139,7 +174,7 @@ export async function readBackbone(deps: ProbeDeps, consumers: readonly WatchedC
     lastSeq(jsm, n.slices, onImpossible),
     lastSeq(jsm, `KV_${n.views}`, onImpossible),
     messages(jsm, n.dlq, onImpossible),
-    pendingOf(jsm, consumers, onImpossible),
+    pendingOf(jsm, db, consumers, onImpossible),
     dirtyServices(deps.slicerUrls?.() ?? []),
     outboxBacklog(db, RELAY_NAME),
     countSlices(db, layout.cluster),
@@ -158,6 +193,7 @@ export async function readBackbone(deps: ProbeDeps, consumers: readonly WatchedC
     decidedServices: new Set(decisions.map(key)).size,
     ...(unknown.length > 0 ? { unknown } : {}),
     ...(pendingOfConsumers.missing !== undefined ? { missingConsumer: pendingOfConsumers.missing } : {}),
+    ...(pendingOfConsumers.behind !== undefined ? { behind: pendingOfConsumers.behind } : {}),
   };
 }
 

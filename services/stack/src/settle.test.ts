@@ -28,6 +28,7 @@ describe('pendingWork', () => {
     { name: 'a consumer that does not exist yet is pending work', reading: r({ pending: null }), want: 'a consumer does not exist yet' },
     { name: 'a pending count the server got wrong (unknown) leaves it to the quiet period', reading: r({ pending: null, unknown: ['pending'] }), want: null },
     { name: 'an unknown pending count still names dirty Services', reading: r({ pending: null, unknown: ['pending'], dirty: 2 }), want: '2 dirty Services' },
+    { name: 'an uncounted consumer whose service is behind its filter is pending work', reading: r({ pending: 0, behind: 'slicer-p1 applied up to 40 of 42' }), want: 'not counted, behind: slicer-p1 applied up to 40 of 42' },
     { name: 'messages, dirty Services and outbox rows are each named', reading: r({ pending: 3, dirty: 1, outbox: 2 }), want: '3 messages pending, 1 dirty Services, 2 outbox rows unpublished' },
   ];
   for (const tc of cases) it(tc.name, () => expect(pendingWork(tc.reading)).toBe(tc.want));

@@ -29,12 +29,13 @@ export function motionKey(r: SettleReading): string {
 /** Why `r` is not settled yet, or null when nothing is pending. */
 export function pendingWork(r: SettleReading): string | null {
   const b = r.backbone;
-  // A count the server got wrong (2^64 - 1 after a NATS restart, until the consumer moves again)
-  // tells nothing either way: the quiet period, in which no stream moves, decides alone then.
+  // A count neither the server nor the services' offsets could give (readBackbone) tells nothing
+  // either way: the quiet period, in which no stream moves, decides alone then.
   const pendingUnknown = b.unknown?.includes('pending') === true;
   if (b.pending === null && !pendingUnknown) return b.missingConsumer === undefined ? 'a consumer does not exist yet' : `a consumer cannot be read (${b.missingConsumer})`;
   const parts: string[] = [];
   if (b.pending !== null && b.pending > 0) parts.push(`${b.pending} messages pending`);
+  if (b.behind !== undefined) parts.push(`not counted, behind: ${b.behind}`);
   if (b.dirty > 0) parts.push(`${b.dirty} dirty Services`);
   if (b.outbox > 0) parts.push(`${b.outbox} outbox rows unpublished`);
   return parts.length === 0 ? null : parts.join(', ');

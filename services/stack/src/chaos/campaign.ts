@@ -555,7 +555,10 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       if (!ok || !c.isReady()) errors.push(`${c.name} is not ready after the fault phase`);
     }
     try {
-      await s.settled({ timeoutMs: o.settleTimeoutMs });
+      const settledAt = await s.settled({ timeoutMs: o.settleTimeoutMs });
+      // Counts the server could not give leave the settle to the quiet period alone: say so, the checks' failures may trace back to it.
+      const unknown = settledAt.backbone.unknown ?? [];
+      o.log(`settled${unknown.length > 0 ? ` (not counted by the server: ${unknown.join(', ')}${settledAt.backbone.missingConsumer !== undefined ? `; ${settledAt.backbone.missingConsumer}` : ''})` : ''}`);
     } catch (e) {
       errors.push(`did not settle: ${message(e)}`);
     }
