@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { errorNakDelayMs } from './consume.ts';
+import type { JsMsg } from '@nats-io/jetstream';
+import { errorNakDelayMs, toConsumed } from './consume.ts';
 
 describe('errorNakDelayMs (redelivery backoff after a thrown handler error)', () => {
   const cases = [
@@ -12,4 +13,24 @@ describe('errorNakDelayMs (redelivery backoff after a thrown handler error)', ()
     { name: 'treats NaN as the first delivery', n: Number.NaN, want: 500 },
   ];
   for (const tc of cases) it(tc.name, () => expect(errorNakDelayMs(tc.n)).toBe(tc.want));
+});
+
+describe('toConsumed', () => {
+  const jsMsg = (text: string): JsMsg => ({ subject: 's.1', seq: 9, data: new TextEncoder().encode(text), redelivered: false, info: { deliveryCount: 1 }, headers: undefined }) as unknown as JsMsg;
+  const cases = [
+    { name: 'a JSON body reads as its value, no parse error', text: '{"a":[1,2]}', data: { a: [1, 2] }, parseError: undefined },
+    { name: 'a body that is not JSON reads as undefined with the reason', text: '{"a":', data: undefined, parseError: 'invalid JSON at line 1 column 6: unexpected end of input' },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const m = toConsumed(jsMsg(tc.text));
+      expect([m.subject, m.seq, m.deliveryCount]).toEqual(['s.1', 9, 1]);
+      expect(m.data).toEqual(tc.data);
+      expect(m.parseError).toBe(tc.parseError);
+    });
+  }
+  it('parses the body once, on first read (every read gives the same object)', () => {
+    const m = toConsumed(jsMsg('{"a":1}'));
+    expect(m.data).toBe(m.data);
+  });
 });

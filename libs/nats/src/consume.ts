@@ -5,6 +5,7 @@ import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import type { ConsumerConfig, ConsumerInfo, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { watchConsumer } from './consumer-watchdog.ts';
+import type { ParsedBody } from './json-body.ts';
 import { parseJsonBody } from './json-body.ts';
 import { ConsumerConflictError } from './errors.ts';
 import { isApiError } from './streams.ts';
@@ -101,7 +102,7 @@ export interface ConsumedMessage {
   readonly subject: string;
   /** Stream sequence. */
   readonly seq: number;
-  /** Parsed JSON body; undefined when the body is not JSON (see parseError). */
+  /** Parsed JSON body (parsed on first read); undefined when the body is not JSON (see parseError). */
   readonly data: unknown;
   /** Set when the body is not valid JSON: dead-letter it (with `raw`) and return 'term'. */
   readonly parseError?: string;
@@ -189,9 +190,27 @@ export async function consumeLoop(
 export function toConsumed(m: JsMsg): ConsumedMessage {
   const headers: Record<string, string> = {};
   if (m.headers) for (const k of m.headers.keys()) headers[k] = m.headers.get(k);
-  const base = { subject: m.subject, seq: m.seq, raw: m.data, redelivered: m.redelivered, deliveryCount: m.info.deliveryCount, headers };
-  const body = parseJsonBody(m.data);
-  return body.ok ? { ...base, data: body.value } : { ...base, data: undefined, parseError: body.reason };
+  // The body is parsed on first read of `data` or `parseError`, once: a handler that can tell
+  // from the subject alone that a message is not its own (the hints service's SLICES consumers,
+  // one per partition, each see every partition's changes) never pays for its JSON.
+  let body: ParsedBody | undefined;
+  const parsed = (): ParsedBody => (body ??= parseJsonBody(m.data));
+  return {
+    subject: m.subject,
+    seq: m.seq,
+    raw: m.data,
+    redelivered: m.redelivered,
+    deliveryCount: m.info.deliveryCount,
+    headers,
+    get data(): unknown {
+      const b = parsed();
+      return b.ok ? b.value : undefined;
+    },
+    get parseError(): string | undefined {
+      const b = parsed();
+      return b.ok ? undefined : b.reason;
+    },
+  };
 }
 
 /**

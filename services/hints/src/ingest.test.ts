@@ -227,3 +227,46 @@ describe("ingestHandlers: other controllers' slices (KUBE endpointslice)", () =>
     expect(h.letters[0]?.field).toBe('object.metadata.name');
   });
 });
+
+describe('ingestHandlers: SLICES of other partitions', () => {
+  // This consumer's partition owns namespace `default` only.
+  function partitionHarness() {
+    const h = harness();
+    const handlers = ingestHandlers({
+      ...opts, projection: h.projection, store: h.store, offsets: { slices: 'o-slices', nodes: 'n', services: 'v', endpointslices: 'e' },
+      deadLetter: (l) => {
+        h.letters.push(l);
+        return Promise.resolve();
+      },
+      onSlices: (m) => h.events.push(`slices ${m.namespace}/${m.service}`), onNode: () => {}, onService: () => {}, onForeignSlice: () => {},
+      report: (o) => h.reports.push(o),
+      owns: (namespace) => namespace === 'default',
+    });
+    return { ...h, handlers };
+  }
+  /** A message whose body must never be read: reading it fails the test. */
+  function unread(subject: string, seq: number): ConsumedMessage {
+    const boom = (): never => {
+      throw new Error(`the body of ${subject} was read`);
+    };
+    return { subject, seq, raw: new TextEncoder().encode('{not json'), redelivered: false, deliveryCount: 1, headers: {}, get data(): unknown { return boom(); }, get parseError(): string | undefined { return boom(); } };
+  }
+  const otherSubject = slicesSubject({ cluster: 'c1', namespace: 'other', service: 'db' }, opts);
+
+  const cases: { name: string; msgs: () => ConsumedMessage[]; then?: () => ConsumedMessage[]; results: string[]; offset: number | undefined; letters: number }[] = [
+    { name: "another partition's change is skipped by its subject, unread; the offset moves past it", msgs: () => [unread(otherSubject, 4)], results: ['foreign-partition'], offset: 4, letters: 0 },
+    { name: 'its redelivery is a duplicate, unread too', msgs: () => [message(sliceSubject, sliceBody, 5)], then: () => [unread(otherSubject, 4)], results: ['applied', 'duplicate'], offset: 5, letters: 0 },
+    { name: "this partition's malformed change is still dead-lettered", msgs: () => [message(sliceSubject, undefined, 6, '{nope')], results: ['dead-lettered'], offset: undefined, letters: 1 },
+    { name: 'a subject that does not parse is judged by its body (dead-lettered: it names no slice change)', msgs: () => [message('t1.slices.c1', sliceBody, 7)], results: ['dead-lettered'], offset: undefined, letters: 1 },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const h = partitionHarness();
+      expect(await h.handlers.slices(tc.msgs())).toBe('ack');
+      if (tc.then !== undefined) expect(await h.handlers.slices(tc.then())).toBe('ack');
+      expect(h.reports.map((r) => r.result)).toEqual(tc.results);
+      expect(h.store.offsets.get('o-slices')).toBe(tc.offset);
+      expect(h.letters).toHaveLength(tc.letters);
+    });
+  }
+});

@@ -20,6 +20,7 @@
 // partitions' namespaces ('foreign-partition': the offset moves past them, nothing else).
 
 import type { EndpointSlice, Node, ObjectVersion, Service } from '@slicemesh/model';
+import { parseSlicesSubject } from '@slicemesh/contracts';
 import type { ConsumedMessage, DeadLetter, HandlerOutcome, SubjectOptions } from '@slicemesh/nats';
 import type { KubeEnvelope, SliceChangedV1 } from './messages.ts';
 import { MalformedMessageError, parseEndpointSliceEvent, parseNodeEvent, parseServiceEvent, parseSliceChanged } from './messages.ts';
@@ -78,6 +79,8 @@ interface Kind<T> {
   readonly version?: (parsed: T) => { readonly key: string; readonly version: ObjectVersion };
   /** false: another partition's message, skipped. Default: every message is this consumer's. */
   readonly mine?: (parsed: T) => boolean;
+  /** The same test from the subject alone, before the body is read; undefined when the subject cannot tell. */
+  readonly mineBySubject?: (subject: string) => boolean | undefined;
   /** The floors to order versions by (default: the handler's own). */
   readonly floors?: VersionFloors;
 }
@@ -108,10 +111,23 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
       /** The highest sequence applied or dead-lettered: what a commit covers. */
       let last = 0;
       for (const msg of msgs) {
+        // Another partition's by its subject: skipped unread (the owner's consumer parses it,
+        // and dead-letters it if its body does not match the subject).
+        const foreign = kind.mineBySubject?.(msg.subject) === false;
         if (msg.seq <= deps.projection.offset(consumer)) {
+          if (foreign) {
+            reports.push({ result: 'duplicate', role, seq: msg.seq });
+            continue;
+          }
           const parsed = tryParse(kind, msg);
           if (parsed !== undefined && (kind.mine === undefined || kind.mine(parsed))) handOn.push(parsed);
           reports.push({ result: 'duplicate', role, seq: msg.seq });
+          continue;
+        }
+        if (foreign) {
+          reports.push({ result: 'foreign-partition', role, seq: msg.seq });
+          commit = true;
+          last = msg.seq;
           continue;
         }
         let parsed: T;
@@ -167,7 +183,7 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
       parse: (d, s) => parseSliceChanged(d, s, opts),
       stage: (stage, msg) => stage.applySliceChanged(msg),
       after: deps.onSlices,
-      ...(owns !== undefined ? { mine: (msg: SliceChangedV1) => owns(msg.namespace) } : {}),
+      ...(owns !== undefined ? { mine: (msg: SliceChangedV1) => owns(msg.namespace), mineBySubject: (subject: string) => ownsSlicesSubject(subject, opts, owns) } : {}),
     }),
     nodes: handler<KubeEnvelope<Node>>('nodes', {
       parse: (d, s) => parseNodeEvent(d, s, opts),
@@ -186,6 +202,15 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
       version: envelopeVersion,
     }),
   };
+}
+
+/** Whether `owns` takes the namespace a SLICES subject names; undefined when the subject does not parse. */
+function ownsSlicesSubject(subject: string, opts: SubjectOptions, owns: (namespace: string) => boolean): boolean | undefined {
+  try {
+    return owns(parseSlicesSubject(subject, opts).namespace);
+  } catch {
+    return undefined;
+  }
 }
 
 function tryParse<T>(kind: Kind<T>, msg: ConsumedMessage): T | undefined {
