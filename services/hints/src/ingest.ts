@@ -77,10 +77,12 @@ interface Kind<T> {
   readonly after: (parsed: T) => void;
   /** The object a KUBE message is about and its version (ordered by VersionFloors); none for SLICES. */
   readonly version?: (parsed: T) => { readonly key: string; readonly version: ObjectVersion };
-  /** false: another partition's message, skipped. Default: every message is this consumer's. */
-  readonly mine?: (parsed: T) => boolean;
-  /** The same test from the subject alone, before the body is read; undefined when the subject cannot tell. */
-  readonly mineBySubject?: (subject: string) => boolean | undefined;
+  /**
+   * false: another partition's message by its subject, skipped before its body is read. Enough
+   * on its own: `parse` rejects a body its subject does not name. Default: every message is this
+   * consumer's.
+   */
+  readonly mine?: (subject: string) => boolean;
   /** The floors to order versions by (default: the handler's own). */
   readonly floors?: VersionFloors;
 }
@@ -113,18 +115,15 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
       for (const msg of msgs) {
         // Another partition's by its subject: skipped unread (the owner's consumer parses it,
         // and dead-letters it if its body does not match the subject).
-        const foreign = kind.mineBySubject?.(msg.subject) === false;
+        const foreign = kind.mine !== undefined && !kind.mine(msg.subject);
         if (msg.seq <= deps.projection.offset(consumer)) {
-          if (foreign) {
-            reports.push({ result: 'duplicate', role, seq: msg.seq });
-            continue;
-          }
-          const parsed = tryParse(kind, msg);
-          if (parsed !== undefined && (kind.mine === undefined || kind.mine(parsed))) handOn.push(parsed);
+          const parsed = foreign ? undefined : tryParse(kind, msg);
+          if (parsed !== undefined) handOn.push(parsed);
           reports.push({ result: 'duplicate', role, seq: msg.seq });
           continue;
         }
         if (foreign) {
+          // Covered by the commit, like a stale version: the offset moves past it.
           reports.push({ result: 'foreign-partition', role, seq: msg.seq });
           commit = true;
           last = msg.seq;
@@ -138,13 +137,6 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
           if (!(err instanceof MalformedMessageError)) throw err;
           await deps.deadLetter({ reason: err.reason, ...(err.field !== undefined ? { field: err.field } : {}), object: msg.raw, subject: msg.subject });
           reports.push({ result: 'dead-lettered', role, seq: msg.seq, reason: err.reason, ...(err.field !== undefined ? { field: err.field } : {}) });
-          last = msg.seq;
-          continue;
-        }
-        if (kind.mine !== undefined && !kind.mine(parsed)) {
-          // Covered by the commit, like a stale version: the offset moves past it.
-          reports.push({ result: 'foreign-partition', role, seq: msg.seq });
-          commit = true;
           last = msg.seq;
           continue;
         }
@@ -183,7 +175,7 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
       parse: (d, s) => parseSliceChanged(d, s, opts),
       stage: (stage, msg) => stage.applySliceChanged(msg),
       after: deps.onSlices,
-      ...(owns !== undefined ? { mine: (msg: SliceChangedV1) => owns(msg.namespace), mineBySubject: (subject: string) => ownsSlicesSubject(subject, opts, owns) } : {}),
+      ...(owns !== undefined ? { mine: (subject: string) => ownsSlicesSubject(subject, opts, owns) } : {}),
     }),
     nodes: handler<KubeEnvelope<Node>>('nodes', {
       parse: (d, s) => parseNodeEvent(d, s, opts),
@@ -204,12 +196,12 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
   };
 }
 
-/** Whether `owns` takes the namespace a SLICES subject names; undefined when the subject does not parse. */
-function ownsSlicesSubject(subject: string, opts: SubjectOptions, owns: (namespace: string) => boolean): boolean | undefined {
+/** Whether `owns` takes the namespace a SLICES subject names. One that does not parse is taken: its parse dead-letters it. */
+function ownsSlicesSubject(subject: string, opts: SubjectOptions, owns: (namespace: string) => boolean): boolean {
   try {
     return owns(parseSlicesSubject(subject, opts).namespace);
   } catch {
-    return undefined;
+    return true;
   }
 }
 
