@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseOwnedPartitions } from '@slicemesh/runtime';
-import { defaultDurablePrefix, resolveSlicerSettings, slicerConfig, slicerConfigWith } from './config.ts';
+import { defaultDurablePrefix, resolveSlicerSettings, slicerConfig, slicerConfigWith, slicerConsumers, slicerDurables } from './config.ts';
 
 describe('slicer settings', () => {
   it('documents upstream-like defaults (batch period 0, 5 workers, 100 endpoints per slice)', () => {
@@ -69,5 +69,19 @@ describe('resolveSlicerSettings', () => {
     expect(parseOwnedPartitions('3,1,1-2')).toEqual([1, 2, 3]);
     expect(parseOwnedPartitions(' all ')).toBe('all');
     expect(() => parseOwnedPartitions('4-2')).toThrow(/empty/);
+  });
+});
+
+describe('slicerConsumers', () => {
+  const names = { kube: 'KUBE', slices: 'SLICES', dlq: 'DLQ', prefix: 't1.' };
+  it("each owned partition's own durable and its node durable, with filters and offset names, in slicerDurables' order", () => {
+    const got = slicerConsumers('c1', names, 'slicer-c1', [0, 3]);
+    expect(got).toEqual([
+      { partition: 0, nodes: false, durable: 'slicer-c1-p0', filterSubject: 't1.kube.c1.0.>', offset: 'KUBE/slicer-c1-p0' },
+      { partition: 0, nodes: true, durable: 'slicer-c1-p0-nodes', filterSubject: 't1.kube.c1.node.>', offset: 'KUBE/slicer-c1-p0-nodes' },
+      { partition: 3, nodes: false, durable: 'slicer-c1-p3', filterSubject: 't1.kube.c1.3.>', offset: 'KUBE/slicer-c1-p3' },
+      { partition: 3, nodes: true, durable: 'slicer-c1-p3-nodes', filterSubject: 't1.kube.c1.node.>', offset: 'KUBE/slicer-c1-p3-nodes' },
+    ]);
+    expect(got.map((c) => c.durable)).toEqual(slicerDurables('slicer-c1', [0, 3]));
   });
 });

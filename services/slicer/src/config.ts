@@ -1,7 +1,9 @@
 // The slicer's settings, each declared once with its flag, env variable, default and doc
 // (`slicer --help` prints them), plus the values derived from them.
 
-import { NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, encodeToken, fnv1a32, parseSubjectPrefix, ENSURE_STREAMS_SETTING } from '@slicemesh/nats';
+import {
+  NATS_CONNECTION_SETTINGS, NATS_REPLICAS_SETTING, NATS_URL_SETTING, encodeToken, fnv1a32, kubeNodesFilter, kubePartitionFilter, parseSubjectPrefix, ENSURE_STREAMS_SETTING,
+} from '@slicemesh/nats';
 import type { StreamNames } from '@slicemesh/nats';
 import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, MANAGED_BY_CONTROLLER, MAX_MAX_ENDPOINTS_PER_SLICE, labelValueProblem } from '@slicemesh/model';
 import { assertSchemaName } from '@slicemesh/db';
@@ -136,6 +138,25 @@ export function nodesDurable(prefix: string, partition: number): string {
 /** Every durable the owner of `partitions` consumes: each partition's own and its node consumer. */
 export function slicerDurables(prefix: string, partitions: readonly number[]): string[] {
   return partitions.flatMap((p) => [partitionDurable(prefix, p), nodesDurable(prefix, p)]);
+}
+
+/** One durable of the slicer: the partition whose lease it moves with, what it reads, and its consumer_offsets key. */
+export interface SlicerConsumer {
+  readonly partition: number;
+  /** It reads the node subjects (every partition's owner needs every node), not the partition's own. */
+  readonly nodes: boolean;
+  readonly durable: string;
+  readonly filterSubject: string;
+  readonly offset: string;
+}
+
+/** The durables the owner of `partitions` consumes, in slicerDurables' order, with their filters and offset names. */
+export function slicerConsumers(cluster: string, names: StreamNames, prefix: string, partitions: readonly number[]): SlicerConsumer[] {
+  const consumer = (partition: number, nodes: boolean, durable: string, filterSubject: string): SlicerConsumer => ({ partition, nodes, durable, filterSubject, offset: offsetName(names.kube, durable) });
+  return partitions.flatMap((p) => [
+    consumer(p, false, partitionDurable(prefix, p), kubePartitionFilter(cluster, p, names)),
+    consumer(p, true, nodesDurable(prefix, p), kubeNodesFilter(cluster, names)),
+  ]);
 }
 
 /** The lease group of the cluster's slicers (one lease per KUBE partition). */

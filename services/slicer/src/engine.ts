@@ -26,8 +26,6 @@ import {
   MIRRORING_EVENT_COMPONENT,
   consumeBatchesInOrder,
   eventRequest,
-  kubeNodesFilter,
-  kubePartitionFilter,
   partitionOf,
   pendingCount,
   sumCounts,
@@ -37,7 +35,7 @@ import type { Clock, Logger, ReadyStatus } from '@slicemesh/runtime';
 import { WorkQueue } from '@slicemesh/runtime';
 import { TriggerTimeTracker } from '@slicemesh/slicing';
 import type { SlicerConfig, SlicerSettings } from './config.ts';
-import { nodesDurable, offsetName, partitionDurable } from './config.ts';
+import { offsetName, partitionDurable, slicerConsumers } from './config.ts';
 import { DirtyMarks } from './dirty-marks.ts';
 import type { IngestDeps } from './ingest.ts';
 import { ingestBatch } from './ingest.ts';
@@ -145,15 +143,11 @@ export function startEngine(deps: EngineDeps): Engine {
   // consumer got furthest) or a node consumer of this engine, whichever is later. A reconcile
   // records it, so a replay reads the nodes this one read.
   let nodesSeen = 0;
-  const consumerPartition = new Map<string, number>();
-  const nodeConsumers = new Set<string>();
-  for (const p of partitions) {
-    consumerPartition.set(offsetName(names.kube, partitionDurable(settings.durablePrefix, p)), p);
-    const n = offsetName(names.kube, nodesDurable(settings.durablePrefix, p));
-    consumerPartition.set(n, p);
-    nodeConsumers.add(n);
-  }
-  const durables = partitions.flatMap((p) => [partitionDurable(settings.durablePrefix, p), nodesDurable(settings.durablePrefix, p)]);
+  const ownConsumers = slicerConsumers(config.cluster, names, settings.durablePrefix, partitions);
+  // By offset name: the partition whose lease a consumer's writes carry; the node consumers.
+  const consumerPartition = new Map(ownConsumers.map((c) => [c.offset, c.partition]));
+  const nodeConsumers = new Set(ownConsumers.filter((c) => c.nodes).map((c) => c.offset));
+  const durables = ownConsumers.map((c) => c.durable);
   const fence = (ps: Iterable<number>): LeaseClaim[] => {
     const out: LeaseClaim[] = [];
     for (const p of ps) {
@@ -437,7 +431,7 @@ export function startEngine(deps: EngineDeps): Engine {
   async function start(): Promise<void> {
     step('loading the snapshot');
     const t0 = performance.now();
-    const consumers = durables.map((d) => offsetName(names.kube, d));
+    const consumers = ownConsumers.map((c) => c.offset);
     const snapshot = await store.loadSnapshot(consumers);
     const restored = restoreProjection(state, snapshot);
     for (const c of consumers) offsets.set(c, restored.offsets.get(c) ?? 0);
@@ -450,10 +444,7 @@ export function startEngine(deps: EngineDeps): Engine {
     // One unacknowledged batch at a time: the offset check in ingest needs stream order, also
     // across redeliveries (see ingest.ts), and a batch is acked or nak'ed whole.
     const durableOpts = { ackWaitMs: config.ackWait, maxAckPending: INGEST_BATCH };
-    const specs: DurableOptions[] = partitions.flatMap((p) => [
-      { ...durableOpts, durable: partitionDurable(settings.durablePrefix, p), filterSubject: kubePartitionFilter(config.cluster, p, names) },
-      { ...durableOpts, durable: nodesDurable(settings.durablePrefix, p), filterSubject: kubeNodesFilter(config.cluster, names) },
-    ]);
+    const specs: DurableOptions[] = ownConsumers.map((c) => ({ ...durableOpts, durable: c.durable, filterSubject: c.filterSubject }));
     for (const spec of specs) await positionDurable(spec);
 
     ingestDeps = {

@@ -4,11 +4,9 @@
 import type { Db } from '@slicemesh/db';
 import { countSlices, getOffset, loadDecisionFlags } from '@slicemesh/db';
 import type { ImpossibleCountSink, JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
-import {
-  CONSUMER_NOT_FOUND, STREAM_NOT_FOUND, checkedCount, describeImpossibleCount, isApiError, kubeNodesFilter, kubePartitionFilter, lastMessageOf, onceEach, openKv, pendingCount, svcClusterFilter,
-} from '@slicemesh/nats';
+import { CONSUMER_NOT_FOUND, STREAM_NOT_FOUND, checkedCount, describeImpossibleCount, isApiError, lastMessageOf, onceEach, openKv, pendingCount, svcClusterFilter } from '@slicemesh/nats';
 import { clusterConsumerSpecs } from '@slicemesh/hints';
-import { RELAY_NAME, nodesDurable, offsetName, outboxBacklog, partitionDurable, resolveSlicerSettings, slicerConfig } from '@slicemesh/slicer';
+import { RELAY_NAME, outboxBacklog, resolveSlicerSettings, slicerConfig, slicerConsumers } from '@slicemesh/slicer';
 import type { StackLayout } from './service-env.ts';
 import { slicerEnv } from './service-env.ts';
 
@@ -26,13 +24,8 @@ export interface WatchedConsumer {
 /** The slicer's and the hints service's durables for `layout` (their default durable prefixes). */
 export function consumersOf(layout: StackLayout): WatchedConsumer[] {
   const settings = resolveSlicerSettings(slicerConfig.parse([], slicerEnv(layout, 0)));
-  const kube = layout.names.kube;
-  const slicer = (durable: string, filter: string): WatchedConsumer => ({ service: 'slicer', stream: kube, durable, filter, offset: offsetName(kube, durable) });
   return [
-    ...settings.partitions.flatMap((p) => [
-      slicer(partitionDurable(settings.durablePrefix, p), kubePartitionFilter(layout.cluster, p, layout.names)),
-      slicer(nodesDurable(settings.durablePrefix, p), kubeNodesFilter(layout.cluster, layout.names)),
-    ]),
+    ...slicerConsumers(layout.cluster, settings.names, settings.durablePrefix, settings.partitions).map((c) => ({ service: 'slicer' as const, stream: settings.names.kube, durable: c.durable, filter: c.filterSubject, offset: c.offset })),
     ...clusterConsumerSpecs(layout.cluster, layout.names, 'hints', layout.partitions).map((s) => ({ service: 'hints' as const, stream: s.stream, durable: s.durable, filter: s.filterSubject, offset: s.offset })),
   ];
 }
