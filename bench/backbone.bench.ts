@@ -24,8 +24,9 @@
 // Every run uses isolated streams, buckets and a fresh schema, all removed afterwards; every
 // child process is stopped at the end, when a phase fails, and on SIGINT/SIGTERM.
 // Needs NATS_URL / DATABASE_URL (local defaults). BENCH_LOG_LEVEL sets the services' log level
-// (default info); BENCH_LARGE_PODS=N sizes the large Service. Long waits print a progress line
-// on stderr.
+// (default info); BENCH_LARGE_PODS=N sizes the large Service; BENCH_BACKBONE_PHASES=large (or
+// many) runs that phase only, its figures alone (the others are reported missing). Long waits
+// print a progress line on stderr.
 
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -51,7 +52,7 @@ import { buildDist } from '../scripts/build.ts';
 import { fmtMs, printTable, sampleMemory } from './harness.ts';
 import type { FigureKey, Figures, HistogramTotals, MetricValue, Target } from './summary.ts';
 import {
-  TARGETS, censoredPercentile, emptyFigures, histogramDelta, histogramTotals, median, mibPer100kPods, parseExposition, percentile, ratio, verdict, vmRssBytes,
+  TARGETS, censoredPercentile, emptyFigures, histogramDelta, histogramTotals, median, mibPer100kPods, parseExposition, percentile, phasesWanted, ratio, verdict, vmRssBytes,
 } from './summary.ts';
 
 const CLUSTER = 'bench';
@@ -723,6 +724,7 @@ export interface BackboneReport {
 }
 
 export async function runBackboneBench(opts: { quick: boolean }): Promise<BackboneReport> {
+  const only = phasesWanted(process.env['BENCH_BACKBONE_PHASES']);
   const res = new Results();
   const natsUrl = process.env['NATS_URL'] || DEFAULT_NATS;
   const pgUrl = process.env['DATABASE_URL'] || DEFAULT_PG;
@@ -758,8 +760,8 @@ export async function runBackboneBench(opts: { quick: boolean }): Promise<Backbo
   progress(`the services' logs go to ${logRoot}/<phase>/<service>.log`);
   const ctx: PhaseContext = { natsUrl, pgUrl, logRoot, quick: opts.quick };
   // The large Service first, while the machine is still quiet.
-  const bigRows = await phase(res, ['one_change_100k_ms', 'view_update_100k_ms', 'restart_ready_100k_ms', 'rss_mib_per_100k_pods'], 'large service', (rows) => largeService(ctx, res, rows));
-  const smallRows = await phase(res, ['burst_p99_ms', 'saturation_events_per_s', 'sustained_rate', 'sustained_reflected_ratio', 'sustained_p99_ms'], 'many services', (rows) => manyServices(ctx, res, rows));
+  const bigRows = await phase(res, ['one_change_100k_ms', 'view_update_100k_ms', 'restart_ready_100k_ms', 'rss_mib_per_100k_pods'], 'large service', (rows) => largeService(ctx, res, rows), only.has('large'));
+  const smallRows = await phase(res, ['burst_p99_ms', 'saturation_events_per_s', 'sustained_rate', 'sustained_reflected_ratio', 'sustained_p99_ms'], 'many services', (rows) => manyServices(ctx, res, rows), only.has('many'));
 
   printTable(
     `backbone (services as separate processes: watcher, slicer and hints each \`node dist/<svc>.js\`; cluster-sim and the measuring code in the bench process; ${availableParallelism()} cores shared by all four; ${fmtMs(performance.now() - t0)} in all)`,
@@ -770,7 +772,11 @@ export async function runBackboneBench(opts: { quick: boolean }): Promise<Backbo
 }
 
 /** Runs one part of the section; when it throws, the rows so far are kept and its missing figures get the error as the reason. */
-async function phase(res: Results, keys: readonly FigureKey[], name: string, run: (rows: Row[]) => Promise<void>): Promise<Row[]> {
+async function phase(res: Results, keys: readonly FigureKey[], name: string, run: (rows: Row[]) => Promise<void>, wanted = true): Promise<Row[]> {
+  if (!wanted) {
+    for (const k of keys) res.missing(k, `${name} phase not run (BENCH_BACKBONE_PHASES)`);
+    return [];
+  }
   const rows: Row[] = [];
   const t0 = performance.now();
   try {

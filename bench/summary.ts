@@ -225,3 +225,15 @@ export function jsonSummary(figures: Readonly<Partial<Figures>>, reasons: Readon
   }
   return { line: JSON.stringify(out), missing };
 }
+
+/** The backbone section's phases: the 100k-endpoint Service, and many small Services. */
+export const BACKBONE_PHASES = ['large', 'many'] as const;
+
+/** The phases BENCH_BACKBONE_PHASES names (comma-separated), every phase when unset; throws on an unknown name. */
+export function phasesWanted(env: string | undefined): ReadonlySet<string> {
+  if (env === undefined || env.trim() === '') return new Set(BACKBONE_PHASES);
+  const names = env.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const unknown = names.filter((n) => !(BACKBONE_PHASES as readonly string[]).includes(n));
+  if (unknown.length > 0) throw new Error(`BENCH_BACKBONE_PHASES: unknown phase ${unknown.join(', ')} (have: ${BACKBONE_PHASES.join(', ')})`);
+  return new Set(names);
+}

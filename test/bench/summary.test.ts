@@ -1,7 +1,7 @@
 import { deepFreeze } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
 import {
-  FIGURE_KEYS, TARGETS, censoredPercentile, emptyFigures, histogramDelta, histogramTotals, jsonSummary, median, mibPer100kPods, parseExposition, percentile, ratio, verdict, vmRssBytes,
+  FIGURE_KEYS, TARGETS, censoredPercentile, emptyFigures, histogramDelta, histogramTotals, jsonSummary, median, mibPer100kPods, parseExposition, percentile, phasesWanted, ratio, verdict, vmRssBytes,
 } from '../../bench/summary.ts';
 import type { Figures, MetricValue, Target } from '../../bench/summary.ts';
 
@@ -197,4 +197,19 @@ describe('jsonSummary', () => {
       expect(s.missing).toEqual(tc.wantMissing);
     });
   }
+});
+
+describe('phasesWanted (BENCH_BACKBONE_PHASES)', () => {
+  it.each([
+    { name: 'unset runs every phase', env: undefined, want: ['large', 'many'] },
+    { name: 'blank runs every phase', env: '  ', want: ['large', 'many'] },
+    { name: 'one phase', env: 'large', want: ['large'] },
+    { name: 'a list, spaces and empty items ignored', env: ' many , ,large', want: ['large', 'many'] },
+  ])('$name', ({ env, want }) => {
+    expect([...phasesWanted(env)].sort()).toEqual(want);
+  });
+
+  it('an unknown phase is refused, naming the ones there are', () => {
+    expect(() => phasesWanted('large,huge')).toThrow('BENCH_BACKBONE_PHASES: unknown phase huge (have: large, many)');
+  });
 });

@@ -190,6 +190,19 @@ export async function loadKubeSnapshot(db: Db, cluster: string, partition: numbe
   };
 }
 
+/**
+ * The newest complete snapshot's header of `partition`, with how many of its objects are live
+ * (not tombstones) and not Nodes, counted in Postgres: what a compaction can decide by before it
+ * reads the rows. undefined when the partition has none.
+ */
+export async function kubeSnapshotSummary(db: Db, cluster: string, partition: number): Promise<(KubeSnapshotHeader & { readonly liveObjects: number }) | undefined> {
+  const h = await sql<HeaderRow & { live: string }>`select id, cluster, partition, partitions, seq, nodes_seq, reconciles_to, objects, slices, taken_at,
+      (select count(*) from kube_snapshot_objects o where o.snapshot_id = s.id and o.kind <> 'Node' and not o.deleted) as live
+    from kube_snapshots s where cluster = ${cluster} and partition = ${partition} and complete order by seq desc, id desc limit 1`.execute(db);
+  const row = h.rows[0];
+  return row === undefined ? undefined : { ...headerOf(row), liveObjects: Number(row.live) };
+}
+
 /** The scope name of a partition's subjects in kube_log_cuts. */
 export function partitionScope(partition: number): string {
   return `p${partition}`;

@@ -29,6 +29,37 @@ describe('the slicer store', () => {
     expect(snap.objects[0]?.body).toEqual(makePod('a'));
   });
 
+  it('a snapshot read a page at a time holds every object and slice of the cluster, in key order, whatever the page size', async () => {
+    const obj = (kind: KubeObjectRow['kind'], namespace: string, name: string, o: { deleted?: boolean; cluster?: string } = {}): KubeObjectRow =>
+      deepFreeze({ cluster: o.cluster ?? 'c1', kind, namespace, name, uid: `u-${kind}-${namespace}-${name}`, resourceVersion: '7', deleted: o.deleted ?? false, body: { kind, metadata: { name, namespace } }, kubeSeq: 7 });
+    const rows = [
+      ...['n1', 'n2', 'n3'].map((n) => obj('Node', '', n)),
+      ...['a', 'b', 'c', 'd', 'e'].flatMap((n) => [obj('Pod', 'default', `p-${n}`), obj('Pod', 'kube-system', `p-${n}`)]),
+      obj('Pod', 'default', 'gone', { deleted: true }),
+      obj('Service', 'default', 'web'),
+      obj('Endpoints', 'default', 'web'),
+      obj('Pod', 'default', 'other-cluster', { cluster: 'c2' }),
+    ];
+    await commitIngestBatch(t.db, { consumer: 'KUBE/p0', offset: 9, rows });
+    const slices = ['default', 'kube-system'].flatMap((ns) => ['web-1', 'web-2', 'web-3', 'web-4'].map((n) => ({ ...slice(n, 1), metadata: { ...slice(n, 1).metadata, namespace: ns } })));
+    await commitSliceWrites(t.db, { cluster: 'c1', upserts: slices, deletes: [], outbox: [], records: [] });
+    await commitSliceWrites(t.db, { cluster: 'c2', upserts: [slice('web-x', 1)], deletes: [], outbox: [], records: [] });
+
+    const whole = await loadSlicerSnapshot(t.db, 'c1', ['KUBE/p0']);
+    const key = (o: KubeObjectRow) => `${o.kind}|${o.namespace}|${o.name}`;
+    expect(whole.objects.map(key)).toEqual(rows.filter((r) => r.cluster === 'c1').map(key).sort());
+    expect(whole.objects.find((o) => o.name === 'gone')?.deleted).toBe(true);
+    expect(whole.slices.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(slices.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).sort());
+    // Page sizes that divide the counts exactly (a last, empty page) and that do not.
+    for (const pageSize of [1, 2, 3, 4, 8, 1000]) {
+      const paged = await loadSlicerSnapshot(t.db, 'c1', ['KUBE/p0'], { pageSize });
+      expect(paged.objects, `page size ${pageSize}`).toEqual(whole.objects);
+      expect(paged.slices, `page size ${pageSize}`).toEqual(whole.slices);
+      expect(paged.offsets.get('KUBE/p0')).toBe(9);
+    }
+    await expect(loadSlicerSnapshot(t.db, 'c1', [], { pageSize: 0 })).rejects.toThrow(/page size must be a positive integer, got 0/);
+  });
+
   it('a batch that fails stores neither objects nor offset', async () => {
     const bad = { ...row('a', '10'), kubeSeq: Number.NaN };
     await expect(commitIngestBatch(t.db, { consumer: 'KUBE/p0', offset: 3, rows: [bad] })).rejects.toThrow();

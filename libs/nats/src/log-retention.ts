@@ -171,3 +171,9 @@ export async function purgeBelow(jsm: JetStreamManager, stream: string, filter: 
 export async function streamReplicas(jsm: JetStreamManager, stream: string): Promise<number> {
   return (await jsm.streams.info(stream)).config.num_replicas ?? 1;
 }
+
+/** The first and last sequence `stream` holds (first > last when it is empty). */
+export async function streamSeqRange(jsm: JetStreamManager, stream: string): Promise<{ readonly first: number; readonly last: number }> {
+  const { state } = await jsm.streams.info(stream);
+  return { first: state.first_seq, last: state.last_seq };
+}

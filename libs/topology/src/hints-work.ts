@@ -2,7 +2,7 @@
 // Only our own drafts are mutated; the plan's slices are never touched.
 
 import type { EndpointSlice } from '@slicemesh/model';
-import { SliceDraft, hasHints } from './slice-draft.ts';
+import { SliceDraft, sliceHasHints } from './slice-draft.ts';
 
 export interface HintsWork {
   readonly create: SliceDraft[];
@@ -55,7 +55,7 @@ export interface StripResult {
 export function stripAllHints(work: HintsWork): StripResult {
   let clearedEndpoints = 0;
   for (const draft of writableDrafts(work)) clearedEndpoints += draft.clearAll();
-  const moved = moveUnchanged(work, (slice) => slice.endpoints.some(hasHints));
+  const moved = moveUnchanged(work, sliceHasHints);
   for (const draft of moved) clearedEndpoints += draft.clearAll();
   return { clearedEndpoints, movedSlices: moved.length };
 }

@@ -23,6 +23,18 @@ export function hasHints(endpoint: Endpoint): boolean {
   return endpoint.hints != null;
 }
 
+// Per slice object: slices are never modified (see the file comment), so the answer cannot go
+// stale. The None path asks it of every unchanged slice of a Service on each reconcile; at 100k
+// endpoints that walk was a fifth of a one-slice change's work in the hints service.
+const sliceHinted = new WeakMap<EndpointSlice, boolean>();
+
+/** Whether any endpoint of `slice` has hints (hasHints). */
+export function sliceHasHints(slice: EndpointSlice): boolean {
+  let v = sliceHinted.get(slice);
+  if (v === undefined) sliceHinted.set(slice, (v = slice.endpoints.some(hasHints)));
+  return v;
+}
+
 function sameNames(a: readonly { readonly name: string }[] | undefined, b: readonly { readonly name: string }[] | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   return a.length === b.length && a.every((x, i) => x.name === b[i]?.name);

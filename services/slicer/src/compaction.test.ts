@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObjectRow } from '@slicemesh/db';
 import type { DurablePosition, SubjectTail } from '@slicemesh/nats';
-import { carriedEnvelope, carriedMsgId, carriesUnowned, cutOf, hintsOffsetFilter, planCarries, worthCompacting } from './compaction.ts';
+import { carriedEnvelope, carriedMsgId, carriesUnowned, compactionBounds, cutOf, hintsOffsetFilter, planCarries, worthCompacting } from './compaction.ts';
 
 const durable = (name: string, filter: string, ackFloor: number): DurablePosition => ({ durable: name, filters: [filter], ackFloor });
 
@@ -110,5 +110,48 @@ describe('carry helpers', () => {
     expect(carriedMsgId('c1', r, 120)).toBe('c1/uid-a/77/carried-120');
     expect(carriedMsgId('c1', { ...r, deleted: true }, 120)).toBe('c1/uid-a/77/deleted/carried-120');
     expect(carriedEnvelope('c1', { ...r, deleted: true }, 0)).toEqual({ type: 'Deleted.v1', cluster: 'c1', kind: 'Pod', object: r.body, observedAt: '1970-01-01T00:00:00.000Z' });
+  });
+});
+
+describe('compactionBounds', () => {
+  it.each([
+    { name: 'one message per live object, all below the cut: as many to carry as go', live: 1000, keepFrom: 1001, range: { first: 1, last: 1000 }, below: 1000, carries: 1000 },
+    { name: 'messages at or above the cut may be the last of as many objects', live: 1000, keepFrom: 901, range: { first: 1, last: 1000 }, below: 900, carries: 900 },
+    { name: 'more recent messages than objects: no carry is certain', live: 10, keepFrom: 501, range: { first: 1, last: 1000 }, below: 500, carries: 0 },
+    { name: 'a purged start: only what the stream still holds goes', live: 0, keepFrom: 600, range: { first: 400, last: 1000 }, below: 200, carries: 0 },
+    { name: 'a cut below the first sequence: nothing goes', live: 5, keepFrom: 300, range: { first: 400, last: 1000 }, below: 0, carries: 0 },
+    { name: 'an empty stream', live: 3, keepFrom: 1, range: { first: 1, last: 0 }, below: 0, carries: 3 },
+  ])('$name', ({ live, keepFrom, range, below, carries }) => {
+    expect(compactionBounds(live, keepFrom, range)).toEqual({ belowAtMost: below, carriesAtLeast: carries });
+  });
+
+  // The bounds are only used to say "not worth it" early, so they must never be tighter than the
+  // exact numbers: checked against planCarries on random logs.
+  it('never claims fewer below the cut or more carried than the exact count', () => {
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let run = 0; run < 300; run++) {
+      const subjects = 1 + rand(30);
+      const last = rand(120);
+      const first = 1 + rand(last + 1);
+      const keepFrom = 1 + rand(last + 2);
+      const tails = new Map<string, SubjectTail>();
+      let below = 0;
+      for (let seq = first; seq <= last; seq++) {
+        tails.set(`s${rand(subjects)}`, { seq, timeMs: 0 });
+        if (seq < keepFrom) below++;
+      }
+      const rows = Array.from({ length: subjects }, (_, i) => i)
+        .filter(() => rand(3) > 0)
+        .map((i): KubeObjectRow => ({ cluster: 'c1', kind: 'Pod', namespace: 'ns', name: `s${i}`, uid: `u${i}`, resourceVersion: '1', deleted: rand(5) === 0, body: {}, kubeSeq: 1 }));
+      const carries = planCarries({ rows, subjectOf: (r) => r.name, tails, keepFrom, nowMs: 1000, tombstoneRetentionMs: rand(2) === 0 ? 0 : 10_000 }).carries.length;
+      const b = compactionBounds(rows.filter((r) => !r.deleted).length, keepFrom, { first, last });
+      expect(b.belowAtMost, `run ${run}`).toBeGreaterThanOrEqual(below);
+      expect(b.carriesAtLeast, `run ${run}`).toBeLessThanOrEqual(carries);
+      if (!worthCompacting(b.belowAtMost, b.carriesAtLeast)) expect(worthCompacting(below, carries), `run ${run}`).toBe(false);
+    }
   });
 });

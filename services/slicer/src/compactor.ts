@@ -8,7 +8,7 @@
 // Order: carry, record the cut (kube_log_cuts: from now on a replay starts from a snapshot),
 // purge. A crash between any two leaves a log that is still whole for every reader.
 
-import { assertFence, listKubeSnapshots, loadKubeLogCuts, loadKubeSnapshot, NODES_SCOPE, offsetsWithPrefix, partitionScope, recordKubeLogCut } from '@slicemesh/db';
+import { assertFence, kubeSnapshotSummary, listKubeSnapshots, loadKubeLogCuts, loadKubeSnapshot, NODES_SCOPE, offsetsWithPrefix, partitionScope, recordKubeLogCut } from '@slicemesh/db';
 import type { Db, KubeObjectRow, LeaseClaim } from '@slicemesh/db';
 import type { JetStreamClient, JetStreamManager, StreamNames } from '@slicemesh/nats';
 import {
@@ -25,9 +25,10 @@ import {
   purgeBelow,
   storedMessage,
   streamReplicas,
+  streamSeqRange,
   subjectCounts,
 } from '@slicemesh/nats';
-import { CARRIED_HEADER, carriedEnvelope, carriedMsgId, carriesUnowned, cutOf, hintsOffsetFilter, planCarries, worthCompacting } from './compaction.ts';
+import { CARRIED_HEADER, carriedEnvelope, carriedMsgId, carriesUnowned, compactionBounds, cutOf, hintsOffsetFilter, planCarries, worthCompacting } from './compaction.ts';
 
 export interface CompactDeps {
   readonly db: Db;
@@ -115,15 +116,25 @@ export async function compactPartition(deps: CompactDeps, partition: number): Pr
   const none = { scope, snapshotSeq: 0, keepFrom: 1, heldBy: '', below: 0, carried: 0, overtaken: 0, expiredTombstones: 0, purged: 0 };
   const replicated = await replicatedReason(deps);
   if (replicated !== undefined) return { ...none, skipped: replicated };
-  const snap = await loadKubeSnapshot(deps.db, deps.cluster, partition, { withoutNodes: true });
-  if (snap === undefined) return { ...none, skipped: 'no snapshot' };
-  if (snap.partitions !== deps.partitions) return { ...none, skipped: `the snapshot was taken with ${snap.partitions} partitions, not ${deps.partitions}` };
+  const summary = await kubeSnapshotSummary(deps.db, deps.cluster, partition);
+  if (summary === undefined) return { ...none, skipped: 'no snapshot' };
+  if (summary.partitions !== deps.partitions) return { ...none, skipped: `the snapshot was taken with ${summary.partitions} partitions, not ${deps.partitions}` };
   const stream = deps.names.kube;
   const filter = kubePartitionFilter(deps.cluster, partition, deps.names);
   const [offsets, durables, cuts] = await Promise.all([offsetsWithPrefix(deps.db, 'hints:'), durablePositions(deps.jsm, stream), loadKubeLogCuts(deps.db, deps.cluster)]);
-  const cut = cutOf({ snapshotSeq: snap.seq, filter, kubeStream: stream, offsets: await offsetHolds(deps, offsets, filter), durables, partition });
-  const base = { ...none, snapshotSeq: snap.seq, keepFrom: cut.keepFrom, heldBy: cut.heldBy };
+  const cut = cutOf({ snapshotSeq: summary.seq, filter, kubeStream: stream, offsets: await offsetHolds(deps, offsets, filter), durables, partition });
+  const base = { ...none, snapshotSeq: summary.seq, keepFrom: cut.keepFrom, heldBy: cut.heldBy };
   if (cut.keepFrom <= (cuts.get(scope) ?? 1)) return { ...base, skipped: `nothing new below the cut (held by ${cut.heldBy})` };
+  // Decided from counts when it can be: reading the partition's log and the snapshot's rows costs
+  // this process seconds of CPU at 100k objects, beside the reconciles it serves.
+  const bound = compactionBounds(summary.liveObjects, cut.keepFrom, await streamSeqRange(deps.jsm, stream));
+  if (!worthCompacting(bound.belowAtMost, bound.carriesAtLeast)) {
+    return { ...base, skipped: `not worth it: at most ${bound.belowAtMost} messages below the cut, at least ${bound.carriesAtLeast} to carry (bounds from the stream's sequences and the snapshot's ${summary.liveObjects} live objects)` };
+  }
+  const snap = await loadKubeSnapshot(deps.db, deps.cluster, partition, { withoutNodes: true });
+  // Snapshots of a partition are written by its owner one at a time: a different one means a
+  // newer snapshot, whose own compaction comes next.
+  if (snap === undefined || snap.id !== summary.id) return { ...base, skipped: 'a newer snapshot was written meanwhile' };
 
   const below = (await countFrom(deps.jsm, deps.js, stream, filter, 1)) - (await countFrom(deps.jsm, deps.js, stream, filter, cut.keepFrom));
   const tails = await lastPerSubject(deps.jsm, deps.js, stream, filter);

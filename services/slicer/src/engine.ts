@@ -53,6 +53,8 @@ import { compactNodes, compactPartition } from './compactor.ts';
 const INGEST_BATCH = 500;
 /** Most Services reconciled and written in one transaction. */
 const RECONCILE_BATCH = 256;
+/** The initial backlog's drain is polled soon after the consumers start, then less often. */
+const DRAIN_POLL_FIRST_MS = 25;
 const DRAIN_POLL_MS = 200;
 /** Pause before a consume loop that failed (e.g. NATS down) starts again. */
 const CONSUME_RESTART_MS = 1000;
@@ -170,9 +172,16 @@ export function startEngine(deps: EngineDeps): Engine {
   const initial = new Set<string>();
   let initialDone: () => void = () => {};
 
+  // Startup's steps with how long each took (logged once ready: where a slow start went).
+  const stepMs: Record<string, number> = {};
+  let stepAt = performance.now();
+  let stepName = notReady;
   const step = (reason: string): void => {
     if (stopConsuming.signal.aborted) throw new ClosedError('slicer engine closed during startup');
-    notReady = reason;
+    const now = performance.now();
+    stepMs[stepName] = Math.round(now - stepAt);
+    stepAt = now;
+    stepName = notReady = reason;
   };
 
   let reconcileDeps: ReconcileDeps;
@@ -414,7 +423,7 @@ export function startEngine(deps: EngineDeps): Engine {
 
   async function waitDrained(): Promise<void> {
     const signal = stopConsuming.signal;
-    for (;;) {
+    for (let wait = DRAIN_POLL_FIRST_MS; ; wait = Math.min(wait * 2, DRAIN_POLL_MS)) {
       try {
         const pending = await Promise.all(durables.map((d) => pendingCount(jsm, names.kube, d)));
         if (pending.every((n) => n === 0)) return;
@@ -423,7 +432,7 @@ export function startEngine(deps: EngineDeps): Engine {
       } catch (err) {
         notReady = `cannot read consumer state: ${err instanceof Error ? err.message : String(err)}`;
       }
-      await sleep(clock, DRAIN_POLL_MS, signal);
+      await sleep(clock, wait, signal);
       if (signal.aborted) throw new ClosedError('slicer engine closed during startup');
     }
   }
@@ -433,19 +442,24 @@ export function startEngine(deps: EngineDeps): Engine {
     const t0 = performance.now();
     const consumers = ownConsumers.map((c) => c.offset);
     const snapshot = await store.loadSnapshot(consumers);
-    const restored = restoreProjection(state, snapshot);
-    for (const c of consumers) offsets.set(c, restored.offsets.get(c) ?? 0);
+    step('restoring the projection');
+    for (const c of consumers) offsets.set(c, snapshot.offsets.get(c) ?? 0);
+    // One unacknowledged batch at a time: the offset check in ingest needs stream order, also
+    // across redeliveries (see ingest.ts), and a batch is acked or nak'ed whole.
+    const durableOpts = { ackWaitMs: config.ackWait, maxAckPending: INGEST_BATCH };
+    const specs: DurableOptions[] = ownConsumers.map((c) => ({ ...durableOpts, durable: c.durable, filterSubject: c.filterSubject }));
+    // The consumers are placed at the snapshot's offsets while memory is being restored (JetStream
+    // API calls, all at once); nothing is consumed before the loops below start.
+    const positioned = Promise.all(specs.map((spec) => positionDurable(spec)));
+    positioned.catch(() => {}); // awaited below
+    await restoreProjection(state, snapshot);
     for (const r of snapshot.objects) if (r.kind === 'Node') nodesSeen = Math.max(nodesSeen, r.kubeSeq);
     for (const c of nodeConsumers) nodesSeen = Math.max(nodesSeen, offsets.get(c) ?? 0);
     await seedSnapshotCounts(snapshot.objects);
     log.info({ ...state.counts(), partitions, ms: Math.round(performance.now() - t0), offsets: Object.fromEntries(offsets) }, 'projection restored from Postgres');
 
     step('creating consumers');
-    // One unacknowledged batch at a time: the offset check in ingest needs stream order, also
-    // across redeliveries (see ingest.ts), and a batch is acked or nak'ed whole.
-    const durableOpts = { ackWaitMs: config.ackWait, maxAckPending: INGEST_BATCH };
-    const specs: DurableOptions[] = ownConsumers.map((c) => ({ ...durableOpts, durable: c.durable, filterSubject: c.filterSubject }));
-    for (const spec of specs) await positionDurable(spec);
+    await positioned;
 
     ingestDeps = {
       state,
@@ -498,7 +512,7 @@ export function startEngine(deps: EngineDeps): Engine {
     step('reconciled every known Service once');
     ready = true;
     for (const p of owned) snapshotIfDue(p);
-    log.info({ cluster: config.cluster, partitions, ms: Math.round(performance.now() - t0) }, 'slicer engine ready');
+    log.info({ cluster: config.cluster, partitions, ms: Math.round(performance.now() - t0), steps: stepMs }, 'slicer engine ready');
   }
 
   const started = start();
