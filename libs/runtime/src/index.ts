@@ -16,3 +16,4 @@ export * from './layout.ts';
 export * from './lease-keeper.ts';
 export * from './lease-settings.ts';
 export * from './leased-engines.ts';
+export * from './startup-steps.ts';

@@ -3,8 +3,8 @@
 // written so a crash at any point is repaired by the next reconcile:
 //
 //   1. Postgres: decisions + the keys about to be put, recorded unconfirmed (revision 0);
-//   2. KV: service spec put, view puts, view deletes (spec delete last when the service is gone),
-//      and the hinted slices (the `hinted` bucket the publisher writes to the API from);
+//   2. KV: service spec put, then view puts and deletes alongside the hinted slices (the `hinted`
+//      bucket the publisher writes to the API from), spec delete last when the service is gone;
 //   3. Postgres: confirmed revisions; deleted keys forgotten.
 //
 // The record is thus always a superset of the keys KV may hold, and an unconfirmed key is always
@@ -177,19 +177,30 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
     for (const p of viewWrites.puts) deps.viewIndex.set(p.key, { revision: 0, digest: null });
   }
 
-  // 2. KV: the spec before its views, views before the spec's removal.
+  // 2. KV: the spec before its views, views before the spec's removal. The hinted slices depend
+  // on neither: they are written alongside the views (one round of NATS acks less per reconcile).
   for (const p of specWrites.puts) deps.svcIndex.set(p.key, { revision: await deps.svc.put(p.key, p.text), digest: p.digest });
-  const confirmed = await Promise.all(viewWrites.puts.map(async (p: KeyPut) => ({ put: p, revision: await deps.views.put(p.key, p.text) })));
-  await Promise.all(viewWrites.deletes.map((k) => deps.views.delete(k)));
+  const hintedDone = Promise.all([
+    ...hintedWrites.puts.map(async (p) => deps.hintedIndex.set(p.key, { revision: await deps.hinted.put(p.key, p.text), digest: p.digest })),
+    ...hintedWrites.deletes.map(async (k) => {
+      await deps.hinted.delete(k);
+      deps.hintedIndex.delete(k);
+    }),
+  ]);
+  const viewsDone = (async () => {
+    const confirmed = await Promise.all(viewWrites.puts.map(async (p: KeyPut) => ({ put: p, revision: await deps.views.put(p.key, p.text) })));
+    await Promise.all(viewWrites.deletes.map((k) => deps.views.delete(k)));
+    return confirmed;
+  })();
+  // Both settle before anything else happens, so a failure leaves no write of this reconcile running.
+  const [views, hintedResult] = await Promise.allSettled([viewsDone, hintedDone]);
+  if (views.status === 'rejected') throw views.reason;
+  if (hintedResult.status === 'rejected') throw hintedResult.reason;
+  const confirmed = views.value;
   for (const k of specWrites.deletes) {
     await deps.svc.delete(k);
     deps.svcIndex.delete(k);
   }
-  await Promise.all(hintedWrites.puts.map(async (p) => deps.hintedIndex.set(p.key, { revision: await deps.hinted.put(p.key, p.text), digest: p.digest })));
-  await Promise.all(hintedWrites.deletes.map(async (k) => {
-    await deps.hinted.delete(k);
-    deps.hintedIndex.delete(k);
-  }));
 
   // 3. Confirmation.
   if (confirmed.length > 0 || viewWrites.deletes.length > 0) {

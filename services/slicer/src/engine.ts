@@ -32,7 +32,7 @@ import {
   restartDurableAt,
 } from '@slicemesh/nats';
 import type { Clock, Logger, ReadyStatus } from '@slicemesh/runtime';
-import { WorkQueue } from '@slicemesh/runtime';
+import { StartupSteps, WorkQueue } from '@slicemesh/runtime';
 import { TriggerTimeTracker } from '@slicemesh/slicing';
 import type { SlicerConfig, SlicerSettings } from './config.ts';
 import { offsetName, partitionDurable, slicerConsumers } from './config.ts';
@@ -172,16 +172,11 @@ export function startEngine(deps: EngineDeps): Engine {
   const initial = new Set<string>();
   let initialDone: () => void = () => {};
 
-  // Startup's steps with how long each took (logged once ready: where a slow start went).
-  const stepMs: Record<string, number> = {};
-  let stepAt = performance.now();
-  let stepName = notReady;
+  const steps = new StartupSteps(notReady);
   const step = (reason: string): void => {
     if (stopConsuming.signal.aborted) throw new ClosedError('slicer engine closed during startup');
-    const now = performance.now();
-    stepMs[stepName] = Math.round(now - stepAt);
-    stepAt = now;
-    stepName = notReady = reason;
+    steps.next(reason);
+    notReady = reason;
   };
 
   let reconcileDeps: ReconcileDeps;
@@ -386,6 +381,7 @@ export function startEngine(deps: EngineDeps): Engine {
         }
       }
       if (partition !== undefined) countApplied(partition, outcomes.filter((o) => o.result !== 'duplicate' && o.result !== 'stale').length);
+      drainKick?.();
       return 'ack';
     };
   }
@@ -405,6 +401,7 @@ export function startEngine(deps: EngineDeps): Engine {
     for (let first = true; !signal.aborted; first = false) {
       try {
         if (!first) await positionDurable(spec);
+        log.debug({ consumer: durable }, 'consuming from the committed offset');
         await consumeBatchesInOrder(js, names.kube, durable, handler(offset), { signal, batch: INGEST_BATCH });
         failures = 0;
         if (!signal.aborted) {
@@ -421,9 +418,15 @@ export function startEngine(deps: EngineDeps): Engine {
     }
   }
 
+  // Set while startup waits for the initial backlog: an ingested batch makes the next check come
+  // soon (its ack is on its way), rather than at the end of a longer poll interval.
+  let drainKick: (() => void) | undefined;
+
   async function waitDrained(): Promise<void> {
     const signal = stopConsuming.signal;
-    for (let wait = DRAIN_POLL_FIRST_MS; ; wait = Math.min(wait * 2, DRAIN_POLL_MS)) {
+    let kicked = false;
+    for (let wait = DRAIN_POLL_FIRST_MS; ; wait = kicked ? DRAIN_POLL_FIRST_MS : Math.min(wait * 2, DRAIN_POLL_MS)) {
+      kicked = false;
       try {
         const pending = await Promise.all(durables.map((d) => pendingCount(jsm, names.kube, d)));
         if (pending.every((n) => n === 0)) return;
@@ -432,7 +435,18 @@ export function startEngine(deps: EngineDeps): Engine {
       } catch (err) {
         notReady = `cannot read consumer state: ${err instanceof Error ? err.message : String(err)}`;
       }
-      await sleep(clock, wait, signal);
+      await Promise.race([
+        sleep(clock, wait, signal),
+        new Promise<void>((resolve) => {
+          drainKick = () => {
+            kicked = true;
+            resolve();
+          };
+        }),
+      ]);
+      drainKick = undefined;
+      // The batch's ack reaches the server a moment later.
+      if (kicked) await sleep(clock, DRAIN_POLL_FIRST_MS, signal);
       if (signal.aborted) throw new ClosedError('slicer engine closed during startup');
     }
   }
@@ -512,7 +526,7 @@ export function startEngine(deps: EngineDeps): Engine {
     step('reconciled every known Service once');
     ready = true;
     for (const p of owned) snapshotIfDue(p);
-    log.info({ cluster: config.cluster, partitions, ms: Math.round(performance.now() - t0), steps: stepMs }, 'slicer engine ready');
+    log.info({ cluster: config.cluster, partitions, ms: Math.round(performance.now() - t0), steps: steps.durations() }, 'slicer engine ready');
   }
 
   const started = start();

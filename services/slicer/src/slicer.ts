@@ -11,7 +11,7 @@ import { RelayWaker, createDb, leaseStore, migrateToLatest } from '@slicemesh/db
 import type { EventRequestPublisher, JetStreamClient, NatsConnection } from '@slicemesh/nats';
 import { connectNats, natsConnectionOf, ensureStreams, eventRequestPublisher, jetstream, jetstreamManager } from '@slicemesh/nats';
 import type { Clock, LeaseKeeper, LeasedEngines, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
-import { createLogger, createMetrics, realClock, startLeaseKeeper, startLeasedEngines } from '@slicemesh/runtime';
+import { StartupSteps, createLogger, createMetrics, realClock, startLeaseKeeper, startLeasedEngines } from '@slicemesh/runtime';
 import type { SlicerConfig } from './config.ts';
 import { RELAY_LEASE_GROUP, resolveSlicerSettings, slicerLeaseGroup } from './config.ts';
 import type { Engine, SnapshotOutcome } from './engine.ts';
@@ -93,8 +93,10 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
   let relay: { readonly stop: AbortController; readonly done: Promise<void> } | undefined;
   let eventRequests: EventRequestPublisher | undefined;
 
+  const steps = new StartupSteps(notReady);
   const step = (reason: string): void => {
     if (stopped.signal.aborted) throw new ClosedError('slicer closed during startup');
+    steps.next(reason);
     notReady = reason;
   };
 
@@ -204,9 +206,10 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     });
     step('catching up the partitions held');
     await engines.caughtUp();
+    steps.next('ready');
     ready = true;
     metrics.ready.set(1);
-    log.info({ cluster: config.cluster, partitions: engines.held(), schema: config.dbSchema }, 'slicer ready');
+    log.info({ cluster: config.cluster, partitions: engines.held(), schema: config.dbSchema, steps: steps.durations() }, 'slicer ready');
   }
 
   const started = start();
