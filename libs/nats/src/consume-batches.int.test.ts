@@ -52,6 +52,36 @@ describe('consumeBatchesInOrder', () => {
     await vi.waitFor(async () => expect(await pendingCount(f.jsm, f.names.kube, spec.durable)).toBe(0), { timeout: 5_000, interval: 20 });
   });
 
+  it("starts from the info creating the durable returned, without asking the server for it again, and delivers the same", async () => {
+    for (let n = 1; n <= 4; n++) await publish(n);
+    const info = await restartDurableAt(f.jsm, f.names.kube, spec, 2);
+    const asked = vi.spyOn(f.js.consumers, 'get');
+    const ac = new AbortController();
+    const got: number[] = [];
+    await within(
+      10_000,
+      consumeBatchesInOrder(f.js, f.names.kube, spec.durable, async (msgs) => {
+        got.push(...numbers(msgs));
+        if (got.length === 3) ac.abort();
+        return 'ack';
+      }, { signal: ac.signal, batch: 3, info }),
+    );
+    expect(got).toEqual([2, 3, 4]);
+    expect(asked).not.toHaveBeenCalled();
+    // Another durable's info is not taken for this one: it is looked up as before.
+    const other = await restartDurableAt(f.jsm, f.names.kube, { ...spec, durable: 'd2' }, 1);
+    await publish(5);
+    const ac2 = new AbortController();
+    const next: number[] = [];
+    await within(5_000, consumeBatchesInOrder(f.js, f.names.kube, spec.durable, async (msgs) => {
+      next.push(...numbers(msgs));
+      ac2.abort();
+      return 'ack';
+    }, { signal: ac2.signal, batch: 3, info: other }));
+    expect(next).toEqual([5]);
+    expect(asked).toHaveBeenCalledWith(f.names.kube, spec.durable);
+  });
+
   it('an abort during setup still stops the loop (no message needed to notice it)', async () => {
     const ac = new AbortController();
     const running = consumeBatchesInOrder(f.js, f.names.kube, spec.durable, async () => 'ack', { signal: ac.signal, batch: 3 });

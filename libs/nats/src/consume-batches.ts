@@ -8,7 +8,7 @@
 // - a handler error ends the loop instead of nak'ing and moving on to later messages;
 // - a message that arrives after the abort is nak'ed at once rather than left to the ack wait.
 
-import type { JetStreamClient } from '@nats-io/jetstream';
+import type { ConsumerInfo, JetStreamClient } from '@nats-io/jetstream';
 import type { ConsumedMessage, HandlerOutcome } from './consume.ts';
 import { toConsumed } from './consume.ts';
 import { watchConsumer } from './consumer-watchdog.ts';
@@ -20,6 +20,12 @@ export interface BatchConsumeOptions {
   readonly pollMs?: number;
   /** Most messages handed to the handler at once; the durable's max ack pending must be ≥ this. */
   readonly batch: number;
+  /**
+   * The durable's info as creating it returned: consuming starts from it without asking the
+   * server again (a consumer info on a filtered consumer of a long stream costs the server a
+   * scan; with 100k subjects in it, eight at once were seen to take 130-330 ms).
+   */
+  readonly info?: ConsumerInfo;
 }
 
 /**
@@ -43,7 +49,7 @@ export async function consumeBatchesInOrder(
 ): Promise<void> {
   const { signal } = opts;
   if (signal.aborted) return;
-  const consumer = await js.consumers.get(stream, durable);
+  const consumer = opts.info !== undefined && opts.info.stream_name === stream && opts.info.name === durable ? js.consumers.getConsumerFromInfo(opts.info) : await js.consumers.get(stream, durable);
   if (signal.aborted) return;
   const messages = await consumer.consume({ max_messages: opts.batch, expires: Math.max(1000, opts.pollMs ?? 5000) });
   const buffer: Pulled[] = [];

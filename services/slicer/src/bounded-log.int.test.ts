@@ -238,6 +238,26 @@ describe('bounded KUBE log', () => {
     expect({ heldBy: held.heldBy, keepFrom: held.keepFrom }).toEqual({ heldBy: `offset ${offset('services')}`, keepFrom: svc2 });
   }, 60_000);
 
+  it('a log of one message per object is judged not worth compacting from counts alone, and left as it is', async () => {
+    const s = (stack = await withStack());
+    const config = s.config({ partitions: 1, snapshotEvery: 0, compactLog: false });
+    const slicer = await start(config);
+    let rv = 1;
+    await s.publish(makeNode('node-1', { zone: 'a' }), rv++);
+    await s.publish(makeService('web', { selector: { app: 'web' } }), rv++);
+    for (let i = 0; i < 20; i++) await s.publish(podAt(makePod(`web-${i}`, { labels: { app: 'web' }, ips: [`10.0.1.${i + 1}`], nodeName: 'node-1' }), true), rv++);
+    await s.settled(config, slicer);
+    await slicer.snapshot(0);
+    const before = (await s.js.jsm.streams.info(s.js.names.kube)).state;
+    const cdeps = { db: s.db.db, js: s.js.js, jsm: s.js.jsm, names: s.js.names, cluster: 'c1', partitions: 1, fence: [], tombstoneRetentionMs: 3_600_000, nowMs: () => Date.now() };
+    const c = await compactPartition(cdeps, 0);
+    // 22 messages, all below the cut; the Service and the 20 pods are live and would all be carried.
+    expect(c.skipped).toBe("not worth it: at most 22 messages below the cut, at least 21 to carry (bounds from the stream's sequences and the snapshot's 21 live objects)");
+    expect([c.purged, c.carried]).toEqual([0, 0]);
+    const after = (await s.js.jsm.streams.info(s.js.names.kube)).state;
+    expect([after.messages, after.first_seq, after.last_seq]).toEqual([before.messages, before.first_seq, before.last_seq]);
+  }, 60_000);
+
   it('the engine snapshots every SNAPSHOT_EVERY applied messages and compacts by itself', async () => {
     const s = (stack = await withStack());
     const config = s.config({ partitions: 1, snapshotEvery: 40 });

@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { ClusterState } from '@slicemesh/core';
 import type { Db, KubeObjectRow, KubeSnapshotHeader, LeaseClaim } from '@slicemesh/db';
 import { listKubeSnapshots, loadNodeTombstones, writeKubeSnapshot } from '@slicemesh/db';
-import type { ConsumedMessage, DurableOptions, EventRequestPublisher, HandlerOutcome, JetStreamClient, JetStreamManager } from '@slicemesh/nats';
+import type { ConsumedMessage, ConsumerInfo, DurableOptions, EventRequestPublisher, HandlerOutcome, JetStreamClient, JetStreamManager } from '@slicemesh/nats';
 import {
   MIRRORING_EVENT_COMPONENT,
   consumeBatchesInOrder,
@@ -42,7 +42,7 @@ import { ingestBatch } from './ingest.ts';
 import type { SlicerMetrics } from './metrics.ts';
 import { natsDeadLetters } from './dead-letters.ts';
 import type { SlicerStore } from './ports.ts';
-import { restoreProjection } from './store.ts';
+import { restoreObjects } from './store.ts';
 import type { ReconcileDeps, ReconcileOutcome } from './reconcile.ts';
 import { reconcileBatch, splitServiceKey } from './reconcile.ts';
 import { Gate } from './gate.ts';
@@ -149,7 +149,6 @@ export function startEngine(deps: EngineDeps): Engine {
   // By offset name: the partition whose lease a consumer's writes carry; the node consumers.
   const consumerPartition = new Map(ownConsumers.map((c) => [c.offset, c.partition]));
   const nodeConsumers = new Set(ownConsumers.filter((c) => c.nodes).map((c) => c.offset));
-  const durables = ownConsumers.map((c) => c.durable);
   const fence = (ps: Iterable<number>): LeaseClaim[] => {
     const out: LeaseClaim[] = [];
     for (const p of ps) {
@@ -161,7 +160,7 @@ export function startEngine(deps: EngineDeps): Engine {
   };
   // The store with the leases attached: a write of a partition this replica lost is refused.
   const store: SlicerStore = {
-    loadSnapshot: (consumers) => deps.store.loadSnapshot(consumers),
+    loadSnapshot: (consumers, reading) => deps.store.loadSnapshot(consumers, reading),
     commitIngest: (batch) => deps.store.commitIngest({ ...batch, fence: fence([consumerPartition.get(batch.consumer) ?? -1]) }),
     commitSlices: (writes) => deps.store.commitSlices({ ...writes, fence: fence(partitionsOfWrites(writes, config.partitions)) }),
   };
@@ -389,20 +388,21 @@ export function startEngine(deps: EngineDeps): Engine {
   // Positions the durable at the consumer's committed offset + 1: the offset (written with the
   // objects) is the truth, so whatever the server still holds as pending is dropped and
   // redelivered in order.
-  async function positionDurable(spec: DurableOptions): Promise<void> {
-    await restartDurableAt(jsm, names.kube, spec, (offsets.get(offsetName(names.kube, spec.durable)) ?? 0) + 1);
+  async function positionDurable(spec: DurableOptions): Promise<ConsumerInfo> {
+    return restartDurableAt(jsm, names.kube, spec, (offsets.get(offsetName(names.kube, spec.durable)) ?? 0) + 1);
   }
 
-  async function superviseLoop(spec: DurableOptions): Promise<void> {
+  /** Consumes `spec`'s durable until the engine stops; `positioned` is its info from startup. */
+  async function superviseLoop(spec: DurableOptions, positioned: ConsumerInfo): Promise<void> {
     const durable = spec.durable;
     const offset = offsetName(names.kube, durable);
     const signal = stopConsuming.signal;
     let failures = 0;
     for (let first = true; !signal.aborted; first = false) {
       try {
-        if (!first) await positionDurable(spec);
+        const info = first ? positioned : await positionDurable(spec);
         log.debug({ consumer: durable }, 'consuming from the committed offset');
-        await consumeBatchesInOrder(js, names.kube, durable, handler(offset), { signal, batch: INGEST_BATCH });
+        await consumeBatchesInOrder(js, names.kube, durable, handler(offset), { signal, batch: INGEST_BATCH, info });
         failures = 0;
         if (!signal.aborted) {
           // The subscription ended by itself (e.g. the consumer was deleted): do not spin.
@@ -422,16 +422,25 @@ export function startEngine(deps: EngineDeps): Engine {
   // soon (its ack is on its way), rather than at the end of a longer poll interval.
   let drainKick: (() => void) | undefined;
 
-  async function waitDrained(): Promise<void> {
+  /** Waits until every durable consumed what was there at start; `created` is each one's info as positioned. */
+  async function waitDrained(created: readonly ConsumerInfo[]): Promise<void> {
     const signal = stopConsuming.signal;
+    // The backlog is what was there at start: a durable created with nothing to deliver, or seen
+    // with nothing left, is not asked again (each consumer info costs the server a scan of the
+    // filter, see consumeBatchesInOrder).
+    let left = created.filter((c) => c.num_pending + c.num_ack_pending !== 0).map((c) => c.name);
+    if (left.length === 0) return;
     let kicked = false;
     for (let wait = DRAIN_POLL_FIRST_MS; ; wait = kicked ? DRAIN_POLL_FIRST_MS : Math.min(wait * 2, DRAIN_POLL_MS)) {
       kicked = false;
       try {
-        const pending = await Promise.all(durables.map((d) => pendingCount(jsm, names.kube, d)));
-        if (pending.every((n) => n === 0)) return;
-        const left = sumCounts(pending); // unknown (?) while the server reports a count that cannot be true
-        notReady = `consuming the initial backlog (${left ?? '?'} messages left)`;
+        const asked = performance.now();
+        const pending = await Promise.all(left.map((d) => pendingCount(jsm, names.kube, d)));
+        log.debug({ consumers: left, pending, ms: Math.round(performance.now() - asked) }, 'initial backlog: consumers read');
+        left = left.filter((_, i) => pending[i] !== 0);
+        if (left.length === 0) return;
+        const count = sumCounts(pending); // unknown (?) while the server reports a count that cannot be true
+        notReady = `consuming the initial backlog (${count ?? '?'} messages left)`;
       } catch (err) {
         notReady = `cannot read consumer state: ${err instanceof Error ? err.message : String(err)}`;
       }
@@ -452,28 +461,35 @@ export function startEngine(deps: EngineDeps): Engine {
   }
 
   async function start(): Promise<void> {
-    step('loading the snapshot');
+    step('loading and restoring the snapshot');
     const t0 = performance.now();
     const consumers = ownConsumers.map((c) => c.offset);
-    const snapshot = await store.loadSnapshot(consumers);
-    step('restoring the projection');
-    for (const c of consumers) offsets.set(c, snapshot.offsets.get(c) ?? 0);
     // One unacknowledged batch at a time: the offset check in ingest needs stream order, also
     // across redeliveries (see ingest.ts), and a batch is acked or nak'ed whole.
     const durableOpts = { ackWaitMs: config.ackWait, maxAckPending: INGEST_BATCH };
     const specs: DurableOptions[] = ownConsumers.map((c) => ({ ...durableOpts, durable: c.durable, filterSubject: c.filterSubject }));
-    // The consumers are placed at the snapshot's offsets while memory is being restored (JetStream
-    // API calls, all at once); nothing is consumed before the loops below start.
-    const positioned = Promise.all(specs.map((spec) => positionDurable(spec)));
-    positioned.catch(() => {}); // awaited below
-    await restoreProjection(state, snapshot);
+    let positioned: Promise<ConsumerInfo[]> | undefined;
+    // The snapshot's offsets come first: the consumers are placed at them (JetStream API calls, all
+    // at once) while the objects are read, and each page of objects goes into memory while
+    // Postgres produces the next. Nothing is consumed before the loops below start.
+    const snapshot = await store.loadSnapshot(consumers, {
+      onOffsets: (read) => {
+        for (const c of consumers) offsets.set(c, read.get(c) ?? 0);
+        positioned = Promise.all(specs.map((spec) => positionDurable(spec)));
+        positioned.catch(() => {}); // awaited below
+      },
+      onObjects: (rows) => restoreObjects(state, rows),
+    });
+    step('restoring the slices');
+    for (const s of snapshot.slices) state.putSlice(s);
     for (const r of snapshot.objects) if (r.kind === 'Node') nodesSeen = Math.max(nodesSeen, r.kubeSeq);
     for (const c of nodeConsumers) nodesSeen = Math.max(nodesSeen, offsets.get(c) ?? 0);
     await seedSnapshotCounts(snapshot.objects);
     log.info({ ...state.counts(), partitions, ms: Math.round(performance.now() - t0), offsets: Object.fromEntries(offsets) }, 'projection restored from Postgres');
 
     step('creating consumers');
-    await positioned;
+    if (positioned === undefined) throw new Error('the snapshot read handed over no offsets');
+    const infos = await positioned;
 
     ingestDeps = {
       state,
@@ -500,10 +516,10 @@ export function startEngine(deps: EngineDeps): Engine {
       triggerTimes: new TriggerTimeTracker(),
     };
 
-    for (const spec of specs) loops.push(superviseLoop(spec));
+    specs.forEach((spec, i) => loops.push(superviseLoop(spec, infos[i] as ConsumerInfo)));
 
     step('consuming the initial backlog');
-    await waitDrained();
+    await waitDrained(infos);
     // Like a controller whose informers just synced: every Service is reconciled once, which
     // also covers marks a crash lost (they are held in memory only) and the partitions this
     // replica just took over. Reconciling before the backlog is in would plan from a partial
