@@ -31,22 +31,13 @@ export interface SlicerSnapshot {
  * Reads what a slicer restarts from, in one snapshot (REPEATABLE READ), so objects, slices and
  * offsets agree with each other.
  */
-/** How a snapshot read hands over what it has read before it is complete. */
-export interface SnapshotReading {
-  /** The offsets, first, before any object. */
-  readonly onOffsets?: (offsets: ReadonlyMap<string, number>) => void;
-  /** The objects a page at a time, in (kind, namespace, name) order, as each page is parsed (also returned). */
-  readonly onObjects?: (rows: readonly KubeObjectRow[]) => void;
-}
-
-export async function loadSlicerSnapshot(db: Db, cluster: string, consumers: readonly string[], opts: SnapshotReading & { readonly pageSize?: number } = {}): Promise<SlicerSnapshot> {
+export async function loadSlicerSnapshot(db: Db, cluster: string, consumers: readonly string[], opts: { readonly pageSize?: number } = {}): Promise<SlicerSnapshot> {
   const pageSize = opts.pageSize ?? SNAPSHOT_PAGE;
   if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError(`snapshot page size must be a positive integer, got ${pageSize}`);
   return db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
     const offsetRows = consumers.length === 0 ? [] : await trx.selectFrom('consumer_offsets').select(['consumer', 'last_seq']).where('consumer', 'in', consumers).execute();
     const offsets = new Map(consumers.map((c) => [c, 0]));
     for (const r of offsetRows) offsets.set(r.consumer, Number(r.last_seq));
-    opts.onOffsets?.(offsets);
     // The pages below walk the primary keys. Without statistics (a table never analysed, as
     // with autovacuum off) the planner would rather sort every row of the cluster per page.
     await sql`set local enable_sort = off`.execute(trx);
@@ -57,11 +48,7 @@ export async function loadSlicerSnapshot(db: Db, cluster: string, consumers: rea
         where cluster = ${cluster} and (kind, namespace, name) > (${after?.kind ?? ''}, ${after?.namespace ?? ''}, ${after?.name ?? ''})
         order by kind, namespace, name limit ${limit}`.execute(trx),
       pageSize,
-      (rows) => {
-        const page = rows.map((r) => objectRowOf({ ...r, cluster, body: JSON.parse(r.body) as unknown }));
-        for (const o of page) objects.push(o);
-        opts.onObjects?.(page);
-      },
+      (r) => objects.push(objectRowOf({ ...r, cluster, body: JSON.parse(r.body) as unknown })),
     );
     const slices: EndpointSlice[] = [];
     await readPages<{ namespace: string; name: string; body: string }>(
@@ -70,9 +57,7 @@ export async function loadSlicerSnapshot(db: Db, cluster: string, consumers: rea
         where cluster = ${cluster} and (namespace, name) > (${after?.namespace ?? ''}, ${after?.name ?? ''})
         order by namespace, name limit ${limit}`.execute(trx),
       pageSize,
-      (rows) => {
-        for (const r of rows) slices.push(JSON.parse(r.body) as EndpointSlice);
-      },
+      (r) => slices.push(JSON.parse(r.body) as EndpointSlice),
     );
     return { offsets, objects, slices };
   });
@@ -85,17 +70,17 @@ const SNAPSHOT_PAGE = 5000;
 
 /**
  * Reads a table in key order, a page at a time, each page asked for before the previous one is
- * parsed (and handed on), so Postgres produces the next while this process works. Against one query for the
+ * parsed, so Postgres produces the next while this process parses. Against one query for the
  * whole table (measured on a restart with 100k pods): the server walks the primary key instead
  * of sorting the table on disk first, and each page's body strings are parsed and dropped while
  * young instead of being held, 100k of them, until the result is complete.
  */
-async function readPages<R>(page: (after: R | undefined, limit: number) => Promise<{ rows: R[] }>, size: number, take: (rows: readonly R[]) => void): Promise<void> {
+async function readPages<R>(page: (after: R | undefined, limit: number) => Promise<{ rows: R[] }>, size: number, take: (row: R) => void): Promise<void> {
   let next: Promise<{ rows: R[] }> | undefined = page(undefined, size);
   while (next !== undefined) {
     const rows: R[] = (await next).rows;
     next = rows.length === size ? page(rows[rows.length - 1], size) : undefined;
-    take(rows);
+    for (const r of rows) take(r);
   }
 }
 

@@ -42,7 +42,7 @@ import { ingestBatch } from './ingest.ts';
 import type { SlicerMetrics } from './metrics.ts';
 import { natsDeadLetters } from './dead-letters.ts';
 import type { SlicerStore } from './ports.ts';
-import { restoreObjects } from './store.ts';
+import { restoreProjection } from './store.ts';
 import type { ReconcileDeps, ReconcileOutcome } from './reconcile.ts';
 import { reconcileBatch, splitServiceKey } from './reconcile.ts';
 import { Gate } from './gate.ts';
@@ -160,7 +160,7 @@ export function startEngine(deps: EngineDeps): Engine {
   };
   // The store with the leases attached: a write of a partition this replica lost is refused.
   const store: SlicerStore = {
-    loadSnapshot: (consumers, reading) => deps.store.loadSnapshot(consumers, reading),
+    loadSnapshot: (consumers) => deps.store.loadSnapshot(consumers),
     commitIngest: (batch) => deps.store.commitIngest({ ...batch, fence: fence([consumerPartition.get(batch.consumer) ?? -1]) }),
     commitSlices: (writes) => deps.store.commitSlices({ ...writes, fence: fence(partitionsOfWrites(writes, config.partitions)) }),
   };
@@ -461,34 +461,27 @@ export function startEngine(deps: EngineDeps): Engine {
   }
 
   async function start(): Promise<void> {
-    step('loading and restoring the snapshot');
+    step('loading the snapshot');
     const t0 = performance.now();
     const consumers = ownConsumers.map((c) => c.offset);
+    const snapshot = await store.loadSnapshot(consumers);
+    step('restoring the projection');
+    for (const c of consumers) offsets.set(c, snapshot.offsets.get(c) ?? 0);
     // One unacknowledged batch at a time: the offset check in ingest needs stream order, also
     // across redeliveries (see ingest.ts), and a batch is acked or nak'ed whole.
     const durableOpts = { ackWaitMs: config.ackWait, maxAckPending: INGEST_BATCH };
     const specs: DurableOptions[] = ownConsumers.map((c) => ({ ...durableOpts, durable: c.durable, filterSubject: c.filterSubject }));
-    let positioned: Promise<ConsumerInfo[]> | undefined;
-    // The snapshot's offsets come first: the consumers are placed at them (JetStream API calls, all
-    // at once) while the objects are read, and each page of objects goes into memory while
-    // Postgres produces the next. Nothing is consumed before the loops below start.
-    const snapshot = await store.loadSnapshot(consumers, {
-      onOffsets: (read) => {
-        for (const c of consumers) offsets.set(c, read.get(c) ?? 0);
-        positioned = Promise.all(specs.map((spec) => positionDurable(spec)));
-        positioned.catch(() => {}); // awaited below
-      },
-      onObjects: (rows) => restoreObjects(state, rows),
-    });
-    step('restoring the slices');
-    for (const s of snapshot.slices) state.putSlice(s);
+    // The consumers are placed at the snapshot's offsets while memory is being restored (JetStream
+    // API calls, all at once); nothing is consumed before the loops below start.
+    const positioned = Promise.all(specs.map((spec) => positionDurable(spec)));
+    positioned.catch(() => {}); // awaited below
+    await restoreProjection(state, snapshot);
     for (const r of snapshot.objects) if (r.kind === 'Node') nodesSeen = Math.max(nodesSeen, r.kubeSeq);
     for (const c of nodeConsumers) nodesSeen = Math.max(nodesSeen, offsets.get(c) ?? 0);
     await seedSnapshotCounts(snapshot.objects);
     log.info({ ...state.counts(), partitions, ms: Math.round(performance.now() - t0), offsets: Object.fromEntries(offsets) }, 'projection restored from Postgres');
 
     step('creating consumers');
-    if (positioned === undefined) throw new Error('the snapshot read handed over no offsets');
     const infos = await positioned;
 
     ingestDeps = {

@@ -1,15 +1,12 @@
 // The smallest interfaces the slicer needs from the outside. @slicemesh/db implements the store
 // on Postgres (slicerStore below wires it); testing/memory-store.ts implements it in memory.
 
-import type { IngestCommit, SliceWrites, SlicerSnapshot, SnapshotReading } from '@slicemesh/db';
+import type { IngestCommit, SliceWrites, SlicerSnapshot } from '@slicemesh/db';
 
 /** The slicer's durable record: what it restarts from, and its two kinds of batched write. */
 export interface SlicerStore {
-  /**
-   * Objects, slices and the offsets of `consumers`, read in one snapshot; `reading` gets the
-   * offsets and then every object as they are read, before the whole snapshot is in.
-   */
-  loadSnapshot(consumers: readonly string[], reading?: SnapshotReading): Promise<SlicerSnapshot>;
+  /** Objects, slices and the offsets of `consumers`, read in one snapshot. */
+  loadSnapshot(consumers: readonly string[]): Promise<SlicerSnapshot>;
   /** Stores an ingested batch with its consumer's new offset, in one transaction. */
   commitIngest(batch: IngestCommit): Promise<void>;
   /** Stores a batch of reconciles (slices, outbox, replay records), in one transaction. */
@@ -31,4 +28,4 @@ export interface DeadLetterSink {
   publish(letter: RejectedMessage): Promise<void>;
 }
 
-export type { IngestCommit, SliceWrites, SlicerSnapshot, SnapshotReading };
+export type { IngestCommit, SliceWrites, SlicerSnapshot };

@@ -95,7 +95,7 @@ describe('slicer against NATS and Postgres', () => {
     const store = slicerStore(s.db.db, 'c1');
     const snap = await store.loadSnapshot([offset]);
     const state = new ClusterState();
-    restoreProjection(state, snap);
+    await restoreProjection(state, snap);
     const [out] = await ingestBatch(offset, [again], {
       state,
       offsets: new Map(snap.offsets),

@@ -87,7 +87,7 @@ export class Harness {
     this.state = new ClusterState();
     this.dirty = new DirtyMarks();
     const snap = await this.store.loadSnapshot([PART, NODES]);
-    restoreProjection(this.state, snap);
+    await restoreProjection(this.state, snap);
     for (const [c, n] of snap.offsets) this.offsets.set(c, n);
     for (const k of this.state.reconcilableKeys()) this.dirty.mark(k, this.offsets.get(PART) ?? 0);
     this.ingestDeps = this.#ingestDeps();

@@ -5,7 +5,7 @@
 import type { EndpointSlice } from '@slicemesh/model';
 import { supersedes } from '@slicemesh/model';
 import type { KubeObjectRow, ReconcileRecord } from '@slicemesh/db';
-import type { IngestCommit, SliceWrites, SlicerSnapshot, SlicerStore, SnapshotReading } from '../ports.ts';
+import type { IngestCommit, SliceWrites, SlicerSnapshot, SlicerStore } from '../ports.ts';
 
 export interface StoredOutbox {
   readonly id: number;
@@ -46,12 +46,12 @@ export class MemoryStore implements SlicerStore {
     return [...this.#slices.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, s]) => s);
   }
 
-  async loadSnapshot(consumers: readonly string[], reading: SnapshotReading = {}): Promise<SlicerSnapshot> {
-    const offsets = new Map(consumers.map((c) => [c, this.#offsets.get(c) ?? 0]));
-    reading.onOffsets?.(offsets);
-    const objects = [...this.#objects.values()];
-    reading.onObjects?.(objects);
-    return { offsets, objects, slices: this.slices };
+  async loadSnapshot(consumers: readonly string[]): Promise<SlicerSnapshot> {
+    return {
+      offsets: new Map(consumers.map((c) => [c, this.#offsets.get(c) ?? 0])),
+      objects: [...this.#objects.values()],
+      slices: this.slices,
+    };
   }
 
   async commitIngest(batch: IngestCommit): Promise<void> {
