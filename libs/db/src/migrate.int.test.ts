@@ -53,6 +53,33 @@ describe('migrateToLatest', () => {
     expect(await migrateToLatest(h.db, schema)).toEqual([]);
   });
 
+  it('an up-to-date schema is a no-op read without any lock (it does not wait for a schema drop in progress elsewhere)', async () => {
+    const schema = uniqueSchemaName('mig');
+    schemas.push(schema);
+    const h = await open(schema);
+    await migrateToLatest(h.db, schema);
+    const other = await open(schema);
+    // Another session holds the schemas lock exclusively, as dropSchema does while it drops.
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let locked: () => void = () => {};
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = other.db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext(${SCHEMAS_LOCK}))`.execute(trx);
+      locked();
+      await held;
+    });
+    await isLocked;
+    try {
+      const t0 = performance.now();
+      expect(await migrateToLatest(h.db, schema)).toEqual([]);
+      expect(performance.now() - t0).toBeLessThan(5_000);
+    } finally {
+      release();
+      await holder;
+    }
+  });
+
   it('creates tables in the named schema even when the pool points elsewhere', async () => {
     const target = uniqueSchemaName('mig');
     const other = uniqueSchemaName('mig');
