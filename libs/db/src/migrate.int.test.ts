@@ -24,6 +24,27 @@ async function open(schema: string): Promise<DbHandle> {
   return h;
 }
 
+/** Holds the schemas lock in a transaction of `h` until release() (which waits for its end). */
+async function holdSchemasLock(h: DbHandle, mode: 'shared' | 'exclusive'): Promise<{ release(): Promise<void> }> {
+  let release: () => void = () => {};
+  const released = new Promise<void>((r) => (release = r));
+  let locked: () => void = () => {};
+  const isLocked = new Promise<void>((r) => (locked = r));
+  const done = h.db.transaction().execute(async (trx) => {
+    if (mode === 'shared') await sql`select pg_advisory_xact_lock_shared(hashtext(${SCHEMAS_LOCK}))`.execute(trx);
+    else await sql`select pg_advisory_xact_lock(hashtext(${SCHEMAS_LOCK}))`.execute(trx);
+    locked();
+    await released;
+  });
+  await isLocked;
+  return {
+    release: async () => {
+      release();
+      await done;
+    },
+  };
+}
+
 async function tablesIn(h: DbHandle, schema: string): Promise<string[]> {
   const r = await sql<{ table_name: string }>`select table_name from information_schema.tables where table_schema = ${schema} order by table_name`.execute(h.db);
   return r.rows.map((x) => x.table_name);
@@ -58,25 +79,14 @@ describe('migrateToLatest', () => {
     schemas.push(schema);
     const h = await open(schema);
     await migrateToLatest(h.db, schema);
-    const other = await open(schema);
     // Another session holds the schemas lock exclusively, as dropSchema does while it drops.
-    let release: () => void = () => {};
-    const held = new Promise<void>((r) => (release = r));
-    let locked: () => void = () => {};
-    const isLocked = new Promise<void>((r) => (locked = r));
-    const holder = other.db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(hashtext(${SCHEMAS_LOCK}))`.execute(trx);
-      locked();
-      await held;
-    });
-    await isLocked;
+    const held = await holdSchemasLock(await open(schema), 'exclusive');
     try {
       const t0 = performance.now();
       expect(await migrateToLatest(h.db, schema)).toEqual([]);
       expect(performance.now() - t0).toBeLessThan(5_000);
     } finally {
-      release();
-      await holder;
+      await held.release();
     }
   });
 
@@ -108,25 +118,14 @@ describe('dropSchema', () => {
     const schema = uniqueSchemaName('drop');
     const h = await open(schema);
     await migrateToLatest(h.db, schema);
-    const holder = await open(uniqueSchemaName('holder'));
-    let release: () => void = () => {};
-    const released = new Promise<void>((r) => (release = r));
-    let locked: () => void = () => {};
-    const isLocked = new Promise<void>((r) => (locked = r));
     // A migration in progress, as migrateToLatest holds it.
-    const migrating = holder.db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock_shared(hashtext(${SCHEMAS_LOCK}))`.execute(trx);
-      locked();
-      await released;
-    });
-    await isLocked;
+    const migrating = await holdSchemasLock(await open(uniqueSchemaName('holder')), 'shared');
     let dropped = false;
     const drop = dropSchema(h.db, schema).then(() => (dropped = true));
     await new Promise((r) => setTimeout(r, 300));
     expect(dropped).toBe(false);
     expect(await tablesIn(h, schema)).not.toEqual([]);
-    release();
-    await migrating;
+    await migrating.release();
     await drop;
     expect(await tablesIn(h, schema)).toEqual([]);
     const left = await sql<{ n: number }>`select count(*)::int as n from pg_namespace where nspname = ${schema}`.execute(h.db);
