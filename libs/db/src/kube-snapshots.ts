@@ -151,11 +151,21 @@ function headerOf(r: HeaderRow): KubeSnapshotHeader {
   };
 }
 
+const HEADER_COLUMNS = sql`id, cluster, partition, partitions, seq, nodes_seq, reconciles_to, objects, slices, taken_at`;
+
 /** Every kept snapshot's header of `cluster`, newest first per partition ([] when none). */
 export async function listKubeSnapshots(db: Db, cluster: string): Promise<KubeSnapshotHeader[]> {
-  const r = await sql<HeaderRow>`select id, cluster, partition, partitions, seq, nodes_seq, reconciles_to, objects, slices, taken_at
+  const r = await sql<HeaderRow>`select ${HEADER_COLUMNS}
     from kube_snapshots where cluster = ${cluster} and complete order by partition, seq desc, id desc`.execute(db);
   return r.rows.map(headerOf);
+}
+
+/** The newest complete snapshot's header of `partition`; undefined when none. */
+async function newestHeader(db: Db, cluster: string, partition: number): Promise<KubeSnapshotHeader | undefined> {
+  const r = await sql<HeaderRow>`select ${HEADER_COLUMNS}
+    from kube_snapshots where cluster = ${cluster} and partition = ${partition} and complete order by seq desc, id desc limit 1`.execute(db);
+  const row = r.rows[0];
+  return row === undefined ? undefined : headerOf(row);
 }
 
 export interface SnapshotReadOptions {
@@ -169,11 +179,8 @@ export interface SnapshotReadOptions {
 
 /** The newest snapshot of a partition with its rows (see SnapshotReadOptions); undefined when none. */
 export async function loadKubeSnapshot(db: Db, cluster: string, partition: number, o: SnapshotReadOptions = {}): Promise<KubeSnapshot | undefined> {
-  const h = await sql<HeaderRow>`select id, cluster, partition, partitions, seq, nodes_seq, reconciles_to, objects, slices, taken_at
-    from kube_snapshots where cluster = ${cluster} and partition = ${partition} and complete order by seq desc, id desc limit 1`.execute(db);
-  const row = h.rows[0];
-  if (row === undefined) return undefined;
-  const header = headerOf(row);
+  const header = await newestHeader(db, cluster, partition);
+  if (header === undefined) return undefined;
   const ns = o.namespace;
   const objects = await sql<{ kind: StoredKind; namespace: string; name: string; uid: string; resource_version: string; deleted: boolean; body: string; kube_seq: string }>`
     select kind, namespace, name, uid, resource_version, deleted, body::text as body, kube_seq from kube_snapshot_objects
@@ -196,11 +203,10 @@ export async function loadKubeSnapshot(db: Db, cluster: string, partition: numbe
  * reads the rows. undefined when the partition has none.
  */
 export async function kubeSnapshotSummary(db: Db, cluster: string, partition: number): Promise<(KubeSnapshotHeader & { readonly liveObjects: number }) | undefined> {
-  const h = await sql<HeaderRow & { live: string }>`select id, cluster, partition, partitions, seq, nodes_seq, reconciles_to, objects, slices, taken_at,
-      (select count(*) from kube_snapshot_objects o where o.snapshot_id = s.id and o.kind <> 'Node' and not o.deleted) as live
-    from kube_snapshots s where cluster = ${cluster} and partition = ${partition} and complete order by seq desc, id desc limit 1`.execute(db);
-  const row = h.rows[0];
-  return row === undefined ? undefined : { ...headerOf(row), liveObjects: Number(row.live) };
+  const header = await newestHeader(db, cluster, partition);
+  if (header === undefined) return undefined;
+  const live = await sql<{ n: string }>`select count(*) as n from kube_snapshot_objects where snapshot_id = ${header.id} and kind <> 'Node' and not deleted`.execute(db);
+  return { ...header, liveObjects: Number(live.rows[0]?.n ?? 0) };
 }
 
 /** The scope name of a partition's subjects in kube_log_cuts. */

@@ -83,13 +83,15 @@ export async function migrateToLatest(db: Kysely<Database>, schema: string): Pro
 
 /**
  * Whether `schema` already has exactly the migrations listed here, read in two small queries
- * without a lock: the common case of every restart, where the migrator's own checks (locks, the lookup of
- * its table among every schema's) took 0.1-0.5 s of a slicer's restart. Anything else (no table,
- * a migration missing or unknown) is left to migrateToLatest's full path, which applies or reports.
+ * without a lock: the common case of every restart, where the migrator's own checks (locks, the
+ * lookup of its table among every schema's) took 0.1-0.5 s of a slicer's restart. Anything else
+ * (no table, a migration missing or unknown) is left to migrateToLatest's full path, which
+ * applies or reports.
  */
 async function upToDate(db: Kysely<Database>, schema: string): Promise<boolean> {
+  // The schema name is a plain lowercase identifier (assertSchemaName): no quoting needed.
   const table = `${schema}.${MIGRATION_TABLE}`;
-  const found = await sql<{ exists: boolean }>`select to_regclass(${`"${schema}"."${MIGRATION_TABLE}"`}) is not null as exists`.execute(db);
+  const found = await sql<{ exists: boolean }>`select to_regclass(${table}) is not null as exists`.execute(db);
   if (found.rows[0]?.exists !== true) return false;
   const applied = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(db);
   const names = new Set(applied.rows.map((r) => r.name));

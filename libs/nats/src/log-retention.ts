@@ -153,7 +153,7 @@ export function filtersOverlap(a: string, b: string): boolean {
 /**
  * Removes the messages matching `filter` with a sequence below `keepFrom` (JetStream purge with a
  * filter and `seq`); returns how many went. A `keepFrom` ≤ 1 removes nothing and asks nothing.
- * Not for a replicated stream on nats-server 2.9 (see streamReplicas).
+ * Not for a replicated stream on nats-server 2.9 (see streamShape).
  */
 export async function purgeBelow(jsm: JetStreamManager, stream: string, filter: string, keepFrom: number): Promise<number> {
   if (keepFrom <= 1) return 0;
@@ -162,18 +162,14 @@ export async function purgeBelow(jsm: JetStreamManager, stream: string, filter: 
 }
 
 /**
- * How many replicas a stream has. A compactor purges only a stream of one: on nats-server 2.9.10
- * the replicas of a 3-replica KUBE diverged once purges (filtered purges, or deletes one message at
- * a time) met a server killed and restarted — measured in the NATS-cluster fault campaign, where
- * afterwards the replicas held different first or last sequences and one had lost messages of a
- * scope nobody purged; the same campaign without purges kept them identical.
+ * How many replicas a stream has, and the first and last sequence it holds (first > last when it
+ * is empty), from one stream info. A compactor purges only a stream of one replica: on
+ * nats-server 2.9.10 the replicas of a 3-replica KUBE diverged once purges (filtered purges, or
+ * deletes one message at a time) met a server killed and restarted — measured in the NATS-cluster
+ * fault campaign, where afterwards the replicas held different first or last sequences and one
+ * had lost messages of a scope nobody purged; the same campaign without purges kept them identical.
  */
-export async function streamReplicas(jsm: JetStreamManager, stream: string): Promise<number> {
-  return (await jsm.streams.info(stream)).config.num_replicas ?? 1;
-}
-
-/** The first and last sequence `stream` holds (first > last when it is empty). */
-export async function streamSeqRange(jsm: JetStreamManager, stream: string): Promise<{ readonly first: number; readonly last: number }> {
-  const { state } = await jsm.streams.info(stream);
-  return { first: state.first_seq, last: state.last_seq };
+export async function streamShape(jsm: JetStreamManager, stream: string): Promise<{ readonly replicas: number; readonly first: number; readonly last: number }> {
+  const { config, state } = await jsm.streams.info(stream);
+  return { replicas: config.num_replicas ?? 1, first: state.first_seq, last: state.last_seq };
 }

@@ -24,8 +24,7 @@ import {
   publishAcked,
   purgeBelow,
   storedMessage,
-  streamReplicas,
-  streamSeqRange,
+  streamShape,
   subjectCounts,
 } from '@slicemesh/nats';
 import { CARRIED_HEADER, carriedEnvelope, carriedMsgId, carriesUnowned, compactionBounds, cutOf, hintsOffsetFilter, planCarries, worthCompacting } from './compaction.ts';
@@ -84,9 +83,8 @@ function unownedMsgId(cluster: string, body: unknown, stream: string, seq: numbe
   return `${cluster}/${uid}/${rv}${o?.type === 'Deleted.v1' ? '/deleted' : ''}/carried-${snapshotSeq}`;
 }
 
-/** Why a replicated KUBE is never purged (streamReplicas), or undefined for a stream of one replica. */
-async function replicatedReason(deps: CompactDeps): Promise<string | undefined> {
-  const replicas = await streamReplicas(deps.jsm, deps.names.kube);
+/** Why a replicated KUBE is never purged (streamShape), or undefined for a stream of one replica. */
+function replicatedReason(deps: CompactDeps, replicas: number): string | undefined {
   return replicas > 1 ? `${deps.names.kube} has ${replicas} replicas: purges let nats-server 2.9 replicas diverge, so a replicated log keeps everything (snapshots are still written)` : undefined;
 }
 
@@ -114,7 +112,10 @@ async function offsetHolds(deps: CompactDeps, offsets: ReadonlyMap<string, numbe
 export async function compactPartition(deps: CompactDeps, partition: number): Promise<Compaction> {
   const scope = partitionScope(partition);
   const none = { scope, snapshotSeq: 0, keepFrom: 1, heldBy: '', below: 0, carried: 0, overtaken: 0, expiredTombstones: 0, purged: 0 };
-  const replicated = await replicatedReason(deps);
+  // One stream info: its replicas first, its sequences for the bounds below (messages that come
+  // after it are above any cut, and can only defer a compaction to the next snapshot).
+  const shape = await streamShape(deps.jsm, deps.names.kube);
+  const replicated = replicatedReason(deps, shape.replicas);
   if (replicated !== undefined) return { ...none, skipped: replicated };
   const summary = await kubeSnapshotSummary(deps.db, deps.cluster, partition);
   if (summary === undefined) return { ...none, skipped: 'no snapshot' };
@@ -127,7 +128,7 @@ export async function compactPartition(deps: CompactDeps, partition: number): Pr
   if (cut.keepFrom <= (cuts.get(scope) ?? 1)) return { ...base, skipped: `nothing new below the cut (held by ${cut.heldBy})` };
   // Decided from counts when it can be: reading the partition's log and the snapshot's rows costs
   // this process seconds of CPU at 100k objects, beside the reconciles it serves.
-  const bound = compactionBounds(summary.liveObjects, cut.keepFrom, await streamSeqRange(deps.jsm, stream));
+  const bound = compactionBounds(summary.liveObjects, cut.keepFrom, shape);
   if (!worthCompacting(bound.belowAtMost, bound.carriesAtLeast)) {
     return { ...base, skipped: `not worth it: at most ${bound.belowAtMost} messages below the cut, at least ${bound.carriesAtLeast} to carry (bounds from the stream's sequences and the snapshot's ${summary.liveObjects} live objects)` };
   }
@@ -182,7 +183,7 @@ export async function compactPartition(deps: CompactDeps, partition: number): Pr
  */
 export async function compactNodes(deps: CompactDeps): Promise<Compaction> {
   const none = { scope: NODES_SCOPE, snapshotSeq: 0, keepFrom: 1, heldBy: '', below: 0, carried: 0, overtaken: 0, expiredTombstones: 0, purged: 0 };
-  const replicated = await replicatedReason(deps);
+  const replicated = replicatedReason(deps, (await streamShape(deps.jsm, deps.names.kube)).replicas);
   if (replicated !== undefined) return { ...none, skipped: replicated };
   const newest = new Map<number, number>();
   for (const h of await listKubeSnapshots(deps.db, deps.cluster)) {

@@ -159,7 +159,7 @@ export interface ChaosReport {
 export interface BoundedLogFigures {
   /** The slicers' SNAPSHOT_EVERY when the campaign set it: then a log of one replica must have been compacted. */
   readonly snapshotEvery?: number;
-  /** KUBE's replicas: a replicated log must never be purged (libs/nats streamReplicas). */
+  /** KUBE's replicas: a replicated log must never be purged (libs/nats streamShape). */
   readonly replicas: number;
   readonly partitions: number;
   /** The first sequence kept of each partition that was compacted. */
