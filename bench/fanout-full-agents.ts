@@ -10,9 +10,9 @@
 // then it stops the agents and exits.
 
 import type { KvChange, NatsConnection } from '@slicemesh/nats';
-import { connectNats, kvWatchJson, openKv } from '@slicemesh/nats';
+import { connectNats } from '@slicemesh/nats';
 import type { KvChangeSource, ProxyAgentHandle } from '@slicemesh/proxy-agent';
-import { parseProxyAgentConfig, startProxyAgent } from '@slicemesh/proxy-agent';
+import { kvSource, parseProxyAgentConfig, startProxyAgent } from '@slicemesh/proxy-agent';
 import { createLogger } from '@slicemesh/runtime';
 
 interface Start {
@@ -36,10 +36,10 @@ async function startFullAgent(s: Start, node: string, zone: string): Promise<Run
   const nc = await connectNats({ url: s.url, name: `fanout-full-${node}`, timeoutMs: 60_000 });
   const arrivals = new Map<number, number>();
   const writes: number[] = [];
+  // The agent's own sources (the shared feeds), with each view revision's arrival recorded.
   const source = (bucket: string, record: boolean): KvChangeSource => ({
     async *watch(filter, opts): AsyncGenerator<KvChange> {
-      const kv = await openKv(nc, bucket);
-      for await (const c of kvWatchJson(kv, { key: filter, onInitialDone: opts.onInitialDone, signal: opts.signal })) {
+      for await (const c of kvSource(nc, bucket, s.cluster).watch(filter, opts)) {
         if (record) arrivals.set(c.revision, Date.now());
         yield c;
       }

@@ -15,9 +15,11 @@
 //   metadata, annotation included.
 // - The agents: 1000 lightweight agents (bench/fanout-agents.ts: own NATS connection, own zone
 //   watch, in-memory apply, no rules), one unscoped agent watching the unfiltered view (every
-//   endpoint of every slice: what kube-proxy receives), and 10 full agents (startProxyAgent,
+//   endpoint of every slice, as proxies read it), and 10 full agents (startProxyAgent,
 //   dry-run backend, default MIN_SYNC_PERIOD 1 s) in a process of their own
-//   (bench/fanout-full-agents.ts), so their rendering cannot stall the generator's clock.
+//   (bench/fanout-full-agents.ts), so their rendering cannot stall the generator's clock. Every
+//   agent watches as the proxy agent does: its filter's shared feed (kvFeedWatchJson), one
+//   JetStream delivery per view write for all the agents of a zone.
 //
 // Latency origin: the trigger time the view carries (= the pod's Ready lastTransitionTime; the
 // bench checks it against its own record of when it flipped which pod IP). A change is one
@@ -27,6 +29,10 @@
 // and counted in the bytes, but nothing needs applying. Second row: from the view's KV write
 // (the server's timestamp of the put) to the same arrivals: the fan-out's share alone. The watch
 // leg before KUBE (API server → watcher) is not in these figures: the backbone section has it.
+//
+// Bytes: what each agent received after its initial set, per pod change, against kube-proxy's
+// way (KubeProxyWay: every EndpointSlice of the cluster, whole, each time it changes), and
+// against our own unscoped agent (zone scoping alone: both read views as proxies read them).
 
 import { spawnSync } from 'node:child_process';
 import { fork } from 'node:child_process';
@@ -39,7 +45,7 @@ import { createDb } from '@slicemesh/db';
 import type { EndpointSlice } from '@slicemesh/model';
 import { ANNOTATION_TRIGGER_TIME } from '@slicemesh/model';
 import type { KV, NatsConnection } from '@slicemesh/nats';
-import { connectNats, ensureKv, ensureStreams, jetstream, jetstreamManager, openKv, zoneViewsFilter } from '@slicemesh/nats';
+import { connectNats, encodeToken, ensureKv, ensureStreams, jetstream, jetstreamManager, openKv, zoneViewsFilter } from '@slicemesh/nats';
 import { UNZONED_VIEW } from '@slicemesh/proxy-state';
 import { REPO_ROOT, deleteRunState, freshRunNames, newRunId, startStack } from '@slicemesh/stack';
 import type { Stack } from '@slicemesh/stack';
@@ -200,23 +206,67 @@ class ViewObserver {
   }
 }
 
+// ---- kube-proxy's way: every EndpointSlice, whole ----------------------------------------------
+
+/**
+ * What kube-proxy receives: it watches every EndpointSlice of the cluster, each update the whole
+ * object. Here, the `hinted` bucket: each slice as the hints service finished it, which is what
+ * the publisher writes to the Kubernetes API (less the API's own fields, managedFields and
+ * resourceVersion, so the figure understates kube-proxy's bytes). Counts the puts written from
+ * `since` on, key and value as stored, split by kind of Service as the views are.
+ */
+class KubeProxyWay {
+  bytes = 0;
+  entries = 0;
+  readonly byClass = { preferClose: 0, none: 0 };
+  since = Infinity;
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+
+  start(kv: KV): void {
+    this.#loop = (async (): Promise<void> => {
+      const w = await kv.watch({ key: `${CLUSTER}.>` });
+      this.#stop.signal.addEventListener('abort', () => w.stop(), { once: true });
+      for await (const e of w) {
+        if (e.operation !== 'PUT' || e.created.getTime() < this.since) continue;
+        const bytes = e.key.length + e.value.length;
+        this.bytes += bytes;
+        this.entries++;
+        const service = Number(/(?:^|\.)svc-(\d+)\./.exec(e.key)?.[1] ?? NaN);
+        if (!Number.isNaN(service)) this.byClass[service % 2 === 0 ? 'preferClose' : 'none'] += bytes;
+      }
+    })().catch((err: unknown) => void process.stderr.write(`fanout bench: hinted watch ended: ${errText(err)}\n`));
+  }
+
+  async close(): Promise<void> {
+    this.#stop.abort();
+    await this.#loop;
+  }
+}
+
 // ---- lightweight agents (worker processes) -------------------------------------------------
 
 interface WorkerReport {
   readonly arrivals: [number, [number, number]][];
   readonly perAgent: [string, { entries: number }][];
   readonly rssBytes: number;
+  /** Times one of its agents read its views again (its feed missed deliveries or fell silent). */
+  readonly resyncs: number;
 }
 
 interface Worker {
   readonly child: ChildProcess;
   readonly ready: Promise<{ rssBytes: number; retries: number }>;
+  /** Every agent subscribes to its zone's raw subject (the floor); resolves once all have. */
+  readonly rawSubscribe: () => Promise<void>;
+  /** Per agent: raw messages parsed, and when the last arrived (epoch ms). */
+  readonly rawProgress: () => Promise<Map<string, { count: number; last: number }>>;
   /** The newest revision each of its agents applied. */
   readonly progress: () => Promise<Map<string, number>>;
   readonly report: () => Promise<WorkerReport>;
 }
 
-function startWorker(agents: { id: string; filter: string }[], url: string, bucket: string): Worker {
+function startWorker(agents: { id: string; filter: string; raw: string }[], url: string, bucket: string): Worker {
   const child = fork(new URL('./fanout-agents.ts', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   niceChild(child.pid, 'an agents\' process');
   const ready = new Promise<{ rssBytes: number; retries: number }>((resolve, reject) => {
@@ -227,7 +277,7 @@ function startWorker(agents: { id: string; filter: string }[], url: string, buck
     child.once('exit', (code) => reject(new Error(`fanout worker exited with ${code}`)));
   });
   ready.catch(() => {}); // the caller awaits all of them; a second failure must not end the process
-  child.send({ agents, url, bucket });
+  child.send({ agents, url, bucket, cluster: CLUSTER });
   const progress = () =>
     new Promise<Map<string, number>>((resolve) => {
       const on = (m: { progress?: [string, number][] }) => {
@@ -245,29 +295,61 @@ function startWorker(agents: { id: string; filter: string }[], url: string, buck
       });
       child.send({ report: true });
     });
-  return { child, ready, progress, report };
+  const ask = <T>(request: object, field: string) =>
+    new Promise<T>((resolve) => {
+      const on = (m: Record<string, unknown>) => {
+        if (m[field] === undefined) return;
+        child.off('message', on);
+        resolve(m[field] as T);
+      };
+      child.on('message', on);
+      child.send(request);
+    });
+  const rawSubscribe = async () => void (await ask<boolean>({ rawSubscribe: true }, 'rawReady'));
+  const rawProgress = async () => new Map(await ask<[string, { count: number; last: number }][]>({ rawProgress: true }, 'rawProgress'));
+  return { child, ready, progress, report, rawSubscribe, rawProgress };
 }
 
-/** utime+stime (ms) and VmRSS (bytes) of the nats-server serving `url`'s port on this machine, or null. */
-function natsServerUsage(url: string): { cpuMs: number; rssBytes: number } | null {
+/** The pid of the nats-server serving `url`'s port on this machine; undefined when there is none. */
+function natsServerPid(url: string): number | undefined {
   const port = new URL(url.split(',')[0] ?? url).port || '4222';
-  const pids = spawnSync('pgrep', ['-x', 'nats-server'], { encoding: 'utf8' }).stdout.split('\n').filter((p) => p !== '');
-  for (const pid of pids) {
+  for (const pid of spawnSync('pgrep', ['-x', 'nats-server'], { encoding: 'utf8' }).stdout.split('\n').filter((p) => p !== '')) {
     try {
       const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       const i = args.findIndex((a) => a === '-p' || a === '--port');
-      const own = i >= 0 ? args[i + 1] : '4222';
-      if (own !== port) continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-      const ticks = Number(stat[11]) + Number(stat[12]);
-      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-      return { cpuMs: (ticks * 1000) / 100, rssBytes: Number(rss ?? 0) * 1024 };
+      if ((i >= 0 ? args[i + 1] : '4222') === port) return Number(pid);
     } catch {
       continue;
     }
   }
-  return null;
+  return undefined;
 }
+
+/** utime+stime (ms) and VmRSS (bytes) of the nats-server serving `url`'s port on this machine, or null. */
+function natsServerUsage(url: string): { cpuMs: number; rssBytes: number } | null {
+  const pid = natsServerPid(url);
+  if (pid === undefined) return null;
+  try {
+    const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return { cpuMs: cpuMsOf(pid), rssBytes: Number(rss ?? 0) * 1024 };
+  } catch {
+    return null;
+  }
+}
+
+/** utime+stime of process `pid` so far, ms; NaN when it cannot be read (gone, or not Linux). */
+function cpuMsOf(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return ((Number(stat[11]) + Number(stat[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The processes whose CPU a phase reports, by role, and their CPU so far (ms). */
+type CpuSample = Map<string, number>;
 
 /** A CDF per series as an SVG polyline chart, latency on a log axis. */
 export function latencySvg(series: readonly { name: string; color: string; values: readonly number[]; dashed?: boolean }[], title = 'pod Ready transition → applied on every agent that must apply it (CDF)'): string {
@@ -453,12 +535,19 @@ export interface FanoutFigures {
   burst_p99_ms?: number;
   burst_max_ms?: number;
   bytes_per_agent_scoped?: number;
+  /** kube-proxy's way: every EndpointSlice, whole (the hinted bucket). */
   bytes_per_agent_unscoped?: number;
+  /** Our agent on an unzoned node: the unfiltered view (every endpoint, as proxies read it). */
+  bytes_per_agent_unfiltered_view?: number;
   /** Pod changes per second the generator achieved. */
   steady_rate?: number;
   burst_rate?: number;
   /** Pod changes per second that reached the views in the burst (first flip to the last one written). */
   burst_pipeline_rate?: number;
+  /** The burst's fan-out: its first view write to the last arrival on any agent. */
+  burst_fanout_ms?: number;
+  /** The same writes as plain NATS messages, published at once, to the last agent's parse. */
+  raw_fanout_floor_ms?: number;
 }
 
 async function waitFor(what: string, done: () => boolean, timeoutMs: number, status: () => string): Promise<boolean> {
@@ -506,6 +595,7 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
   const run = freshRunNames(newRunId(Date.now()));
   const logDir = join(tmpdir(), 'slicemesh-bench', `fanout-${run.id}`);
   const observer = new ViewObserver();
+  const kubeProxy = new KubeProxyWay();
   let stack: Stack | undefined;
   const started: Worker[] = [];
   let full: FullAgent[] = [];
@@ -514,9 +604,14 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
   /** Stops every process this section started and removes the run's streams, buckets and schema. Idempotent. */
   const cleanup = (): Promise<void> =>
     (cleaning ??= (async () => {
-      if (fullWorker !== undefined && fullWorker.child.exitCode === null && fullWorker.child.signalCode === null) fullWorker.child.kill();
-      for (const s of started) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill();
+      // Workers that reported close their connections and exit on their own (a profile, when
+      // asked for, is written then); whatever has not exited after 10 s is killed.
+      const running = (c: ChildProcess) => c.exitCode === null && c.signalCode === null;
+      const children = [...(fullWorker === undefined ? [] : [fullWorker.child]), ...started.map((s) => s.child)].filter(running);
+      await Promise.race([Promise.all(children.map((c) => new Promise((r) => c.once('exit', r)))), sleep(10_000)]);
+      for (const c of children) if (running(c)) c.kill();
       await observer.close();
+      await kubeProxy.close();
       await stack?.close().catch((e: unknown) => progress(`stopping the services: ${errText(e)}`));
       await deleteRunState(url, pgUrl, run).catch((e: unknown) => progress(`removing the run state: ${errText(e)}`));
       await nc.close().catch(() => {});
@@ -574,14 +669,17 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
     const viewsReady = await waitFor('the initial views', () => observer.keysIn(UNZONED_VIEW) >= serviceCount && Date.now() - observer.lastPutAt > 1500, 300_000, () => `${observer.keysIn(UNZONED_VIEW)} of ${serviceCount} unfiltered views`);
     if (!viewsReady) throw new Error(`the views never held every Service (${observer.keysIn(UNZONED_VIEW)} of ${serviceCount}); logs in ${logDir}`);
     rows.push(['slicer + hints (node dist/<svc>.js) ready, every zone view written', fmtMs(performance.now() - t), `${observer.puts.size} view entries; service logs in ${logDir}`]);
+    kubeProxy.start(await openKv(nc, run.names.hinted));
 
+    // Each zone's plain subject for the raw fan-out floor.
+    const rawSubject = (zone: string) => `${run.names.prefix}fanout-raw.${encodeToken(zone)}`;
     // One agent per node (the first agentCount nodes, spread over the zones), plus the unscoped one.
     const zoneOf = (i: number) => cluster.zoneOf(i) ?? UNZONED_VIEW;
     const specs = Array.from({ length: agentCount }, (_, i) => {
       const node = Math.floor((i * NODES) / agentCount);
-      return { id: `agent-${node}`, zone: zoneOf(node), filter: zoneViewsFilter(CLUSTER, zoneOf(node)) };
+      return { id: `agent-${node}`, zone: zoneOf(node), filter: zoneViewsFilter(CLUSTER, zoneOf(node)), raw: rawSubject(zoneOf(node)) };
     });
-    const unscoped = { id: 'unscoped', zone: UNZONED_VIEW, filter: zoneViewsFilter(CLUSTER, UNZONED_VIEW) };
+    const unscoped = { id: 'unscoped', zone: UNZONED_VIEW, filter: zoneViewsFilter(CLUSTER, UNZONED_VIEW), raw: rawSubject(UNZONED_VIEW) };
     const perZone = new Map<string, number>();
     for (const s of [...specs, unscoped]) perZone.set(s.zone, (perZone.get(s.zone) ?? 0) + 1);
     const zoneById = new Map([...specs, unscoped].map((s) => [s.id, s.zone]));
@@ -589,13 +687,13 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
     const server0 = natsServerUsage(url);
     t = performance.now();
     for (let w = 0; w < workers; w++) {
-      const mine = specs.filter((_, i) => i % workers === w).map(({ id, filter }) => ({ id, filter }));
+      const mine = specs.filter((_, i) => i % workers === w).map(({ id, filter, raw }) => ({ id, filter, raw }));
       started.push(startWorker(w === 0 ? [...mine, unscoped] : mine, url, run.names.views));
     }
     const atReady = await Promise.all(started.map((s) => s.ready));
     const workerRss = atReady.map((r) => r.rssBytes);
     const retried = atReady.reduce((n, r) => n + r.retries, 0);
-    rows.push([`${agentCount} agents connected, each with its initial zone set`, fmtMs(performance.now() - t), `${workers} processes at nice ${AGENT_NICE}, one NATS connection and one watch per agent${retried > 0 ? `; ${retried} setups timed out and were retried` : ''}`]);
+    rows.push([`${agentCount} agents connected, each with its initial zone set`, fmtMs(performance.now() - t), `${workers} processes at nice ${AGENT_NICE}, one NATS connection per agent, one shared feed per zone${retried > 0 ? `; ${retried} setups timed out and were retried` : ''}`]);
     t = performance.now();
     const fullSpecs = Array.from({ length: fullCount }, (_, k) => ({ node: `node-${k}`, zone: zoneOf(k) }));
     const fullZone = new Map(fullSpecs.map((f) => [f.node, f.zone]));
@@ -603,8 +701,69 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
     await fw.ready;
     rows.push([`${fullCount} full agents (dry-run) ready`, fmtMs(performance.now() - t), 'one process of their own; each renders the iptables ruleset of its zone after every sync']);
 
+    // Who spends the CPU of a phase: nats-server, the agents' processes, the pipeline's services.
+    const cpuSample = (): CpuSample => {
+      const out: CpuSample = new Map([['nats-server', cpuMsOf(natsServerPid(url))]]);
+      out.set(`agents (${started.length} processes)`, started.reduce((n, w) => n + cpuMsOf(w.child.pid), 0));
+      out.set('full agents', cpuMsOf(fullWorker?.child.pid));
+      for (const c of stack?.components() ?? []) out.set(c.name, cpuMsOf(c.pid()));
+      out.set('bench (generator, observer)', process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000);
+      return out;
+    };
+    const cpuRow = (label: string, before: CpuSample, after: CpuSample, wallMs: number): Row => [
+      `    CPU ${label}, by process`,
+      `${fmtMs(wallMs)} wall`,
+      [...after].map(([who, ms]) => `${who} ${fmtMs(ms - (before.get(who) ?? NaN))}`).join(', '),
+    ];
+    const cpuRows: Row[] = [];
+
+    /**
+     * The floor this machine sets for the burst's fan-out: the same view writes (zone and size,
+     * in order) published at once as plain NATS messages to each zone's subject, which every agent
+     * of the zone receives on its own connection and parses — what any agent must do to apply a
+     * change, without JetStream, our feed or the pipeline. Returns the deliveries and the span
+     * from the first publish to the last arrival, or null when some agent missed one.
+     */
+    const rawFloor = async (ph: { from: number; to: number }): Promise<{ deliveries: number; ms: number; missing: number } | null> => {
+      const puts = [...observer.puts.values()].filter((p) => p.trigger !== null && p.trigger >= ph.from && p.trigger <= ph.to).sort((a, b) => a.revision - b.revision);
+      if (puts.length === 0) return null;
+      progress(`the raw fan-out floor: ${puts.length} messages as plain NATS to every agent of their zone`);
+      await Promise.all(started.map((w) => w.rawSubscribe()));
+      const payloads = new Map<number, string>();
+      const payload = (bytes: number): string => {
+        let p = payloads.get(bytes);
+        if (p === undefined) payloads.set(bytes, (p = JSON.stringify({ pad: 'x'.repeat(Math.max(0, bytes - 10)) })));
+        return p;
+      };
+      const want = new Map<string, number>();
+      for (const p of puts) want.set(p.zone, (want.get(p.zone) ?? 0) + 1);
+      const cpu0 = cpuSample();
+      const t0 = Date.now();
+      for (const p of puts) nc.publish(rawSubject(p.zone), payload(p.bytes));
+      await nc.flush();
+      let got = new Map<string, { count: number; last: number }>();
+      const complete = () => [...zoneById].every(([id, zone]) => (got.get(id)?.count ?? 0) >= (want.get(zone) ?? 0));
+      for (const until = Date.now() + 60_000; Date.now() < until; await sleep(100)) {
+        got = new Map((await Promise.all(started.map((w) => w.rawProgress()))).flatMap((m) => [...m]));
+        if (complete()) break;
+      }
+      cpuRows.push(cpuRow('of the raw floor, until every agent parsed its last message', cpu0, cpuSample(), Date.now() - t0));
+      let deliveries = 0;
+      let last = t0;
+      let missing = 0;
+      for (const [id, zone] of zoneById) {
+        const g = got.get(id);
+        deliveries += g?.count ?? 0;
+        missing += Math.max(0, (want.get(zone) ?? 0) - (g?.count ?? 0));
+        last = Math.max(last, g?.last ?? 0);
+      }
+      return { deliveries, ms: last - t0, missing };
+    };
+
     const runPhase = async (name: string, count: number, perSecond: number): Promise<{ flips: Flip[]; from: number; to: number; unacked: number; drained: boolean }> => {
       progress(`${name}: ${count} pod Ready transitions at ${perSecond}/s`);
+      const cpu0 = cpuSample();
+      const wall0 = Date.now();
       const flips: Flip[] = [];
       // At most 64 publishes awaiting KUBE's ack (the watcher's PUBLISH_WINDOW is alike): past
       // that the generator waits, and the achieved rate shows it.
@@ -638,12 +797,15 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
         if ((Date.now() - t1) % 10_000 < 500) progress(`${name}: ${behind} agents still behind their zone's newest view`);
         await sleep(500);
       }
+      cpuRows.push(cpuRow(`${name}, from its first change until every agent caught up`, cpu0, cpuSample(), Date.now() - wall0));
       await sleep(2000);
       return { flips, from: flips[0]?.at ?? start, to: flips.at(-1)?.at ?? start, unacked, drained };
     };
+    kubeProxy.since = Date.now();
     const steady = await runPhase('steady', steadySeconds * 20, 20);
     const burstRun = await runPhase('burst', burst, 500);
     const server1 = natsServerUsage(url);
+    const floor = await rawFloor(burstRun);
     const reports = await Promise.all(started.map((s) => s.report()));
     full = (await fw.report()).map((r) => ({ zone: fullZone.get(r.node) ?? '', arrivals: new Map(r.arrivals), writes: r.writes }));
 
@@ -700,6 +862,34 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
       perFlip.sort((a, b) => a - b);
       rows.push([`    cross-check per pod change (generator's record, keyed by pod IP): → applied on every agent`, triple(perFlip), `${perFlip.length} pod changes${unapplied > 0 ? `, ${unapplied} whose view had no trigger time or missed an agent` : ''}; origin: when the bench flipped the pod, not the annotation`]);
     }
+    rows.push(...cpuRows);
+    if (floor !== null) {
+      // The burst's own fan-out, from its first view write to the last arrival of any of its views.
+      const burstPuts = [...observer.puts.values()].filter((p) => p.trigger !== null && p.trigger >= burstRun.from && p.trigger <= burstRun.to);
+      let ours = 0;
+      let lastArrival = -Infinity;
+      for (const p of burstPuts) {
+        const a = arrivals.get(p.revision);
+        if (a === undefined) continue;
+        ours += a[1];
+        lastArrival = Math.max(lastArrival, a[0]);
+      }
+      const firstWrite = Math.min(...burstPuts.map((p) => p.written));
+      const oursMs = lastArrival - firstWrite;
+      const rate = (n: number, ms: number) => `${Math.round(n / (ms / 1000))}/s`;
+      figures.burst_fanout_ms = oursMs;
+      figures.raw_fanout_floor_ms = floor.ms;
+      rows.push([
+        '    raw floor: the burst\'s view writes as plain NATS messages, every agent parses its zone\'s',
+        fmtMs(floor.ms),
+        `${floor.deliveries} deliveries, ${rate(floor.deliveries, floor.ms)}, all published at once${floor.missing > 0 ? `; ${floor.missing} never arrived` : ''}`,
+      ]);
+      rows.push([
+        '    burst fan-out: first view write → last arrival (shared feeds)',
+        fmtMs(oursMs),
+        `${ours} deliveries, ${rate(ours, oursMs)} = ${((ours / oursMs) / (floor.deliveries / floor.ms)).toFixed(2)} of the floor's rate (paced by the pipeline's writes, which the floor is not)`,
+      ]);
+    }
     const tc = observer.triggerChecks;
     rows.push(['unfiltered-view puts whose trigger time = the earliest pod change they applied', `${tc.match} / ${tc.all}`, `${tc.later} later (an earlier change of the slice coalesced into the write), ${tc.earlier} earlier, ${tc.none} without one`]);
 
@@ -730,17 +920,26 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
     const scopedBytes = zonedBytes / Math.max(1, zonedSpecs.length) / flipsAll;
     const scopedEntries = zonedSpecs.reduce((n, s) => n + (agentStats.get(s.id)?.entries ?? 0), 0) / Math.max(1, zonedSpecs.length) / flipsAll;
     const un = { bytes: unscopedBytes, entries: agentStats.get('unscoped')?.entries ?? 0 };
+    const kp = kubeProxy.bytes / flipsAll;
     figures.agents = agentCount;
     figures.bytes_per_agent_scoped = scopedBytes;
-    figures.bytes_per_agent_unscoped = un.bytes / flipsAll;
+    figures.bytes_per_agent_unscoped = kp;
+    figures.bytes_per_agent_unfiltered_view = un.bytes / flipsAll;
     const measured = [...observer.puts.values()].filter((p) => p.zone !== UNZONED_VIEW && p.trigger !== null && p.trigger >= steady.from);
     const metaOnly = measured.filter((p) => !p.changes);
     const metaBytes = metaOnly.reduce((n, p) => n + p.bytes, 0) / Math.max(1, measured.reduce((n, p) => n + p.bytes, 0));
-    rows.push(['per agent per pod change, zoned agents (average)', fmtBytes(Math.round(scopedBytes)), `${scopedEntries.toFixed(2)} view entries; target <= 1/3 of the unscoped agent's (ratio ${(scopedBytes / Math.max(1, un.bytes / flipsAll)).toFixed(2)})`]);
-    rows.push(['per agent per pod change, unscoped agent (the unfiltered view: every slice, as kube-proxy)', fmtBytes(Math.round(un.bytes / flipsAll)), `${(un.entries / flipsAll).toFixed(2)} view entries`]);
-    const classRatio = (c: { zoned: number; unscoped: number }): string => (c.zoned / Math.max(1, zonedSpecs.length) / Math.max(1, c.unscoped)).toFixed(2);
-    rows.push(['  zoned / unscoped by kind of Service: PreferClose (half of them), no topology (the other half)', `${classRatio(byClass.preferClose)} / ${classRatio(byClass.none)}`, 'bytes per zoned agent over the unscoped agent\'s, changes of that kind only']);
+    rows.push(['per agent per pod change, zoned agents (average)', fmtBytes(Math.round(scopedBytes)), `${scopedEntries.toFixed(2)} view entries; target <= 1/3 of kube-proxy's (ratio ${(scopedBytes / Math.max(1, kp)).toFixed(2)})`]);
+    rows.push(['per agent per pod change, kube-proxy\'s way (every EndpointSlice, whole: the hinted bucket)', fmtBytes(Math.round(kp)), `${(kubeProxy.entries / flipsAll).toFixed(2)} slices; the API would add managedFields and resourceVersion`]);
+    rows.push(['per agent per pod change, our unscoped agent (the unfiltered view)', fmtBytes(Math.round(un.bytes / flipsAll)), `${(un.entries / flipsAll).toFixed(2)} view entries; zoned agents / this = ${(scopedBytes / Math.max(1, un.bytes / flipsAll)).toFixed(2)} (zone scoping alone)`]);
+    const classRatio = (zoned: number, whole: number): string => (zoned / Math.max(1, zonedSpecs.length) / Math.max(1, whole)).toFixed(2);
+    rows.push([
+      '  zoned / kube-proxy by kind of Service: PreferClose (half of them), no topology (the other half)',
+      `${classRatio(byClass.preferClose.zoned, kubeProxy.byClass.preferClose)} / ${classRatio(byClass.none.zoned, kubeProxy.byClass.none)}`,
+      `bytes per zoned agent over kube-proxy's, changes of that kind only; over our unfiltered view: ${classRatio(byClass.preferClose.zoned, byClass.preferClose.unscoped)} / ${classRatio(byClass.none.zoned, byClass.none.unscoped)}`,
+    ]);
     rows.push(['  zone view puts that changed only the trigger-time annotation', `${metaOnly.length} / ${measured.length}`, `${(metaBytes * 100).toFixed(0)}% of the zoned views' bytes; received by every agent of the zone, nothing to apply`]);
+    const resyncs = reports.reduce((n, r) => n + r.resyncs, 0);
+    rows.push(['agents that read their views again (feed missed deliveries or fell silent)', String(resyncs), 'each resync reads the zone\'s views and applies only what differs']);
     const rss = reports.reduce((n, r) => n + r.rssBytes, 0);
     rows.push(['memory per lightweight agent', fmtBytes(Math.round(rss / (agentCount + 1))), `worker RSS ${reports.map((r) => fmtBytes(r.rssBytes)).join(', ')} (at ready: ${workerRss.map((b) => fmtBytes(b)).join(', ')})`]);
     if (server0 !== null && server1 !== null) {

@@ -3,8 +3,10 @@
 // bench/summary.ts for its keys), each figure that is null with a line on stderr saying why,
 // plus the data-plane figures of the proxy section (`iptables_full_ratio`, `nft_partial_ratio`)
 // and the fanout section (`agents`, `steady_`/`burst_` `p50_ms`, `p99_ms`, `max_ms` from the
-// pod's Ready transition, `bytes_per_agent_scoped`, `bytes_per_agent_unscoped`, and the rates
-// `steady_rate`, `burst_rate` the generator achieved and `burst_pipeline_rate`).
+// pod's Ready transition, `bytes_per_agent_scoped`, `bytes_per_agent_unscoped` (kube-proxy's
+// way: every EndpointSlice, whole), `bytes_per_agent_unfiltered_view`, the rates `steady_rate`,
+// `burst_rate` the generator achieved and `burst_pipeline_rate`, and the burst's fan-out against
+// this machine's floor, `burst_fanout_ms` and `raw_fanout_floor_ms`).
 
 import { parseArgs } from 'node:util';
 import type { BackboneReport } from './backbone.bench.ts';

@@ -1,5 +1,6 @@
 // The KV buckets' entries: `svc` holds each Service's spec under svcKey, `views` the per-zone
-// endpoint views (zone-filtered EndpointSlices) under viewKey. The hints service writes them;
+// endpoint views (zone-filtered EndpointSlices, as proxies read them: proxySlice in
+// @slicemesh/proxy-state) under viewKey. The hints service writes them;
 // the agents read them through these parsers, which check that key and value agree.
 
 import type { EndpointSlice, Service } from '@slicemesh/model';

@@ -225,6 +225,16 @@ export function zoneViewsFilter(cluster: string, zone: string): string {
   return `${encodeToken(cluster)}.${encodeToken(zone)}.>`;
 }
 
+/**
+ * Where the shared feeds of one cluster's keys in `bucket` deliver: `feed.<bucket>.<cluster>`.
+ * A shared feed (kvFeedWatchJson in @slicemesh/nats) is one push consumer per watch filter whose
+ * deliveries every watcher of that filter receives as plain NATS messages; its subject is this
+ * prefix plus a token naming the filter. Agents may subscribe below it (permissions.ts).
+ */
+export function kvFeedSubjectPrefix(bucket: string, cluster: string): string {
+  return `feed.${bucket}.${encodeToken(cluster)}`;
+}
+
 export interface HintedKeyAddress {
   readonly cluster: string;
   readonly namespace: string;

@@ -48,7 +48,7 @@ describe('renderAuthorization', () => {
     expect(agentBlock).not.toContain('"kube.c1.>", ');
     expect(agentBlock).toMatch(/deny: \[[^\]]*"\$KV\.>"/);
     expect(agentBlock).toContain('"$JS.API.CONSUMER.CREATE.KV_views.*.$KV.views.c1.>"');
-    expect(agentBlock).toContain('subscribe: { allow: ["_INBOX_agent.>"] }');
+    expect(agentBlock).toContain('subscribe: { allow: ["_INBOX_agent.>", "feed.svc.c1.>", "feed.views.c1.>"] }');
   });
 
   it('never contains a seed', () => {

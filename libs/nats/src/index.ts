@@ -14,6 +14,8 @@ export * from './consume-batches.ts';
 export * from './consumer-watchdog.ts';
 export * from './follow-subject.ts';
 export * from './kv.ts';
+export * from './kv-feed.ts';
+export * from './feed-order.ts';
 export * from './stream-reader.ts';
 export * from './fetch-to-end.ts';
 export * from './redrive.ts';

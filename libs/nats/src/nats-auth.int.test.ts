@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { hintedKey, kubeNodeSubject, kubeObjectSubject, serviceImportFilter, serviceImportKey, slicesSubject, svcClusterFilter, svcKey, viewKey, zoneViewsFilter } from '@slicemesh/contracts';
+import { hintedKey, kubeNodeSubject, kubeObjectSubject, kvFeedSubjectPrefix, serviceImportFilter, serviceImportKey, slicesSubject, svcClusterFilter, svcKey, viewKey, zoneViewsFilter } from '@slicemesh/contracts';
 import { generateRoleNkeys, renderAuthorization } from './auth-config.ts';
 import type { RoleNkey } from './auth-config.ts';
 import { connectNats } from './connect.ts';
@@ -20,6 +20,7 @@ import type { ConsumedMessage } from './consume.ts';
 import { NatsAuthorizationError } from './errors.ts';
 import { followSubject } from './follow-subject.ts';
 import { kvPutJson, kvWatchJson, openKv } from './kv.ts';
+import { kvFeedWatchJson } from './kv-feed.ts';
 import type { KvChange } from './kv.ts';
 import { forEachLastPerSubject, purgeBelow } from './log-retention.ts';
 import { findNatsServerBinary, freeLocalPort } from './local-cluster.ts';
@@ -220,6 +221,30 @@ describe.skipIf(SKIPPED !== undefined)(SKIPPED ?? 'NATS locked down: per-role nk
     await openKv(nc, NAMES.svc);
   });
 
+  it('an agent reads its zone\'s views through the shared feed: sets it up, subscribes, gets the changes', async () => {
+    const nc = await as('agent');
+    const stop = new AbortController();
+    let initialDone = false;
+    const seen: unknown[] = [];
+    const watching = (async () => {
+      const feed = kvFeedWatchJson(nc, await openKv(nc, NAMES.views), { key: zoneViewsFilter(CLUSTER, 'zone-a'), subjectPrefix: kvFeedSubjectPrefix(NAMES.views, CLUSTER), signal: stop.signal, onInitialDone: () => (initialDone = true) });
+      for await (const c of feed) seen.push(c.value);
+    })();
+    const until = async (done: () => boolean) => {
+      for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
+    };
+    await until(() => initialDone);
+    expect(seen).toEqual([{ slice: 'web-1', zone: 'zone-a' }]);
+    // The hints service writes; the agent hears of it through the feed.
+    const hints = await as('hints');
+    await kvPutJson(await openKv(hints, NAMES.views), view, { slice: 'web-1', zone: 'zone-a', v: 2 });
+    await until(() => seen.length === 2);
+    expect(seen.at(-1)).toEqual({ slice: 'web-1', zone: 'zone-a', v: 2 });
+    stop.abort();
+    await watching;
+    await kvPutJson(await openKv(hints, NAMES.views), view, { slice: 'web-1', zone: 'zone-a' });
+  });
+
   it('an agent may not publish to KUBE, write views or specs, purge or change streams, nor read other subjects', async () => {
     const nc = await as('agent');
     const js = jetstream(nc);
@@ -241,9 +266,9 @@ describe.skipIf(SKIPPED !== undefined)(SKIPPED ?? 'NATS locked down: per-role nk
     expect((await adminJsm.streams.info(NAMES.kube)).state.messages).toBe(2);
   });
 
-  it('an agent may not subscribe to the logs, the buckets, nor another role\'s inbox', async () => {
+  it('an agent may not subscribe to the logs, the buckets, another role\'s inbox, nor feeds of another cluster or bucket', async () => {
     const nc = await as('agent');
-    for (const subject of ['kube.>', `$KV.${NAMES.views}.>`, '_INBOX.>', '_INBOX_slicer.>']) {
+    for (const subject of ['kube.>', `$KV.${NAMES.views}.>`, '_INBOX.>', '_INBOX_slicer.>', `${kvFeedSubjectPrefix(NAMES.views, 'other-cluster')}.>`, `${kvFeedSubjectPrefix(NAMES.hinted, CLUSTER)}.>`]) {
       // The server refuses the subscription asynchronously; the client closes it with that error.
       const closed = await nc.subscribe(subject).closed;
       expect(String(closed), subject).toMatch(/permissions violation for subscription/i);

@@ -136,11 +136,24 @@ describe('rolePermissions: mcs', () => {
 });
 
 describe('rolePermissions: subscribe', () => {
-  it.each(NATS_ROLES.filter((r) => r !== 'admin'))('%s subscribes to its own inbox and nothing else', (role) => {
+  it.each(NATS_ROLES.filter((r) => r !== 'admin'))('%s subscribes to its own inbox and no log, bucket or other inbox', (role) => {
     const sub = rolePermissions(role, C1).subscribe;
     expect(permits(sub, `${roleInboxPrefix(role)}.abc.def`)).toBe(true);
     const others = NATS_ROLES.filter((r) => r !== role).map((r) => `${roleInboxPrefix(r)}.abc.def`);
     for (const s of ['_INBOX.abc.def', ...others, 'kube.c1.node.n1', '$KV.views.c1.zone-a.ns.web.web-1', '$JS.API.STREAM.INFO.KUBE', 'slices.c1.ns.web']) expect(permits(sub, s), s).toBe(false);
+  });
+
+  it('an agent also subscribes to its cluster\'s shared feeds of specs and views, and no other', () => {
+    const sub = rolePermissions('agent', C1).subscribe;
+    const cases: [string, boolean][] = [
+      ['feed.views.c1.0123456789abcdef0123', true],
+      ['feed.svc.c1.0123456789abcdef0123', true],
+      ['feed.views.c2.0123456789abcdef0123', false],
+      ['feed.hinted.c1.0123456789abcdef0123', false],
+      ['feed.views', false],
+    ];
+    for (const [subject, want] of cases) expect(permits(sub, subject), subject).toBe(want);
+    for (const role of NATS_ROLES.filter((r) => r !== 'agent' && r !== 'admin')) expect(permits(rolePermissions(role, C1).subscribe, 'feed.views.c1.x'), role).toBe(false);
   });
 
   it('an inbox prefix is one token that the client accepts', () => {

@@ -18,7 +18,7 @@
 // Replies (API answers and pulled messages) all arrive on the connection's inbox subjects (a
 // prefix per role, roleInboxPrefix); no role answers requests, so none publishes to an inbox.
 
-import { dlqSubject, encodeToken, eventsStreamSubject, slicesFilter, streamSubjects } from '@slicemesh/contracts';
+import { dlqSubject, encodeToken, eventsStreamSubject, kvFeedSubjectPrefix, slicesFilter, streamSubjects } from '@slicemesh/contracts';
 import { DEFAULT_NAMES } from './streams.ts';
 import type { BackboneNames } from './streams.ts';
 
@@ -151,8 +151,8 @@ function uniq(xs: readonly string[]): string[] {
 
 /**
  * The publish/subscribe permissions of `role` in `scope.cluster`. Every role but admin subscribes
- * to its own inbox only (roleInboxPrefix): no core subscription can snoop on a log or bucket
- * subject, nor on another role's replies.
+ * to its own inbox (roleInboxPrefix), and agents to their cluster's shared KV feeds besides: no
+ * core subscription can snoop on a log or bucket subject, nor on another role's replies.
  */
 export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPermissions {
   const names = scope.names ?? DEFAULT_NAMES;
@@ -282,27 +282,33 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
       );
     }
     case 'agent':
-      return pub(
-        [
-          // openKv and kvWatchJson: bucket info, then an ordered consumer (named, one filter)
-          // on its cluster's service specs and views. Any zone of the cluster: the node's zone
-          // label may change while the agent runs, and it then watches the new zone's views.
-          ...consumerRead(kv.svc, [`$KV.${names.svc}.${c}.>`]),
-          ...consumerRead(kv.views, [`$KV.${names.views}.${c}.>`]),
-          // followSubject: the last and every new message of its node's subject (a named
-          // ephemeral with that filter; the server removes it when inactive, the agent cannot
-          // delete consumers).
-          ...consumerRead(names.kube, [`${p}kube.${c}.node.*`]),
-          // The client deletes an ordered consumer of a watch it resets (after a reconnect):
-          // on the two buckets it watches only. Another agent's watch it could delete would be
-          // reset and resumed by that agent; no log or durable is reachable.
-          `${API}.CONSUMER.DELETE.${kv.svc}.*`,
-          `${API}.CONSUMER.DELETE.${kv.views}.*`,
-          flowControl(kv.svc),
-          flowControl(kv.views),
-        ],
-        writesDenied(names, [kv.svc, kv.views]),
-      );
+      return {
+        ...pub(
+          [
+            // openKv, kvWatchJson and kvFeedWatchJson: bucket info, then an ordered consumer
+            // (named, one filter) for the current values, and the filter's shared feed (named too),
+            // on its cluster's service specs and views. Any zone of the cluster: the node's zone
+            // label may change while the agent runs, and it then watches the new zone's views.
+            ...consumerRead(kv.svc, [`$KV.${names.svc}.${c}.>`]),
+            ...consumerRead(kv.views, [`$KV.${names.views}.${c}.>`]),
+            // followSubject: the last and every new message of its node's subject (a named
+            // ephemeral with that filter; the server removes it when inactive, the agent cannot
+            // delete consumers).
+            ...consumerRead(names.kube, [`${p}kube.${c}.node.*`]),
+            // The client deletes an ordered consumer of a watch it resets (after a reconnect):
+            // on the two buckets it watches only. Another agent's watch it could delete would be
+            // reset and resumed by that agent; no log or durable is reachable.
+            `${API}.CONSUMER.DELETE.${kv.svc}.*`,
+            `${API}.CONSUMER.DELETE.${kv.views}.*`,
+            flowControl(kv.svc),
+            flowControl(kv.views),
+          ],
+          writesDenied(names, [kv.svc, kv.views]),
+        ),
+        // kvFeedWatchJson: the shared feeds of its cluster's specs and views (one consumer per
+        // filter, created above like any named consumer), delivered as plain messages.
+        subscribe: { allow: [...subscribe.allow, `${kvFeedSubjectPrefix(names.svc, scope.cluster)}.>`, `${kvFeedSubjectPrefix(names.views, scope.cluster)}.>`], deny: [] },
+      };
     case 'reader':
       return pub(
         [...[...streams, kv.svc, kv.views, kv.hinted].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s)]), `${API}.STREAM.NAMES`, `${API}.STREAM.LIST`],

@@ -5,6 +5,7 @@ export * from './proxy-plan.ts';
 export * from './endpoint-slice-cache.ts';
 export * from './service-change-tracker.ts';
 export * from './zone-views.ts';
+export * from './proxy-slice.ts';
 export { deepEqual } from './deep-equal.ts';
 export * from './service-health.ts';
 export * from './conntrack-cleanup.ts';

@@ -15,6 +15,7 @@ import { orderSlices, sliceServiceName } from './merge-endpoints.ts';
 import { compareStrings } from './order.ts';
 import type { ServicePortInfo } from './service-port.ts';
 import { proxiedServicePorts } from './service-port.ts';
+import { proxySlice } from './proxy-slice.ts';
 import { UNZONED_VIEW, sameZoneTopology, viewEntryKey, zoneTopologyOf } from './zone-view-basics.ts';
 import type { PortRule, SliceFacts } from './zone-view-rules.ts';
 import { PortTotals, portRule, selectSlice, sliceFacts } from './zone-view-rules.ts';
@@ -112,7 +113,8 @@ function zoneEntry(g: GroupState, zone: string, slice: EndpointSlice, kept: read
   const norm = all ? null : kept;
   if (old !== undefined && oldSlice === slice && sameKept(old.kept, norm)) return old;
   const key = old?.key ?? viewEntryKey(zone, g.namespace, g.service, slice.metadata.name);
-  const body = norm === null ? slice : { ...slice, endpoints: norm.map((i) => slice.endpoints[i]).filter((e) => e !== undefined) };
+  const whole = proxySlice(slice);
+  const body = norm === null ? whole : { ...whole, endpoints: norm.map((i) => whole.endpoints[i]).filter((e) => e !== undefined) };
   const entry = body.endpoints.length > 0 ? { zone, namespace: g.namespace, service: g.service, sliceName: slice.metadata.name, slice: body } : null;
   return { key, kept: norm, entry };
 }

@@ -3,6 +3,7 @@ import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing
 import { describe, expect, it } from 'vitest';
 import { sliceEndpoint as ep } from '../testing/builders.ts';
 import type { ZoneViews } from './zone-views.ts';
+import { proxySlice } from './proxy-slice.ts';
 import { diffZoneViews, UNZONED_VIEW, viewSlicesForNode, zoneViews } from './zone-views.ts';
 
 const http = [{ name: 'http', port: 8080, protocol: 'TCP' as const }];
@@ -162,14 +163,18 @@ describe('zoneViews', () => {
     });
   }
 
-  it('zone views: an entry keeps the slice metadata and ports, and reuses an unfiltered slice', () => {
+  it('zone views: an entry holds the slice as proxies read it (proxySlice), one object per slice across views', () => {
     const slice = s('web-1', [ep('10.0.0.1', { forZones: ['zone-a'] }), ep('10.0.0.2', { forZones: ['zone-b'] })]);
     const views = zoneViews(deepFreeze({ services: [web], slices: [slice], nodes }));
     const a = views.byZone.get('zone-a')?.[0];
     expect(a).toMatchObject({ zone: 'zone-a', namespace: 'default', service: 'web', sliceName: 'web-1' });
-    expect(a?.slice.metadata).toBe(slice.metadata);
+    const whole = proxySlice(slice);
+    expect(a?.slice.metadata).toBe(whole.metadata);
     expect(a?.slice.ports).toBe(slice.ports);
-    expect(views.byZone.get(UNZONED_VIEW)?.[0]?.slice).toBe(slice);
+    expect(a?.slice.endpoints).toEqual([whole.endpoints[0]]);
+    expect(views.byZone.get(UNZONED_VIEW)?.[0]?.slice).toBe(whole);
+    // What proxies never read is left out (the full slice stays in the hinted bucket).
+    expect(Object.keys(whole.metadata).sort()).toEqual(['labels', 'name', 'namespace']);
   });
 
   it('zone views: no slices give every view, but no entries', () => {

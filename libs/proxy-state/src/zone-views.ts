@@ -10,6 +10,7 @@ import { deepEqual } from './deep-equal.ts';
 import { orderSlices, sliceServiceName } from './merge-endpoints.ts';
 import { compareStrings, sortedBy } from './order.ts';
 import { proxiedServicePorts } from './service-port.ts';
+import { proxySlice } from './proxy-slice.ts';
 import { proxyIgnoresService, proxyIgnoresSlice } from './proxy-ignores.ts';
 import { selectForZones } from './zone-view-selection.ts';
 import { UNZONED_VIEW, viewEntryKey, viewZoneOf, zoneTopologyOf } from './zone-view-basics.ts';
@@ -24,7 +25,7 @@ export interface ZoneViewEntry {
   readonly namespace: string;
   readonly service: string;
   readonly sliceName: string;
-  /** The slice with only the endpoints this zone needs (never empty: empty entries are omitted). */
+  /** The slice as proxies read it (proxySlice), with only the endpoints this zone needs (never empty: empty entries are omitted). */
   readonly slice: EndpointSlice;
 }
 
@@ -91,10 +92,10 @@ export function zoneViews(input: ZoneViewsInput): ZoneViews {
     if (slice.endpoints.length > 0) all.push({ zone, namespace: g.namespace, service: g.service, sliceName: slice.metadata.name, slice });
   };
   for (const g of groups.values()) {
-    for (const s of g.slices) add(UNZONED_VIEW, g, s);
+    for (const s of g.slices) add(UNZONED_VIEW, g, proxySlice(s));
     const service = services.get(`${g.namespace}/${g.service}`);
     if (!service) {
-      for (const zone of topo.nodesByZone.keys()) for (const s of g.slices) add(zone, g, s);
+      for (const zone of topo.nodesByZone.keys()) for (const s of g.slices) add(zone, g, proxySlice(s));
       continue;
     }
     const ports = proxiedServicePorts(service, g.family);
@@ -104,8 +105,8 @@ export function zoneViews(input: ZoneViewsInput): ZoneViews {
     for (const [zone, perSlice] of selection) {
       ordered.forEach((s, si) => {
         const kept = perSlice[si] ?? [];
-        if (kept.length === s.endpoints.length) add(zone, g, s);
-        else add(zone, g, { ...s, endpoints: kept.map((ei) => s.endpoints[ei]).filter((e) => e !== undefined) });
+        const whole = proxySlice(s);
+        add(zone, g, kept.length === s.endpoints.length ? whole : { ...whole, endpoints: kept.map((ei) => whole.endpoints[ei]).filter((e) => e !== undefined) });
       });
     }
   }

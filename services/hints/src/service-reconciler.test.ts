@@ -286,9 +286,9 @@ describe("D.2.9 reconcileService: other controllers' slices", () => {
       'zone-c/imported-1': ['10.0.1.3'], 'zone-c/web-abc': ['10.0.0.3'],
       [`${UNZONED_VIEW}/imported-1`]: ['10.0.1.1', '10.0.1.2', '10.0.1.3'], [`${UNZONED_VIEW}/web-abc`]: ALL,
     });
-    // Published as its controller wrote it: its manager and its own hints.
+    // Published with the hints its controller gave it (as proxies read a slice: no manager label).
     const unzoned = h.views.json(vk(UNZONED_VIEW, 'imported-1')) as EndpointSlice;
-    expect(unzoned.metadata.labels?.['endpointslice.kubernetes.io/managed-by']).toBe(IMPORTER);
+    expect(unzoned.metadata.labels).toEqual({ 'kubernetes.io/service-name': 'web' });
     expect(unzoned.endpoints.map((e) => e.hints?.forZones?.map((z) => z.name))).toEqual([['zone-b'], ['zone-a'], ['zone-c']]);
     expect(h.store.decisions.get(KEY)?.map((d) => [d.addressType, d.enabled])).toEqual([['IPv4', true]]);
   });

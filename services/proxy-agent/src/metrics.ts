@@ -33,6 +33,8 @@ export interface ProxyMetrics {
   readonly zoneInfo: Gauge;
   /** Moves to another zone's views while running (the Node was relabelled). */
   readonly zoneMoves: Counter;
+  /** Re-reads of a bucket after its shared feed missed deliveries or fell silent, by bucket. */
+  readonly feedResyncs: Counter;
   /** Sets the backend's rule-count gauge. */
   setRuleCounts(counts: Readonly<Record<string, number>>): void;
 }
@@ -76,6 +78,7 @@ export function createProxyMetrics(m: Metrics, backend: BackendKind): ProxyMetri
     healthCheckListenFailures: m.counter({ name: 'service_health_check_listen_failures_total', help: 'Attempts to open a health-check node port that failed (retried at the next sync).' }),
     zoneInfo: m.gauge<'view' | 'source'>({ name: 'proxy_zone_info', help: 'The view this agent reads (its zone, or _ without one), 1; source: override (NODE_ZONE) or node (its Node\'s label).', labelNames: ['view', 'source'] }),
     zoneMoves: m.counter({ name: 'proxy_zone_moves_total', help: 'Moves to another zone\'s views after the Node was relabelled, without a restart.' }),
+    feedResyncs: m.counter<'bucket'>({ name: 'proxy_feed_resyncs_total', help: 'Times a watched bucket was read again because its shared feed missed deliveries or fell silent, by bucket.', labelNames: ['bucket'] }),
     setRuleCounts: (values) => {
       for (const [k, v] of Object.entries(values)) counts.set({ [g.label]: k }, v);
     },

@@ -7,7 +7,7 @@
 import { dirname } from 'node:path';
 import { appendFile as fsAppendFile, mkdir, readFile as fsReadFile, rename, writeFile as fsWriteFile } from 'node:fs/promises';
 import type { KvChange, NatsConnection } from '@slicemesh/nats';
-import { connectNats, natsConnectionOf, followSubject, kubeNodeSubject, kvWatchJson, openKv, svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
+import { connectNats, natsConnectionOf, followSubject, kubeNodeSubject, kvFeedSubjectPrefix, kvFeedWatchJson, openKv, svcClusterFilter, zoneViewsFilter } from '@slicemesh/nats';
 import type { Exec, Listen } from '@slicemesh/netfilter';
 import { Conntrack, listenTcp, netnsExec, spawnExec } from '@slicemesh/netfilter';
 import type { ProxierHealthStatus } from '@slicemesh/proxy-state';
@@ -36,7 +36,7 @@ import { ViewState } from './view-state.ts';
 export interface ProxyAgentDeps {
   /** Used for the buckets unless `sources` is given; closed by close() only if created here. */
   readonly nc?: NatsConnection;
-  /** The svc and views buckets; defaults to kvWatchJson over the configured buckets. */
+  /** The svc and views buckets; defaults to kvSource (the shared feeds) over the configured buckets. */
   readonly sources?: { readonly services: KvChangeSource; readonly views: KvChangeSource };
   /**
    * This node's KUBE messages, followed for its zone when NODE_ZONE is empty; defaults to
@@ -116,12 +116,17 @@ async function atomicWrite(path: string, text: string): Promise<void> {
   await rename(tmp, path);
 }
 
-/** A bucket as a change source; a bucket that does not exist yet fails the watch, which is retried. */
-function kvSource(nc: NatsConnection, bucket: string): KvChangeSource {
+/**
+ * A bucket as a change source, through the shared feed of the agent's filter (kv-feed.ts): one
+ * JetStream delivery per change for all the agents of a zone. A bucket that does not exist yet
+ * fails the watch, which is retried.
+ */
+export function kvSource(nc: NatsConnection, bucket: string, cluster: string, onResync?: (why: string) => void): KvChangeSource {
+  const subjectPrefix = kvFeedSubjectPrefix(bucket, cluster);
   return {
     async *watch(filter, opts): AsyncIterable<KvChange> {
       const kv = await openKv(nc, bucket);
-      yield* kvWatchJson(kv, { key: filter, onInitialDone: opts.onInitialDone, signal: opts.signal });
+      yield* kvFeedWatchJson(nc, kv, { key: filter, subjectPrefix, onInitialDone: opts.onInitialDone, signal: opts.signal, ...(onResync ? { onResync } : {}) });
     },
   };
 }
@@ -266,7 +271,14 @@ export function startProxyAgent(config: ProxyAgentConfig, deps: ProxyAgentDeps =
     let nodeSource = deps.node;
     if (sources === undefined) {
       const nc = deps.nc ?? (ownNc = await connectNats({ url: config.natsUrl, role: 'agent', ...natsConnectionOf(config), name: `proxy-agent-${config.nodeName}`, log: (e) => log.info({ event: e.type, detail: e.detail }, 'nats status') }));
-      sources = { services: kvSource(nc, config.svcBucket), views: kvSource(nc, config.viewsBucket) };
+      const resynced = (bucket: string) => (why: string) => {
+        pm.feedResyncs.inc({ bucket });
+        log.warn({ bucket, why }, 'read the bucket again: its shared feed missed deliveries');
+      };
+      sources = {
+        services: kvSource(nc, config.svcBucket, config.cluster, resynced(config.svcBucket)),
+        views: kvSource(nc, config.viewsBucket, config.cluster, resynced(config.viewsBucket)),
+      };
       nodeSource ??= kubeNodeSource(nc, config);
     }
     const syncerNow = syncer;
