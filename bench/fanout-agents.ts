@@ -1,7 +1,7 @@
 // Fan-out worker (a child of bench/fanout.bench.ts): hosts many lightweight agents, each with
 // its own NATS connection and its own watch of one zone's views (or of the unfiltered view, the
-// unscoped agent, which gets every endpoint of every slice as kube-proxy does), read as the
-// proxy agent reads them: through the filter's shared feed (kvFeedWatchJson). An agent applies
+// unscoped agent, which gets every endpoint of every slice), read as the proxy agent reads them:
+// through the filter's shared feed (kvFeedWatchJson). An agent applies
 // each entry to its in-memory view state and records when each revision arrived (wall clock,
 // epoch ms, comparable with the trigger times the slicer writes) and how many entries it
 // received after its initial set. Renders no rules.

@@ -86,6 +86,10 @@ export class HintsProjectionStore {
       .execute(async (trx) => {
         const offsets = new Map<string, number>();
         for (const consumer of consumers) offsets.set(consumer, await getOffset(trx, consumer));
+        // Each read is ordered by its primary key. Without statistics (autovacuum off) the planner
+        // sorts every row of the cluster instead, on disk once the rows outgrow work_mem: 20k
+        // small slices took 45 ms with a 17 MB external sort, 10 ms along the key.
+        await sql`set local enable_sort = off`.execute(trx);
         const ns = (o: { readonly metadata: { readonly namespace?: string } }): boolean => scope === undefined || scope.namespace(o.metadata.namespace ?? '');
         return {
           services: (await loadHintServices(trx, c)).filter(ns),
