@@ -8,9 +8,9 @@
 //
 // Protocol (IPC): parent sends { agents: [{ id, filter, raw }], url, bucket, cluster }; worker
 // answers { ready, rssBytes, retries } once every agent has its initial set; on { progress } it
-// answers the newest revision each agent applied; on { rawSubscribe } every agent subscribes on
-// its own connection to its zone's plain subject (`raw`, the floor: core NATS, no JetStream) and
-// the worker answers { rawReady }; on { rawProgress }, per agent the raw messages parsed and when
+// answers the newest revision each agent applied; on { rawSubscribe: round } every agent
+// subscribes on its own connection to `<raw>.<round>`, its zone's plain subject for that round
+// of the floor (core NATS, no JetStream), counting afresh, and the worker answers { rawReady }; on { rawProgress }, per agent the raw messages parsed and when
 // the last arrived; on { report }, per revision, the latest arrival and how many agents got it,
 // and per agent the entries received after the initial set.
 
@@ -125,7 +125,7 @@ function startAgent(spec: AgentSpec, url: string, bucket: string, cluster: strin
 process.on('disconnect', () => process.exit(0));
 
 process.on('message', (msg: unknown) => {
-  const m = msg as Partial<Start> & { report?: boolean; progress?: boolean; rawSubscribe?: boolean; rawProgress?: boolean };
+  const m = msg as Partial<Start> & { report?: boolean; progress?: boolean; rawSubscribe?: string; rawProgress?: boolean };
   if (m.agents !== undefined && m.url !== undefined && m.bucket !== undefined && m.cluster !== undefined) {
     const { agents, url, bucket, cluster } = m as Start;
     specs = agents;
@@ -141,7 +141,8 @@ process.on('message', (msg: unknown) => {
     })();
   } else if (m.progress) {
     process.send?.({ progress: [...lastRevision] });
-  } else if (m.rawSubscribe) {
+  } else if (m.rawSubscribe !== undefined) {
+    const round = m.rawSubscribe;
     void (async () => {
       for (const spec of specs) {
         const nc = connectionOf.get(spec.id);
@@ -149,7 +150,7 @@ process.on('message', (msg: unknown) => {
         const stats = { count: 0, last: 0 };
         raw.set(spec.id, stats);
         // Parsed as an agent parses a view entry: the least an agent does to apply a change.
-        nc.subscribe(spec.raw, {
+        nc.subscribe(`${spec.raw}.${round}`, {
           callback: (err, msg) => {
             if (err !== null) return;
             msg.json();

@@ -257,8 +257,8 @@ interface WorkerReport {
 interface Worker {
   readonly child: ChildProcess;
   readonly ready: Promise<{ rssBytes: number; retries: number }>;
-  /** Every agent subscribes to its zone's raw subject (the floor); resolves once all have. */
-  readonly rawSubscribe: () => Promise<void>;
+  /** Every agent subscribes to its zone's raw subject for `round` of the floor, counting afresh; resolves once all have. */
+  readonly rawSubscribe: (round: string) => Promise<void>;
   /** Per agent: raw messages parsed, and when the last arrived (epoch ms). */
   readonly rawProgress: () => Promise<Map<string, { count: number; last: number }>>;
   /** The newest revision each of its agents applied. */
@@ -305,7 +305,7 @@ function startWorker(agents: { id: string; filter: string; raw: string }[], url:
       child.on('message', on);
       child.send(request);
     });
-  const rawSubscribe = async () => void (await ask<boolean>({ rawSubscribe: true }, 'rawReady'));
+  const rawSubscribe = async (round: string) => void (await ask<boolean>({ rawSubscribe: round }, 'rawReady'));
   const rawProgress = async () => new Map(await ask<[string, { count: number; last: number }][]>({ rawProgress: true }, 'rawProgress'));
   return { child, ready, progress, report, rawSubscribe, rawProgress };
 }
@@ -548,6 +548,8 @@ export interface FanoutFigures {
   burst_fanout_ms?: number;
   /** The same writes as plain NATS messages, published at once, to the last agent's parse. */
   raw_fanout_floor_ms?: number;
+  /** The same, each published when hints wrote its view (the burst's pacing, without JetStream or the pipeline). */
+  raw_fanout_paced_ms?: number;
 }
 
 async function waitFor(what: string, done: () => boolean, timeoutMs: number, status: () => string): Promise<boolean> {
@@ -719,16 +721,18 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
 
     /**
      * The floor this machine sets for the burst's fan-out: the same view writes (zone and size,
-     * in order) published at once as plain NATS messages to each zone's subject, which every agent
-     * of the zone receives on its own connection and parses — what any agent must do to apply a
-     * change, without JetStream, our feed or the pipeline. Returns the deliveries and the span
-     * from the first publish to the last arrival, or null when some agent missed one.
+     * in order) as plain NATS messages to each zone's subject, which every agent of the zone
+     * receives on its own connection and parses — what any agent must do to apply a change,
+     * without JetStream, our feed or the pipeline. `paced`: each published when the hints service
+     * wrote it (relative to the first), so the deliveries trickle in as the burst's did; else all
+     * at once. Returns the deliveries and the span from the first publish to the last arrival.
      */
-    const rawFloor = async (ph: { from: number; to: number }): Promise<{ deliveries: number; ms: number; missing: number } | null> => {
+    const rawFloor = async (ph: { from: number; to: number }, paced: boolean): Promise<{ deliveries: number; ms: number; missing: number } | null> => {
       const puts = [...observer.puts.values()].filter((p) => p.trigger !== null && p.trigger >= ph.from && p.trigger <= ph.to).sort((a, b) => a.revision - b.revision);
       if (puts.length === 0) return null;
-      progress(`the raw fan-out floor: ${puts.length} messages as plain NATS to every agent of their zone`);
-      await Promise.all(started.map((w) => w.rawSubscribe()));
+      const round = paced ? 'paced' : 'once';
+      progress(`the raw fan-out floor (${paced ? 'paced as written' : 'all at once'}): ${puts.length} messages as plain NATS to every agent of their zone`);
+      await Promise.all(started.map((w) => w.rawSubscribe(round)));
       const payloads = new Map<number, string>();
       const payload = (bytes: number): string => {
         let p = payloads.get(bytes);
@@ -739,7 +743,15 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
       for (const p of puts) want.set(p.zone, (want.get(p.zone) ?? 0) + 1);
       const cpu0 = cpuSample();
       const t0 = Date.now();
-      for (const p of puts) nc.publish(rawSubject(p.zone), payload(p.bytes));
+      const firstWritten = puts[0]?.written ?? 0;
+      for (const p of puts) {
+        const wait = paced ? t0 + (p.written - firstWritten) - Date.now() : 0;
+        if (wait > 0) {
+          nc.flush().catch(() => {});
+          await sleep(wait);
+        }
+        nc.publish(`${rawSubject(p.zone)}.${round}`, payload(p.bytes));
+      }
       await nc.flush();
       let got = new Map<string, { count: number; last: number }>();
       const complete = () => [...zoneById].every(([id, zone]) => (got.get(id)?.count ?? 0) >= (want.get(zone) ?? 0));
@@ -747,7 +759,7 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
         got = new Map((await Promise.all(started.map((w) => w.rawProgress()))).flatMap((m) => [...m]));
         if (complete()) break;
       }
-      cpuRows.push(cpuRow('of the raw floor, until every agent parsed its last message', cpu0, cpuSample(), Date.now() - t0));
+      cpuRows.push(cpuRow(`of the raw floor, ${paced ? 'paced as written' : 'all at once'}, until every agent parsed its last message`, cpu0, cpuSample(), Date.now() - t0));
       let deliveries = 0;
       let last = t0;
       let missing = 0;
@@ -805,7 +817,8 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
     const steady = await runPhase('steady', steadySeconds * 20, 20);
     const burstRun = await runPhase('burst', burst, 500);
     const server1 = natsServerUsage(url);
-    const floor = await rawFloor(burstRun);
+    const floor = await rawFloor(burstRun, false);
+    const pacedFloor = await rawFloor(burstRun, true);
     const reports = await Promise.all(started.map((s) => s.report()));
     full = (await fw.report()).map((r) => ({ zone: fullZone.get(r.node) ?? '', arrivals: new Map(r.arrivals), writes: r.writes }));
 
@@ -884,6 +897,14 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
         fmtMs(floor.ms),
         `${floor.deliveries} deliveries, ${rate(floor.deliveries, floor.ms)}, all published at once${floor.missing > 0 ? `; ${floor.missing} never arrived` : ''}`,
       ]);
+      if (pacedFloor !== null) {
+        figures.raw_fanout_paced_ms = pacedFloor.ms;
+        rows.push([
+          '    raw floor, paced: the same, each message published when hints wrote its view',
+          fmtMs(pacedFloor.ms),
+          `${pacedFloor.deliveries} deliveries, ${rate(pacedFloor.deliveries, pacedFloor.ms)}; the trickle alone, without JetStream or the pipeline's CPU${pacedFloor.missing > 0 ? `; ${pacedFloor.missing} never arrived` : ''}`,
+        ]);
+      }
       rows.push([
         '    burst fan-out: first view write → last arrival (shared feeds)',
         fmtMs(oursMs),
