@@ -92,6 +92,28 @@ export function epochMsOf(t: string | undefined): number | null {
 
 // ---- the views as they are written --------------------------------------------------------
 
+/** An entry of a bucket watch. */
+type WatchEntry = Awaited<ReturnType<KV['watch']>> extends AsyncIterable<infer E> ? E : never;
+
+/** Every key of the run's cluster in a bucket, from its current values on, each entry to `onEntry` until stop(). */
+class ClusterKeysWatch {
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+
+  start(kv: KV, what: string, onEntry: (e: WatchEntry) => void): void {
+    this.#loop = (async (): Promise<void> => {
+      const w = await kv.watch({ key: `${CLUSTER}.>` });
+      this.#stop.signal.addEventListener('abort', () => w.stop(), { once: true });
+      for await (const e of w) onEntry(e);
+    })().catch((err: unknown) => void process.stderr.write(`fanout bench: ${what} watch ended: ${errText(err)}\n`));
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#loop;
+  }
+}
+
 /** One put of a view entry, as the bench's own watch of the whole bucket saw it. */
 interface ViewPut {
   readonly revision: number;
@@ -136,32 +158,27 @@ class ViewObserver {
   readonly lastRevision = new Map<string, number>();
   readonly #signature = new Map<string, string>();
   readonly #pending = new Map<string, Flip>();
-  readonly #stop = new AbortController();
-  #loop: Promise<void> | undefined;
+  readonly #watch = new ClusterKeysWatch();
 
   start(kv: KV): void {
-    this.#loop = (async (): Promise<void> => {
-      const w = await kv.watch({ key: `${CLUSTER}.>` });
-      this.#stop.signal.addEventListener('abort', () => w.stop(), { once: true });
-      for await (const e of w) {
-        const [, zone = '', ...rest] = e.key.split('.');
-        this.lastPutAt = Date.now();
-        this.lastRevision.set(zone, e.revision);
-        if (e.operation !== 'PUT') {
-          this.deletes++;
-          this.#signature.delete(e.key);
-          continue;
-        }
-        const s = e.json<EndpointSlice>();
-        const sig = JSON.stringify([s.addressType, s.ports, s.endpoints]);
-        const changes = this.#signature.get(e.key) !== sig;
-        this.#signature.set(e.key, sig);
-        const written = e.created.getTime();
-        const trigger = epochMsOf(s.metadata.annotations?.[ANNOTATION_TRIGGER_TIME]);
-        this.puts.set(e.revision, { revision: e.revision, zone, slice: rest.join('.'), written, trigger, changes, bytes: e.key.length + e.value.length });
-        if (zone === UNZONED_VIEW && changes) this.#resolve(s, written, trigger, changeKey(rest.join('.'), trigger));
+    this.#watch.start(kv, 'views', (e) => {
+      const [, zone = '', ...rest] = e.key.split('.');
+      this.lastPutAt = Date.now();
+      this.lastRevision.set(zone, e.revision);
+      if (e.operation !== 'PUT') {
+        this.deletes++;
+        this.#signature.delete(e.key);
+        return;
       }
-    })().catch((err: unknown) => void process.stderr.write(`fanout bench: views watch ended: ${errText(err)}\n`));
+      const s = e.json<EndpointSlice>();
+      const sig = JSON.stringify([s.addressType, s.ports, s.endpoints]);
+      const changes = this.#signature.get(e.key) !== sig;
+      this.#signature.set(e.key, sig);
+      const written = e.created.getTime();
+      const trigger = epochMsOf(s.metadata.annotations?.[ANNOTATION_TRIGGER_TIME]);
+      this.puts.set(e.revision, { revision: e.revision, zone, slice: rest.join('.'), written, trigger, changes, bytes: e.key.length + e.value.length });
+      if (zone === UNZONED_VIEW && changes) this.#resolve(s, written, trigger, changeKey(rest.join('.'), trigger));
+    });
   }
 
   #resolve(s: EndpointSlice, written: number, trigger: number | null, change: string): void {
@@ -200,9 +217,8 @@ class ViewObserver {
     return n;
   }
 
-  async close(): Promise<void> {
-    this.#stop.abort();
-    await this.#loop;
+  close(): Promise<void> {
+    return this.#watch.stop();
   }
 }
 
@@ -220,27 +236,21 @@ class KubeProxyWay {
   entries = 0;
   readonly byClass = { preferClose: 0, none: 0 };
   since = Infinity;
-  readonly #stop = new AbortController();
-  #loop: Promise<void> | undefined;
+  readonly #watch = new ClusterKeysWatch();
 
   start(kv: KV): void {
-    this.#loop = (async (): Promise<void> => {
-      const w = await kv.watch({ key: `${CLUSTER}.>` });
-      this.#stop.signal.addEventListener('abort', () => w.stop(), { once: true });
-      for await (const e of w) {
-        if (e.operation !== 'PUT' || e.created.getTime() < this.since) continue;
-        const bytes = e.key.length + e.value.length;
-        this.bytes += bytes;
-        this.entries++;
-        const service = Number(/(?:^|\.)svc-(\d+)\./.exec(e.key)?.[1] ?? NaN);
-        if (!Number.isNaN(service)) this.byClass[service % 2 === 0 ? 'preferClose' : 'none'] += bytes;
-      }
-    })().catch((err: unknown) => void process.stderr.write(`fanout bench: hinted watch ended: ${errText(err)}\n`));
+    this.#watch.start(kv, 'hinted', (e) => {
+      if (e.operation !== 'PUT' || e.created.getTime() < this.since) return;
+      const bytes = e.key.length + e.value.length;
+      this.bytes += bytes;
+      this.entries++;
+      const service = Number(/(?:^|\.)svc-(\d+)\./.exec(e.key)?.[1] ?? NaN);
+      if (!Number.isNaN(service)) this.byClass[service % 2 === 0 ? 'preferClose' : 'none'] += bytes;
+    });
   }
 
-  async close(): Promise<void> {
-    this.#stop.abort();
-    await this.#loop;
+  close(): Promise<void> {
+    return this.#watch.stop();
   }
 }
 
@@ -266,6 +276,19 @@ interface Worker {
   readonly report: () => Promise<WorkerReport>;
 }
 
+/** Sends `request` to a worker and resolves with the `field` of its first answer that has one. */
+function askChild<T>(child: ChildProcess, request: object, field: string): Promise<T> {
+  return new Promise<T>((resolve) => {
+    const on = (m: Record<string, unknown>) => {
+      if (m[field] === undefined) return;
+      child.off('message', on);
+      resolve(m[field] as T);
+    };
+    child.on('message', on);
+    child.send(request);
+  });
+}
+
 function startWorker(agents: { id: string; filter: string; raw: string }[], url: string, bucket: string): Worker {
   const child = fork(new URL('./fanout-agents.ts', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   niceChild(child.pid, 'an agents\' process');
@@ -278,32 +301,14 @@ function startWorker(agents: { id: string; filter: string; raw: string }[], url:
   });
   ready.catch(() => {}); // the caller awaits all of them; a second failure must not end the process
   child.send({ agents, url, bucket, cluster: CLUSTER });
-  const progress = () =>
-    new Promise<Map<string, number>>((resolve) => {
-      const on = (m: { progress?: [string, number][] }) => {
-        if (m.progress === undefined) return;
-        child.off('message', on);
-        resolve(new Map(m.progress));
-      };
-      child.on('message', on);
-      child.send({ progress: true });
-    });
+  const ask = <T>(request: object, field: string) => askChild<T>(child, request, field);
+  const progress = async () => new Map(await ask<[string, number][]>({ progress: true }, 'progress'));
   const report = () =>
     new Promise<WorkerReport>((resolve) => {
       child.on('message', (m: Partial<WorkerReport>) => {
         if (m.arrivals !== undefined) resolve(m as WorkerReport);
       });
       child.send({ report: true });
-    });
-  const ask = <T>(request: object, field: string) =>
-    new Promise<T>((resolve) => {
-      const on = (m: Record<string, unknown>) => {
-        if (m[field] === undefined) return;
-        child.off('message', on);
-        resolve(m[field] as T);
-      };
-      child.on('message', on);
-      child.send(request);
     });
   const rawSubscribe = async (round: string) => void (await ask<boolean>({ rawSubscribe: round }, 'rawReady'));
   const rawProgress = async () => new Map(await ask<[string, { count: number; last: number }][]>({ rawProgress: true }, 'rawProgress'));
@@ -412,16 +417,7 @@ function startFullWorker(agents: { node: string; zone: string }[], url: string, 
     child.once('exit', (code) => reject(new Error(`full agents' process exited with ${code}`)));
   });
   ready.catch(() => {}); // the caller awaits it
-  const ask = <T>(request: object, field: string) =>
-    new Promise<T>((resolve) => {
-      const on = (m: Record<string, unknown>) => {
-        if (m[field] === undefined) return;
-        child.off('message', on);
-        resolve(m[field] as T);
-      };
-      child.on('message', on);
-      child.send(request);
-    });
+  const ask = <T>(request: object, field: string) => askChild<T>(child, request, field);
   child.send({ agents, url, cluster: CLUSTER, names: { svc: names.svc, views: names.views, kube: names.kube, prefix: names.prefix } });
   return {
     child,

@@ -1,28 +1,19 @@
 // kvFeedWatchJson against a real server: watchers of one filter share one consumer; a watcher
 // that misses deliveries, or whose feed is lost, reads the bucket again and ends up equal to it.
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { KV } from '@nats-io/kv';
-import { kvFeedSubjectPrefix, viewKey, zoneViewsFilter } from '@slicemesh/contracts';
-import { withJetStream } from '../testing/jetstream.ts';
+import { kvFeedSubjectPrefix, zoneViewsFilter } from '@slicemesh/contracts';
 import type { JetStreamFixture } from '../testing/jetstream.ts';
+import { viewsBucketPerTest, webViewKey as key } from '../testing/views-bucket.ts';
 import { feedAddress, kvFeedWatchJson } from './kv-feed.ts';
 import type { KvFeedOptions } from './kv-feed.ts';
 import { kvDelete, kvPutJson } from './kv.ts';
 import type { KvChange } from './kv.ts';
-import { ensureKv } from './streams.ts';
 
 let f: JetStreamFixture;
 let kv: KV;
-beforeEach(async () => {
-  f = await withJetStream();
-  kv = await ensureKv(f.nc, f.names.views);
-});
-afterEach(async () => {
-  await f.cleanup();
-});
-
-const key = (zone: string, slice: string) => viewKey({ cluster: 'c', zone, namespace: 'default', service: 'web', slice });
+viewsBucketPerTest((b) => ({ f, kv } = b));
 const slice = (k: string) => k.split('.').at(-1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

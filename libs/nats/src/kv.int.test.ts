@@ -1,23 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { KV } from '@nats-io/kv';
-import { withJetStream } from '../testing/jetstream.ts';
 import type { JetStreamFixture } from '../testing/jetstream.ts';
+import { viewsBucketPerTest, webViewKey as key } from '../testing/views-bucket.ts';
 import { kvDelete, kvGetJson, kvPutJson, kvWatchJson, openKv } from './kv.ts';
 import type { KvChange } from './kv.ts';
-import { ensureKv } from './streams.ts';
-import { parseViewKey, viewKey, zoneViewsFilter } from '@slicemesh/contracts';
+import { parseViewKey, zoneViewsFilter } from '@slicemesh/contracts';
 
 let f: JetStreamFixture;
 let kv: KV;
-beforeEach(async () => {
-  f = await withJetStream();
-  kv = await ensureKv(f.nc, f.names.views);
-});
-afterEach(async () => {
-  await f.cleanup();
-});
-
-const key = (zone: string, slice: string) => viewKey({ cluster: 'c', zone, namespace: 'default', service: 'web', slice });
+viewsBucketPerTest((b) => ({ f, kv } = b));
 
 type Event = { readonly kind: 'change'; readonly change: KvChange } | { readonly kind: 'initial-done' };
 

@@ -3,6 +3,7 @@ import { nanos } from '@nats-io/transport-node';
 import { withJetStream } from '../testing/jetstream.ts';
 import type { JetStreamFixture } from '../testing/jetstream.ts';
 import { StreamConflictError } from './errors.ts';
+import { connectNats } from './connect.ts';
 import { ensureKv, ensureStreams } from './streams.ts';
 
 describe('ensureStreams', () => {
@@ -88,5 +89,23 @@ describe('ensureKv', () => {
     await ensureKv(f.nc, f.names.svc, { history: 5 });
     const kv = await ensureKv(f.nc, f.names.svc);
     expect((await kv.status()).history).toBe(1);
+  });
+
+  it('processes creating one bucket at the same moment all get it (two hints replicas starting together)', async () => {
+    // Each round a fresh bucket, created by four connections at once. The race itself is rare (it
+    // failed one CI run with "subjects overlap with an existing stream"; 60 rounds of 8 creators
+    // did not bring it back here): this exercises concurrent creation, it cannot force the race.
+    const others = await Promise.all([1, 2, 3].map(() => connectNats({ url: f.url, name: 'ensure-kv-race', timeoutMs: 2000 })));
+    try {
+      for (let round = 0; round < 10; round++) {
+        const bucket = `race_${f.id}_${round}`;
+        const made = await Promise.all([f.nc, ...others].map((nc) => ensureKv(nc, bucket)));
+        await made[0]?.put('k', String(round));
+        for (const kv of made) expect((await kv.get('k'))?.string()).toBe(String(round));
+        await f.jsm.streams.delete(`KV_${bucket}`);
+      }
+    } finally {
+      await Promise.all(others.map((nc) => nc.close()));
+    }
   });
 });

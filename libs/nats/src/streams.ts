@@ -70,6 +70,8 @@ const DEFAULT_DUPLICATE_WINDOW_MS = 120_000;
 /** JetStream API error code: stream not found. */
 export const STREAM_NOT_FOUND = 10059;
 const STREAM_NAME_IN_USE = 10058;
+/** JetStream API error code: another stream already holds these subjects (a bucket created at the same moment). */
+const STREAM_SUBJECT_OVERLAP = 10065;
 
 /**
  * Creates or updates KUBE, SLICES, DLQ and, when `names.events` is set, EVENTS (names and subject
@@ -198,15 +200,20 @@ export async function ensureKv(nc: NatsConnection, bucket: string, opts: KvBucke
   const history = opts.history ?? 1;
   let replicas = opts.replicas ?? 1;
   let kv: KV;
-  try {
-    kv = await kvmAt(nc, opts.domain === undefined ? {} : { domain: opts.domain }).create(bucket, {
+  const create = () =>
+    kvmAt(nc, opts.domain === undefined ? {} : { domain: opts.domain }).create(bucket, {
       history,
       storage: opts.storage === 'memory' ? StorageType.Memory : StorageType.File,
       replicas,
     });
+  try {
+    kv = await create();
   } catch (err) {
     throwIfReplicasProblem(err, `KV_${bucket}`, replicas, undefined);
-    throw err;
+    // Another process created it between the client's lookup and its add (two replicas starting
+    // together): the server answers with one of these; the second try binds to that bucket.
+    if (!isApiError(err, STREAM_NAME_IN_USE) && !isApiError(err, STREAM_SUBJECT_OVERLAP)) throw err;
+    kv = await create();
   }
   // Kvm.create binds to an existing bucket as it is: compare and update here.
   const status = await kv.status();
