@@ -38,8 +38,7 @@ const arrivals = new Map<number, [number, number]>();
 const perAgent = new Map<string, { entries: number }>();
 /** The newest revision each agent has applied. */
 const lastRevision = new Map<string, number>();
-const connections: NatsConnection[] = [];
-/** Each agent's connection, for the raw floor. */
+/** Each agent's open connection (closed at the report; the raw floor subscribes on them). */
 const connectionOf = new Map<string, NatsConnection>();
 /** Raw messages each agent parsed, and when the last arrived (epoch ms). */
 const raw = new Map<string, { count: number; last: number }>();
@@ -54,7 +53,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** One agent: connects, watches its filter, applies every entry. Rejects when it fails; before its initial set, having closed its connection. */
 async function runAgent(spec: AgentSpec, url: string, bucket: string, cluster: string, ready: () => void): Promise<void> {
   const nc = await connectNats({ url, name: `fanout-${spec.id}`, timeoutMs: 60_000 });
-  connections.push(nc);
   connectionOf.set(spec.id, nc);
   let initial = true;
   try {
@@ -82,7 +80,7 @@ async function runAgent(spec: AgentSpec, url: string, bucket: string, cluster: s
     }
   } catch (e) {
     if (initial) {
-      connections.splice(connections.indexOf(nc), 1);
+      connectionOf.delete(spec.id);
       await nc.close().catch(() => {});
     }
     throw e;
@@ -167,7 +165,7 @@ process.on('message', (msg: unknown) => {
   } else if (m.report) {
     process.send?.({ arrivals: [...arrivals], perAgent: [...perAgent], rssBytes: process.memoryUsage().rss, resyncs }, () => {
       stop.abort();
-      void Promise.all(connections.map((nc) => nc.close())).finally(() => process.exit(0));
+      void Promise.all([...connectionOf.values()].map((nc) => nc.close())).finally(() => process.exit(0));
     });
   }
 });

@@ -92,6 +92,16 @@ export function epochMsOf(t: string | undefined): number | null {
 
 // ---- the views as they are written --------------------------------------------------------
 
+/**
+ * The kind of Service a key (or slice path) belongs to: the bench's even Services route
+ * PreferClose (zone views hold a zone's share), the odd ones have no topology (every zone view
+ * holds every endpoint); undefined for a key of no bench Service.
+ */
+function serviceKindOf(key: string): 'preferClose' | 'none' | undefined {
+  const service = Number(/(?:^|\.)svc-(\d+)\./.exec(key)?.[1] ?? NaN);
+  return Number.isNaN(service) ? undefined : service % 2 === 0 ? 'preferClose' : 'none';
+}
+
 /** An entry of a bucket watch. */
 type WatchEntry = Awaited<ReturnType<KV['watch']>> extends AsyncIterable<infer E> ? E : never;
 
@@ -244,8 +254,8 @@ class KubeProxyWay {
       const bytes = e.key.length + e.value.length;
       this.bytes += bytes;
       this.entries++;
-      const service = Number(/(?:^|\.)svc-(\d+)\./.exec(e.key)?.[1] ?? NaN);
-      if (!Number.isNaN(service)) this.byClass[service % 2 === 0 ? 'preferClose' : 'none'] += bytes;
+      const kind = serviceKindOf(e.key);
+      if (kind !== undefined) this.byClass[kind] += bytes;
     });
   }
 
@@ -330,9 +340,8 @@ function natsServerPid(url: string): number | undefined {
   return undefined;
 }
 
-/** utime+stime (ms) and VmRSS (bytes) of the nats-server serving `url`'s port on this machine, or null. */
-function natsServerUsage(url: string): { cpuMs: number; rssBytes: number } | null {
-  const pid = natsServerPid(url);
+/** utime+stime (ms) and VmRSS (bytes) of the nats-server `pid` (natsServerPid), or null. */
+function natsServerUsage(pid: number | undefined): { cpuMs: number; rssBytes: number } | null {
   if (pid === undefined) return null;
   try {
     const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
@@ -682,7 +691,9 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
     for (const s of [...specs, unscoped]) perZone.set(s.zone, (perZone.get(s.zone) ?? 0) + 1);
     const zoneById = new Map([...specs, unscoped].map((s) => [s.id, s.zone]));
     progress(`starting ${agentCount} agents in ${workers} processes`);
-    const server0 = natsServerUsage(url);
+    // The nats-server serving the run on this machine, if any: its CPU and memory are reported.
+    const natsPid = natsServerPid(url);
+    const server0 = natsServerUsage(natsPid);
     t = performance.now();
     for (let w = 0; w < workers; w++) {
       const mine = specs.filter((_, i) => i % workers === w).map(({ id, filter, raw }) => ({ id, filter, raw }));
@@ -701,11 +712,12 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
 
     // Who spends the CPU of a phase: nats-server, the agents' processes, the pipeline's services.
     const cpuSample = (): CpuSample => {
-      const out: CpuSample = new Map([['nats-server', cpuMsOf(natsServerPid(url))]]);
+      const out: CpuSample = new Map([['nats-server', cpuMsOf(natsPid)]]);
       out.set(`agents (${started.length} processes)`, started.reduce((n, w) => n + cpuMsOf(w.child.pid), 0));
       out.set('full agents', cpuMsOf(fullWorker?.child.pid));
       for (const c of stack?.components() ?? []) out.set(c.name, cpuMsOf(c.pid()));
-      out.set('bench (generator, observer)', process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000);
+      const own = process.cpuUsage();
+      out.set('bench (generator, observer)', (own.user + own.system) / 1000);
       return out;
     };
     const cpuRow = (label: string, before: CpuSample, after: CpuSample, wallMs: number): Row => [
@@ -812,7 +824,7 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
     kubeProxy.since = Date.now();
     const steady = await runPhase('steady', steadySeconds * 20, 20);
     const burstRun = await runPhase('burst', burst, 500);
-    const server1 = natsServerUsage(url);
+    const server1 = natsServerUsage(natsPid);
     const floor = await rawFloor(burstRun, false);
     const pacedFloor = await rawFloor(burstRun, true);
     const reports = await Promise.all(started.map((s) => s.report()));
@@ -918,14 +930,13 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
     const zonedSpecs = specs.filter((s) => s.zone !== UNZONED_VIEW);
     let zonedBytes = 0;
     let unscopedBytes = 0;
-    // The same split per kind of Service: the even ones route PreferClose (zone views hold a
-    // zone's share), the odd ones have no topology (every zone view holds every endpoint).
+    // The same split per kind of Service (serviceKindOf).
     const byClass = { preferClose: { zoned: 0, unscoped: 0 }, none: { zoned: 0, unscoped: 0 } };
     for (const [rev, [, n]] of arrivals) {
       const p = observer.puts.get(rev);
       if (p === undefined) continue;
-      const service = Number(/(?:^|\.)svc-(\d+)\./.exec(p.slice)?.[1] ?? NaN);
-      const cls = Number.isNaN(service) ? undefined : service % 2 === 0 ? byClass.preferClose : byClass.none;
+      const kind = serviceKindOf(p.slice);
+      const cls = kind === undefined ? undefined : byClass[kind];
       if (p.zone === UNZONED_VIEW) {
         unscopedBytes += p.bytes;
         if (cls) cls.unscoped += p.bytes;

@@ -93,10 +93,9 @@ async function readCurrent(kv: KV, key: string, signal: AbortSignal | undefined)
   return out;
 }
 
-/** A KV entry as the feed delivers it, parsed as kvWatchJson parses it. */
-function changeOf(m: Msg, keyStart: number, revision: number): KvChange {
+/** The KV entry `key` as the feed delivers it, parsed as kvWatchJson parses it. */
+function changeOf(m: Msg, key: string, revision: number): KvChange {
   const op = m.headers?.get('KV-Operation');
-  const key = m.subject.slice(keyStart);
   if (op === 'DEL' || op === 'PURGE') return { key, op, value: undefined, revision };
   try {
     return { key, op: 'PUT', value: m.json<unknown>(), revision };
@@ -220,7 +219,7 @@ export async function* kvFeedWatchJson(nc: NatsConnection, kv: KV, opts: KvFeedO
         if (order.message(at.consumerSeq) === 'missed') yield* resync('a delivery out of order: some were missed');
         const key = m.subject.slice(keyStart);
         if (at.streamSeq <= revisionOf(key)) continue; // already read, or older than what was
-        const c = changeOf(m, keyStart, at.streamSeq);
+        const c = changeOf(m, key, at.streamSeq);
         note(c);
         yield c;
       }
