@@ -66,7 +66,9 @@ function kubectlWatch(args: readonly string[], until: RegExp, started: () => Pro
         triggered = true;
         started().catch(reject);
       }
-      if (until.test(out)) finish();
+      // Matched against whole lines only: a row can arrive in two chunks, and a match on its
+      // first half ended the watch before the rest of the row was printed (seen once in CI).
+      if (until.test(out.slice(0, out.lastIndexOf('\n') + 1))) finish();
     });
   });
 }
