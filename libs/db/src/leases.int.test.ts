@@ -106,6 +106,26 @@ describe('fencing: a deposed owner\'s late write is refused, not applied', () =>
     expect(await loadRelayPosition(t.db, 'slicer')).toEqual({ txid: '10', id: 5 });
   });
 
+  it("the holder's renewal does not wait for its own fenced transaction that is writing", async () => {
+    await leaseHeartbeat(t.db, G, 'a', 'i-a', 5000, 1);
+    const a = (await acquireLease(t.db, G, 0, 'a', 5000)) as LeaseClaim;
+    let renewedAt = 0;
+    const closedAt = await t.db.transaction().execute(async (trx) => {
+      await commitIngestBatch(trx, { consumer: 'KUBE/p0', offset: 4, rows: [podRow('y', 4)], fence: [a] });
+      const renewing = renewLeases(t.db, [a], 5000).then((r) => {
+        renewedAt = Date.now();
+        return r;
+      });
+      // Renewed while the writer still holds its fence: a renewal queued behind writes lets a
+      // busy holder's lease lapse.
+      expect(await Promise.race([renewing, pause(2000).then(() => 'still waiting after 2 s')])).toEqual(new Set([0]));
+      return Date.now();
+    });
+    expect(renewedAt).toBeGreaterThan(0);
+    expect(renewedAt).toBeLessThanOrEqual(closedAt);
+    expect(await getOffset(t.db, 'KUBE/p0')).toBe(4);
+  });
+
   it('a takeover waits for the fenced transaction that is writing, then deposes it', async () => {
     await leaseHeartbeat(t.db, G, 'a', 'i-a', 5000, 1);
     const a = (await acquireLease(t.db, G, 0, 'a', 400)) as LeaseClaim;
