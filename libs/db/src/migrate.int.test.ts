@@ -4,6 +4,7 @@ import { createDb } from './connect.ts';
 import type { DbHandle } from './connect.ts';
 import { MIGRATION_TABLE, MIGRATIONS, SCHEMAS_LOCK, dropSchema, migrateToLatest } from './migrate.ts';
 import { testDatabaseUrl, uniqueSchemaName } from '../testing/test-db.ts';
+import { LZ4_COLUMNS } from './migrations/0007_lz4_bodies.ts';
 
 const EXPECTED_TABLES = [
   'consumer_offsets', 'dirty_services', 'endpoint_slices', 'hint_decisions', 'hint_foreign_slices', 'hint_nodes', 'hint_services', 'hint_slices',
@@ -70,8 +71,22 @@ describe('migrateToLatest', () => {
     schemas.push(schema);
     const h = await open(schema);
     expect(await tablesIn(h, schema)).toEqual([]);
-    expect(await migrateToLatest(h.db, schema)).toEqual(['0001_init', '0002_reconcile_settings', '0003_hint_foreign_slices', '0004_published_view_digests', '0005_partition_leases', '0006_kube_snapshots']);
+    expect(await migrateToLatest(h.db, schema)).toEqual(['0001_init', '0002_reconcile_settings', '0003_hint_foreign_slices', '0004_published_view_digests', '0005_partition_leases', '0006_kube_snapshots', '0007_lz4_bodies']);
     expect(await migrateToLatest(h.db, schema)).toEqual([]);
+  });
+
+  it('compresses the large documents with lz4 where the server has it', async () => {
+    const schema = uniqueSchemaName('mig');
+    schemas.push(schema);
+    const h = await open(schema);
+    await migrateToLatest(h.db, schema);
+    const lz4 = await sql<{ ok: boolean }>`select bool_or('lz4' = any(enumvals)) as ok from pg_settings where name = 'default_toast_compression'`.execute(h.db);
+    const columns = await sql<{ table: string; column: string; method: string }>`
+      select c.relname as table, a.attname as column, a.attcompression::text as method from pg_attribute a join pg_class c on c.oid = a.attrelid
+      join pg_namespace n on n.oid = c.relnamespace where n.nspname = ${schema} and a.attcompression <> ''`.execute(h.db);
+    const got = columns.rows.map((r) => [r.table, r.column, r.method]).sort();
+    const want = lz4.rows[0]?.ok === true ? LZ4_COLUMNS.map(([t, c]) => [t, c, 'l']).sort() : [];
+    expect(got).toEqual(want);
   });
 
   it('an up-to-date schema is a no-op read without any lock (it does not wait for a schema drop in progress elsewhere)', async () => {
