@@ -71,6 +71,15 @@ describe('startLocalNatsCluster', () => {
       await nc.close();
     }
   });
+  it('names the clients connected to each server (its monitoring port)', async () => {
+    const nc = await connectNats({ url: cluster.servers[2]!.url, name: 'local-cluster-named' });
+    try {
+      await expect.poll(async () => cluster.servers[2]!.clientNames(), { timeout: 5000 }).toContain('local-cluster-named');
+      expect(await cluster.servers[0]!.clientNames()).not.toContain('local-cluster-named');
+    } finally {
+      await nc.close();
+    }
+  });
 });
 
 describe('startLocalNatsCluster locked down', () => {

@@ -36,6 +36,12 @@ describe('planLocalCluster / natsServerArgs', () => {
     expect(() => planLocalCluster(opts)).toThrow(message);
   });
 
+  it('a monitoring port becomes -m, and must differ from the others', () => {
+    const [only] = planLocalCluster({ size: 1, dir: '/d', ports: [{ client: 4300, cluster: 4300, monitor: 8300 }] });
+    expect(natsServerArgs(only!)).toEqual(['-a', '127.0.0.1', '-p', '4300', '--server_name', 'nats-1', '-js', '-sd', '/d/nats-1', '-l', '/d/nats-1.log', '-m', '8300']);
+    expect(() => planLocalCluster({ size: 1, dir: '/d', ports: [{ client: 4300, cluster: 4300, monitor: 4300 }] })).toThrow(/ports must all differ/);
+  });
+
   it('a custom cluster name is used', () => {
     const specs = planLocalCluster({ size: 2, dir: '/d', ports: three.slice(0, 2), clusterName: 'c9' });
     expect(natsServerArgs(specs[0]!)).toContain('c9');

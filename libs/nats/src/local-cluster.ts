@@ -23,6 +23,8 @@ export interface LocalNatsPorts {
   readonly client: number;
   /** Cluster (route) port; unused when the cluster has one server. */
   readonly cluster: number;
+  /** HTTP monitoring port (-m), for clientNames(); none when unset. */
+  readonly monitor?: number;
 }
 
 /** One server of a planned cluster: everything its command line is built from. */
@@ -31,6 +33,8 @@ export interface LocalNatsServerSpec {
   readonly name: string;
   readonly port: number;
   readonly clusterPort: number;
+  /** HTTP monitoring port (-m); undefined: none. */
+  readonly monitorPort?: number;
   /** `<dir>/<name>`. */
   readonly storeDir: string;
   /** `<dir>/<name>.log`: the server's own log (-l). */
@@ -63,9 +67,9 @@ export function planLocalCluster(opts: PlanLocalClusterOptions): LocalNatsServer
   const { size, dir, ports } = opts;
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`cluster size must be an integer >= 1, got ${size}`);
   if (ports.length !== size) throw new RangeError(`cluster of ${size} needs ${size} port pairs, got ${ports.length}`);
-  const all = ports.flatMap((p) => [p.client, p.cluster]);
+  const all = ports.flatMap((p) => [p.client, p.cluster, ...(p.monitor === undefined ? [] : [p.monitor])]);
   const clientPorts = ports.map((p) => p.client);
-  const used = size === 1 ? clientPorts : all;
+  const used = size === 1 ? [...clientPorts, ...ports.flatMap((p) => (p.monitor === undefined ? [] : [p.monitor]))] : all;
   if (new Set(used).size !== used.length) throw new RangeError(`ports must all differ, got ${used.join(', ')}`);
   const prefix = opts.namePrefix ?? 'nats';
   const clusterName = size === 1 ? undefined : (opts.clusterName ?? 'slicemesh');
@@ -75,6 +79,7 @@ export function planLocalCluster(opts: PlanLocalClusterOptions): LocalNatsServer
       name,
       port: p.client,
       clusterPort: p.cluster,
+      ...(p.monitor === undefined ? {} : { monitorPort: p.monitor }),
       storeDir: join(dir, name),
       logFile: join(dir, `${name}.log`),
       routes: size === 1 ? [] : ports.filter((_, j) => j !== i).map((o) => o.cluster),
@@ -88,6 +93,7 @@ export function planLocalCluster(opts: PlanLocalClusterOptions): LocalNatsServer
 export function natsServerArgs(spec: LocalNatsServerSpec): string[] {
   // Flags after -c override the file, which only adds what has no flag (authorization).
   const args = [...(spec.configFile === undefined ? [] : ['-c', spec.configFile]), '-a', '127.0.0.1', '-p', String(spec.port), '--server_name', spec.name, '-js', '-sd', spec.storeDir, '-l', spec.logFile];
+  if (spec.monitorPort !== undefined) args.push('-m', String(spec.monitorPort));
   if (spec.clusterName !== undefined) {
     args.push('--cluster_name', spec.clusterName, '--cluster', `nats://127.0.0.1:${spec.clusterPort}`);
     if (spec.routes.length > 0) args.push('--routes', spec.routes.map((p) => `nats://127.0.0.1:${p}`).join(','));
@@ -129,6 +135,8 @@ export interface LocalNatsServer {
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again (same ports, same store); resolves once it accepts clients. No-op if running. */
   start(): Promise<void>;
+  /** The names of the clients connected to it now (its monitoring port's /connz); undefined without a monitoring port or an answer. */
+  clientNames(): Promise<readonly string[] | undefined>;
 }
 
 export interface LocalNatsCluster {
@@ -178,6 +186,19 @@ export interface StartLocalNatsClusterOptions {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** The client names a server's /connz lists; undefined when there is no port or no answer within 2 s. */
+async function clientNamesAt(monitorPort: number | undefined): Promise<readonly string[] | undefined> {
+  if (monitorPort === undefined) return undefined;
+  try {
+    const res = await fetch(`http://127.0.0.1:${monitorPort}/connz?limit=100000`, { signal: AbortSignal.timeout(2000) });
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as { connections?: { name?: string }[] };
+    return (body.connections ?? []).map((c) => c.name ?? '');
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Starts `size` nats-servers (JetStream, clustered when size > 1) and resolves once each accepts
  * clients. Call waitForMeta() before creating replicated streams. The servers are killed if this
@@ -200,7 +221,7 @@ export async function startLocalNatsCluster(opts: StartLocalNatsClusterOptions):
         }
       }
     };
-    for (let i = 0; i < opts.size; i++) ports.push({ client: await next(), cluster: await next() });
+    for (let i = 0; i < opts.size; i++) ports.push({ client: await next(), cluster: await next(), monitor: await next() });
   }
   const auth = opts.authorization;
   const specs = planLocalCluster({
@@ -281,6 +302,7 @@ export async function startLocalNatsCluster(opts: StartLocalNatsClusterOptions):
       },
       kill,
       start,
+      clientNames: () => clientNamesAt(spec.monitorPort),
     };
   });
 

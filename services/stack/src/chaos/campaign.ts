@@ -6,7 +6,8 @@
 // nothing lost, nothing duplicated, the three --verify checks clean, every agent resynced.
 // In nats_cluster mode (`natsCluster`: 3) NATS is a cluster of three servers of its own with every
 // stream and bucket replicated 3 times, and the NATS fault is a kill -9 of one server (the KUBE
-// leader, then one drawn from the seed), started again after a pause; the campaign measures the
+// leader, then one drawn from the seed among the servers holding service connections:
+// nats-victim.ts), started again after a pause; the campaign measures the
 // longest stall across each, every service's reconnect, and that the restart is absorbed.
 
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,7 @@ import { verifyAll } from '../verify-all.ts';
 import type { BoundedLogFigures, ChaosReport, ChaosVerdict, FaultRecord, KubeLogEntry, OutboxEntry, SlicesEntry } from './checks.ts';
 import { boundedLogLine, chaosVerdict, compareEffects, heldBy, lostEvents, takenOver } from './checks.ts';
 import type { NatsKillFigures } from './nats-figures.ts';
+import { pickNatsVictim } from './nats-victim.ts';
 import { longestGap, natsStatusLines, reconnectOf, warnLineTimes } from './nats-figures.ts';
 import type { PlannedFault } from './plan.ts';
 import { NATS_QUIET_MS, planFaults } from './plan.ts';
@@ -418,8 +420,14 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
       if (at - planned > 500) o.log(`  (nats-kill ${((at - planned) / 1000).toFixed(1)} s late: waited for ${[...busy].join(', ') || 'the replicas'} to be back)`);
       natsQuietUntil = Date.now() + (f.durationMs ?? 5000) + NATS_QUIET_MS;
       const leader = await within(s.jsm.streams.info(s.run.names.kube), 2000).then((i) => i.cluster?.leader, () => undefined);
-      const victim: LocalNatsServer =
-        f.server === 'kube-leader' ? (c.servers.find((x) => x.name === leader) ?? (c.servers[0] as LocalNatsServer)) : (c.servers[(f.server ?? 0) % c.servers.length] as LocalNatsServer);
+      let victim: LocalNatsServer;
+      if (f.server === 'kube-leader') victim = c.servers.find((x) => x.name === leader) ?? (c.servers[0] as LocalNatsServer);
+      else {
+        const clients = await Promise.all(c.servers.map(async (x) => ({ name: x.name, clients: await x.clientNames() })));
+        const pick = pickNatsVictim(f.server ?? 0, clients);
+        victim = c.servers.find((x) => x.name === pick.name) as LocalNatsServer;
+        if (pick.redirected) o.log(`  (the draw named ${c.servers[(f.server ?? 0) % c.servers.length]?.name}, which holds no service connection: killing ${pick.name} instead)`);
+      }
       const rec: NatsKillRecord = { server: victim.name, wasKubeLeader: victim.name === leader, atMs: at, killedAt: Date.now() };
       await victim.kill('SIGKILL');
       natsKills.push(rec);

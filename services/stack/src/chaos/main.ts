@@ -30,7 +30,7 @@ export const chaosConfig = defineConfig({
     flag: '--nats-cluster',
     default: false,
     parse: 'bool',
-    doc: 'nats_cluster mode: NATS is a cluster of 3 servers of its own, every stream and bucket with 3 replicas; the NATS fault is a kill -9 of one server (the KUBE leader, then one drawn from the seed), started again after --nats-down; no agent cut. Adds the longest stall, the reconnects and the restart absorbed to the summary.',
+    doc: 'nats_cluster mode: NATS is a cluster of 3 servers of its own, every stream and bucket with 3 replicas; the NATS fault is a kill -9 of one server (the KUBE leader, then one drawn from the seed among those holding service connections), started again after --nats-down; no agent cut. Adds the longest stall, the reconnects and the restart absorbed to the summary.',
   },
   snapshotEvery: { env: 'CHAOS_SNAPSHOT_EVERY', flag: '--snapshot-every', optional: true, min: 0, parse: 'int', doc: "The slicers' SNAPSHOT_EVERY: KUBE is compacted during the run, and the campaign fails if it never was (default 1500, or 300 with --ci); 0: the slicers' own default, which a campaign does not reach." },
   natsDown: { env: 'CHAOS_NATS_DOWN', flag: '--nats-down', optional: true, min: 0, parse: 'duration', doc: 'nats_cluster mode: how long a killed server stays down (default 5s).' },
