@@ -227,6 +227,35 @@ describe('the lease keeper', () => {
     await a.close();
   });
 
+  it('reports a renewal that took more than half the TTL, and only such a one', async () => {
+    const clock = new FakeClock(0);
+    const store = new FakeLeases(clock, 1, TTL);
+    const base = store.port('a');
+    let renewMs = 0;
+    const slow: number[] = [];
+    const a = startLeaseKeeper({
+      port: {
+        ...base,
+        renew: async (held) => {
+          const until = clock.now() + renewMs;
+          while (clock.now() < until) await new Promise((r) => setImmediate(r));
+          return base.renew(held);
+        },
+      },
+      member: 'a', partitions: 1, ttlMs: TTL, clock,
+      onChange: async () => {},
+      onSlowRenewal: (ms) => slow.push(ms),
+    });
+    await run(clock, 3000);
+    expect(slow).toEqual([]);
+    renewMs = 3000;
+    await run(clock, 4000);
+    expect(slow.length).toBeGreaterThan(0);
+    expect(Math.min(...slow)).toBeGreaterThanOrEqual(3000);
+    expect(a.held()).toEqual([0]);
+    await a.close();
+  });
+
   it('an unhealthy replica gives its partitions up', async () => {
     const clock = new FakeClock(0);
     const store = new FakeLeases(clock, 2, TTL);

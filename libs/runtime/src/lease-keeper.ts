@@ -8,6 +8,7 @@
 // member joins or leaves the list changes for all of them within one round.
 
 import type { Clock } from './clock.ts';
+import type { Logger } from './logger.ts';
 
 /** One held partition: its number and the fencing token its acquisition returned. */
 export interface HeldLease {
@@ -62,6 +63,16 @@ export interface LeaseKeeperOptions<C extends HeldLease> {
   readonly healthy?: () => boolean;
   readonly onError?: (err: unknown) => void;
   readonly onNameClash?: () => void;
+  /**
+   * Called when a heartbeat and renewal took more than half the TTL (with its milliseconds): the
+   * store is slow enough that a little more would let the leases lapse under a live holder.
+   */
+  readonly onSlowRenewal?: (ms: number) => void;
+}
+
+/** An onSlowRenewal that warns on `log`, for a keeper whose TTL is `ttlMs`. */
+export function warnSlowRenewal(log: Logger, ttlMs: number): (ms: number) => void {
+  return (ms) => log.warn({ ms, ttlMs }, 'lease renewal took over half of LEASE_TTL: Postgres is slow to answer, and a little more would lose the partitions');
 }
 
 export interface LeaseKeeper {
@@ -140,11 +151,13 @@ export function startLeaseKeeper<C extends HeldLease>(o: LeaseKeeperOptions<C>):
       if (o.healthy !== undefined && !o.healthy()) {
         found = 'unhealthy';
       } else {
+        const began = o.clock.now();
         const view = await o.port.heartbeat();
         if (view.nameClash) o.onNameClash?.();
         const asked = sorted();
         const renewed = await o.port.renew(asked);
         lastRenewed = o.clock.now();
+        if (lastRenewed - began > o.ttlMs / 2) o.onSlowRenewal?.(lastRenewed - began);
         found = { view, asked, renewed };
       }
     } catch (err) {

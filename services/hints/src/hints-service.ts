@@ -12,7 +12,7 @@ import { HintsProjectionStore, createDb, leaseStore, migrateToLatest } from '@sl
 import type { BackboneNames, JetStreamClient, JetStreamManager, KV, NatsConnection, ReplicasChange } from '@slicemesh/nats';
 import { connectNats, natsConnectionOf, ensureKv, ensureStreams, jetstream, jetstreamManager } from '@slicemesh/nats';
 import type { Clock, LeasedEngines, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
-import { createLogger, createMetrics, realClock, startLeasedEngines } from '@slicemesh/runtime';
+import { createLogger, createMetrics, realClock, startLeasedEngines, warnSlowRenewal } from '@slicemesh/runtime';
 import type { HintsConfig } from './config.ts';
 import { hintsLeaseGroup, ownedPartitionsOf } from './config.ts';
 import type { HintsEngine } from './engine.ts';
@@ -109,6 +109,7 @@ export function startHints(config: HintsConfig, deps: HintsDeps = {}): HintsHand
         ttlMs: config.leaseTtl,
         onError: (err) => log.warn({ err }, 'lease round failed'),
         onNameClash: () => log.error({ replica: member }, 'another live process uses this REPLICA_ID: give every replica its own'),
+        onSlowRenewal: warnSlowRenewal(log, config.leaseTtl),
       },
       clock,
       log,

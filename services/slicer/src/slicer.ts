@@ -11,7 +11,7 @@ import { RelayWaker, createDb, leaseStore, migrateToLatest } from '@slicemesh/db
 import type { EventRequestPublisher, JetStreamClient, NatsConnection } from '@slicemesh/nats';
 import { connectNats, natsConnectionOf, ensureStreams, eventRequestPublisher, jetstream, jetstreamManager } from '@slicemesh/nats';
 import type { Clock, LeaseKeeper, LeasedEngines, Logger, Metrics, ReadyStatus } from '@slicemesh/runtime';
-import { StartupSteps, createLogger, createMetrics, realClock, startLeaseKeeper, startLeasedEngines } from '@slicemesh/runtime';
+import { StartupSteps, createLogger, createMetrics, realClock, startLeaseKeeper, startLeasedEngines, warnSlowRenewal } from '@slicemesh/runtime';
 import type { SlicerConfig } from './config.ts';
 import { RELAY_LEASE_GROUP, resolveSlicerSettings, slicerLeaseGroup } from './config.ts';
 import type { Engine, SnapshotOutcome } from './engine.ts';
@@ -169,6 +169,7 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
     const ttlMs = config.leaseTtl;
     const onError = (what: string) => (err: unknown): void => log.warn({ err }, `${what}: lease round failed`);
     const onNameClash = (): void => log.error({ replica: member }, 'another live process uses this REPLICA_ID: give every replica its own');
+    const onSlowRenewal = warnSlowRenewal(log, ttlMs);
     const relayDb = db;
     relayKeeper = startLeaseKeeper({
       port: leaseStore(relayDb, { group: RELAY_LEASE_GROUP, member, incarnation, ttlMs, partitions: 1 }),
@@ -179,6 +180,7 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
       onChange: (claims) => startRelay(claims, js, relayDb),
       onError: onError('relay'),
       onNameClash,
+      onSlowRenewal,
     });
     const requests = eventRequests;
     const engineDb = db;
@@ -191,6 +193,7 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
         ttlMs,
         onError: onError('partitions'),
         onNameClash,
+        onSlowRenewal,
       },
       clock,
       log,
