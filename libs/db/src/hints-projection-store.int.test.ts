@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing';
 import { withTestDb } from '../testing/test-db.ts';
 import type { TestDb } from '../testing/test-db.ts';
@@ -68,6 +69,48 @@ describe('HintsProjectionStore.commitIngest', () => {
     await store.commitIngest('c3', 7, { nodes: { upserts: [makeNode('n1')], deletes: [] } });
     expect(await store.commitIngest('c3', 7, { nodes: { upserts: [makeNode('n2')], deletes: [] } })).toBe(false);
     expect((await loadHintNodes(t.db, 'i3')).map((n) => n.metadata.name)).toEqual(['n1']);
+  });
+});
+
+describe('HintsProjectionStore.commitIngest as one statement (batches without nodes)', () => {
+  // The same batches through the one statement and through the transaction (an empty `nodes`
+  // forces it) leave the same rows.
+  const batches: Parameters<HintsProjectionStore['commitIngest']>[2][] = [
+    { slices: { upserts: [makeSlice('web-a', [ep('10.0.0.1')]), makeSlice('web-b', [])], deletes: [] }, services: { upserts: [makeService('web')], deletes: [] } },
+    { slices: { upserts: [makeSlice('web-a', [ep('10.0.0.3')])], deletes: [{ namespace: 'default', name: 'web-b' }] } },
+    { slices: { upserts: [makeSlice('web-b', [ep('10.0.0.4')])], deletes: [{ namespace: 'default', name: 'web-b' }, { namespace: 'default', name: 'never' }] } },
+    { foreignSlices: { upserts: [makeSlice('imported', [], { managedBy: 'x' })], deletes: [] }, services: { upserts: [], deletes: [{ namespace: 'default', name: 'web' }] } },
+  ];
+  it('leaves the rows the transaction leaves, a key deleted and upserted in one batch upserted', async () => {
+    const one = new HintsProjectionStore(t.db, 'st1');
+    const tx = new HintsProjectionStore(t.db, 'st2');
+    for (const [i, b] of batches.entries()) {
+      expect(await one.commitIngest('st1-c', i + 1, b)).toBe(true);
+      expect(await tx.commitIngest('st2-c', i + 1, { ...b, nodes: { upserts: [], deletes: [] } })).toBe(true);
+    }
+    const [a, b] = [await one.loadSnapshot(['st1-c']), await tx.loadSnapshot(['st2-c'])];
+    expect(a.slices).toEqual(b.slices);
+    expect(a.foreignSlices).toEqual(b.foreignSlices);
+    expect(a.services).toEqual(b.services);
+    expect(a.slices.map((x) => [x.metadata.name, x.endpoints[0]?.addresses[0]])).toEqual([['web-a', '10.0.0.3'], ['web-b', '10.0.0.4']]);
+    expect([...a.offsets]).toEqual([['st1-c', 4]]);
+  });
+
+  it('keeps each body as written, key order included (the restart hashes that text)', async () => {
+    const store = new HintsProjectionStore(t.db, 'st3');
+    const slice = { ports: [], endpoints: [ep('10.0.0.5')], addressType: 'IPv4', metadata: { name: 'web-z', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } }, kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' } as unknown as ReturnType<typeof makeSlice>;
+    await store.commitIngest('st3-c', 1, { slices: { upserts: [slice], deletes: [] } });
+    const text = await sql<{ body: string }>`select body::text as body from hint_slices where cluster = 'st3'`.execute(t.db);
+    expect(text.rows.map((r) => r.body)).toEqual([JSON.stringify(slice)]);
+  });
+
+  it('a batch at or below the stored offset writes nothing and says so', async () => {
+    const store = new HintsProjectionStore(t.db, 'st4');
+    expect(await store.commitIngest('st4-c', 5, { slices: { upserts: [makeSlice('first', [])], deletes: [] } })).toBe(true);
+    expect(await store.commitIngest('st4-c', 5, { slices: { upserts: [makeSlice('again', [])], deletes: [] } })).toBe(false);
+    expect(await store.commitIngest('st4-c', 4, { slices: { upserts: [], deletes: [{ namespace: 'default', name: 'first' }] } })).toBe(false);
+    expect((await loadHintSlices(t.db, 'st4')).map((x) => x.metadata.name)).toEqual(['first']);
+    expect(await getOffset(t.db, 'st4-c')).toBe(5);
   });
 });
 

@@ -19,6 +19,7 @@ import {
 } from './hints-store.ts';
 import type { LeaseClaim } from './leases.ts';
 import { FencedError, assertFence, fenceHolds } from './leases.ts';
+import { INGEST_STATEMENT_MAX_ROWS, hintsIngestStatement, ingestStatementRows } from './hints-ingest-statement.ts';
 import { advanceOffset, getOffset } from './offsets.ts';
 import type { Db } from './schema.ts';
 
@@ -109,8 +110,13 @@ export class HintsProjectionStore {
    * before: the acknowledgement of the commit was lost). Throws FencedError, writing nothing,
    * when a claim of `fence` no longer holds.
    */
-  commitIngest(consumer: string, seq: number, rows: HintsIngestRows, fence: readonly LeaseClaim[] = []): Promise<boolean> {
+  async commitIngest(consumer: string, seq: number, rows: HintsIngestRows, fence: readonly LeaseClaim[] = []): Promise<boolean> {
     const c = this.cluster;
+    if (rows.nodes === undefined && ingestStatementRows(rows) <= INGEST_STATEMENT_MAX_ROWS) {
+      const r = (await hintsIngestStatement(c, consumer, seq, rows, fence).execute(this.db)).rows[0];
+      if (r?.held !== true) throw new FencedError(fence);
+      return r.fresh;
+    }
     return this.db.transaction().execute(async (trx) => {
       await assertFence(trx, fence);
       if (seq <= (await getOffset(trx, consumer))) return false;
