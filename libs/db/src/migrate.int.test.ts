@@ -71,7 +71,7 @@ describe('migrateToLatest', () => {
     schemas.push(schema);
     const h = await open(schema);
     expect(await tablesIn(h, schema)).toEqual([]);
-    expect(await migrateToLatest(h.db, schema)).toEqual(['0001_init', '0002_reconcile_settings', '0003_hint_foreign_slices', '0004_published_view_digests', '0005_partition_leases', '0006_kube_snapshots', '0007_lz4_bodies']);
+    expect(await migrateToLatest(h.db, schema)).toEqual(['0001_init', '0002_reconcile_settings', '0003_hint_foreign_slices', '0004_published_view_digests', '0005_partition_leases', '0006_kube_snapshots', '0007_lz4_bodies', '0008_outbox_json_text']);
     expect(await migrateToLatest(h.db, schema)).toEqual([]);
   });
 

@@ -13,6 +13,7 @@ import * as m0004 from './migrations/0004_published_view_digests.ts';
 import * as m0005 from './migrations/0005_partition_leases.ts';
 import * as m0006 from './migrations/0006_kube_snapshots.ts';
 import * as m0007 from './migrations/0007_lz4_bodies.ts';
+import * as m0008 from './migrations/0008_outbox_json_text.ts';
 import type { Database } from './schema.ts';
 import { assertSchemaName } from './schema-name.ts';
 
@@ -25,6 +26,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0005_partition_leases': m0005,
   '0006_kube_snapshots': m0006,
   '0007_lz4_bodies': m0007,
+  '0008_outbox_json_text': m0008,
 });
 
 const migrationProvider: MigrationProvider = {

@@ -26,7 +26,8 @@ export interface OutboxRecord {
   readonly txid: string;
   readonly subject: string;
   readonly msgId: string;
-  readonly payload: unknown;
+  /** The message as the JSON text the writer stored: published as it is. */
+  readonly payload: string;
 }
 
 export interface ReadOutboxOptions {
@@ -39,7 +40,7 @@ export interface ReadOutboxOptions {
 export function buildReadOutboxBatch(db: Db, opts: ReadOutboxOptions) {
   let q = db
     .selectFrom('outbox')
-    .select(['id', 'txid', 'subject', 'msg_id', 'payload'])
+    .select(['id', 'txid', 'subject', 'msg_id', sql<string>`payload::text`.as('payload')])
     .where(sql<boolean>`txid < pg_snapshot_xmin(pg_current_snapshot())`);
   if (opts.after !== null) {
     q = q.where(sql<boolean>`(txid, id) > (${opts.after.txid}::xid8, ${opts.after.id}::bigint)`);

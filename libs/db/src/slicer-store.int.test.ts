@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import type { EndpointSlice } from '@slicemesh/model';
 import { deepFreeze, makePod, makeService, makeSlice } from '@slicemesh/testing';
 import { withTestDb } from '../testing/test-db.ts';
@@ -105,6 +106,17 @@ describe('the slicer store', () => {
     expect(outbox.map((o) => [o.msg_id, o.payload])).toEqual([[`c1/outbox/${outbox[0]?.id}`, { n: 1 }], ['fixed-id', { n: 2 }]]);
     const recs = await loadReconciles(t.db, 'c1', 'default', 'web');
     expect(recs.map((r) => [r.kubeSeqFrom, r.kubeSeqTo, r.reconcileId, r.created, r.settings])).toEqual([[1, 2, 'p2n0-x', 2, { managedBy: 'm', maxEndpointsPerSlice: 7 }]]);
+  });
+
+  it('the outbox keeps each message as the JSON text written, key order included, for the relay to publish as it is', async () => {
+    const payload = { type: 'SliceChanged.v1', zeta: 1, alpha: { z: [1, 2], a: null } };
+    const one = { cluster: 'c1', upserts: [], deletes: [], records: [], outbox: [{ subject: 'slices.c1.default.web', msgId: { prefix: 'c1/outbox/' }, payload }] };
+    const many = { ...one, outbox: [{ subject: 'slices.c1.default.web', msgId: (id: number) => `c1/outbox/${id}`, payload }] };
+    await commitSliceWrites(t.db, one); // one statement
+    await commitSliceWrites(t.db, many); // the transaction (a msgId function)
+    // As the relay reads it (readOutboxBatch selects payload::text), without its commit gate.
+    const rows = await sql<{ payload: string }>`select payload::text as payload from outbox order by id`.execute(t.db);
+    expect(rows.rows.map((r) => r.payload)).toEqual([JSON.stringify(payload), JSON.stringify(payload)]);
   });
 
   it('a failing slice write leaves slices, outbox and records as they were', async () => {

@@ -186,9 +186,9 @@ function sliceWritesStatement(w: SliceWrites) {
       managed_by = excluded.managed_by, generation = excluded.generation, body = excluded.body
     returning 1),
   numbered as (
-    select nextval(pg_get_serial_sequence('outbox', 'id')) as id, e.value->>'subject' as subject, e.value->>'msg_id' as msg_id,
-      e.value->>'prefix' as prefix, e.value->'payload' as payload, e.n
-    from jsonb_array_elements(${outbox}::jsonb) with ordinality as e(value, n) where ${held}),
+    select nextval(pg_get_serial_sequence('outbox', 'id')) as id, e.subject, e.msg_id, e.prefix, e.payload, e.n
+    from rows from (json_to_recordset(${outbox}::json) as (subject text, msg_id text, prefix text, payload json)) with ordinality as e(subject, msg_id, prefix, payload, n)
+    where ${held}),
   queued as (
     insert into outbox (id, subject, msg_id, payload)
     select id, subject, coalesce(msg_id, prefix || id::text), payload from numbered order by n returning 1),

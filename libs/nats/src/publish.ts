@@ -45,7 +45,14 @@ export interface PublishResult {
  * mismatch, PublishError for anything else (including a payload that is not JSON-encodable).
  */
 export async function publishAcked(js: JetStreamClient, subject: string, payload: unknown, opts: PublishOptions): Promise<PublishResult> {
-  const body = encodeJson(subject, opts.msgID, payload);
+  return publishAckedText(js, subject, encodeJson(subject, opts.msgID, payload), opts);
+}
+
+/**
+ * publishAcked for a message already in its wire form (JSON text a store kept as written, such
+ * as the slicer's outbox): published as it is, neither parsed nor encoded again.
+ */
+export async function publishAckedText(js: JetStreamClient, subject: string, body: string, opts: PublishOptions): Promise<PublishResult> {
   const attempts = 1 + Math.max(0, opts.retries ?? 3);
   let wait = opts.backoffMs ?? 100;
   for (let attempt = 1; ; attempt++) {

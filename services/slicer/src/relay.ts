@@ -1,11 +1,12 @@
 // Publishes the outbox to SLICES. The relay in @slicemesh/db reads rows in commit-safe order
 // and never skips a late-committing transaction; each row goes out with its own msgId, so a
-// row re-published after a crash is dropped by the stream's duplicate window.
+// row re-published after a crash is dropped by the stream's duplicate window. A row's payload is
+// the JSON text the reconcile stored (migration 0008), sent as it is.
 
 import type { Db, LeaseClaim, OutboxRecord, RelayWaker } from '@slicemesh/db';
 import { runOutboxRelay } from '@slicemesh/db';
 import type { JetStreamClient } from '@slicemesh/nats';
-import { publishAcked } from '@slicemesh/nats';
+import { publishAckedText } from '@slicemesh/nats';
 
 export interface RelayOptions {
   readonly db: Db;
@@ -35,7 +36,7 @@ export async function runSlicesRelay(opts: RelayOptions): Promise<void> {
     ...(opts.waker ? { waker: opts.waker } : {}),
     ...(opts.fence ? { fence: opts.fence } : {}),
     publish: async (row) => {
-      const ack = await publishAcked(opts.js, row.subject, row.payload, { msgID: row.msgId });
+      const ack = await publishAckedText(opts.js, row.subject, row.payload, { msgID: row.msgId });
       opts.onPublished?.(row, ack.duplicate);
     },
   });

@@ -24,7 +24,7 @@ export const LZ4_COLUMNS: readonly (readonly [string, string])[] = [
   ['kube_snapshot_slices', 'body'],
 ];
 
-async function serverHasLz4(db: AnyDb): Promise<boolean> {
+export async function serverHasLz4(db: AnyDb): Promise<boolean> {
   const r = await sql<{ ok: boolean }>`select coalesce(bool_or('lz4' = any(enumvals)), false) as ok from pg_settings where name = 'default_toast_compression'`.execute(db);
   return r.rows[0]?.ok === true;
 }
