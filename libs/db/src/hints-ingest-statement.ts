@@ -1,9 +1,9 @@
 // The hints service's ingest commit as ONE statement: the fence, the offset check, the rows of
 // the batch (its slices, other controllers' slices, Services) and the new offset, where the
 // transaction it replaces took BEGIN, the fence, the offset read, a delete and an upsert per
-// table, the offset write and COMMIT — seven round trips or more, each waiting on a busy event
-// loop while the transaction held its connection (most samples of pg_stat_activity in the
-// backbone bench's sustained run were such transactions, idle in between). Nodes, whose writes
+// table, the offset write and COMMIT — six round trips or more, each waiting on a busy event
+// loop while the transaction held its connection ("idle in transaction" inside them was the
+// state pg_stat_activity showed most often in the backbone bench's sustained run). Nodes, whose writes
 // are guarded by resourceVersion, still go through the transaction.
 
 import { sql } from 'kysely';
