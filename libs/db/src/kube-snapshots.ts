@@ -1,8 +1,8 @@
 // Snapshots of one KUBE partition's projection (migration 0006), what a replay and a compactor
 // read back from them, and the record of how far KUBE was purged (kube_log_cuts).
 //
-// A snapshot is copied by the partition's owner in one REPEATABLE READ transaction and counts
-// once a second transaction, holding its lease (assertFence), marked it complete: the partition's
+// A snapshot is copied by the partition's owner from one exported REPEATABLE READ view, in
+// short transactions (writeKubeSnapshot says why), and counts once a last transaction, holding its lease (assertFence), marked it complete: the partition's
 // kube_objects rows and endpoint_slices rows are written by the owner alone, so what the copy
 // reads is the state at the partition consumer's committed offset. The nodes come from the owner's memory (the caller), because the
 // node rows in kube_objects are written by every owner's node consumers and may be ahead of what
@@ -15,7 +15,7 @@ import type { KubeObjectRow } from './object-store.ts';
 import { objectRowOf } from './object-store.ts';
 import type { LeaseClaim } from './leases.ts';
 import { assertFence } from './leases.ts';
-import type { Db, StoredKind } from './schema.ts';
+import type { Db, StoredKind, Trx } from './schema.ts';
 import { chunks } from './batches.ts';
 
 /** Snapshots kept per (cluster, partition): the newest this many. */
@@ -65,54 +65,130 @@ export class SnapshotOffsetMismatch extends Error {
   override readonly name = 'SnapshotOffsetMismatch';
 }
 
+/** Options of writeKubeSnapshot. */
+export interface KubeSnapshotCopyOptions {
+  /** Rows copied per transaction. Defaults to 5000. */
+  readonly chunkRows?: number;
+  /** Awaited after each chunk committed, with the rows copied so far (progress; tests). */
+  readonly onCopied?: (rows: number) => void | Promise<void>;
+}
+
+/** An id pg_export_snapshot() returns, e.g. 00000003-0000001B-1 (it goes into SQL as a literal). */
+const SNAPSHOT_ID = /^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$/i;
+
 /**
  * Writes a snapshot of one partition (see the file comment) and drops all but the newest
- * `keep`. The rows are copied in one REPEATABLE READ transaction that takes no lock (the lease
- * row stays free for renewals however long the copy takes); a second, short transaction checks
- * the lease (assertFence), marks the snapshot complete and drops the older ones. `onConsistent`
- * is called once the copy's view is fixed (its first statement ran), so a caller that paused its
- * writers can let them go on while the rows are copied.
+ * `keep`. One REPEATABLE READ transaction fixes the view and exports it (pg_export_snapshot);
+ * being read-only it takes no transaction id. The rows are copied in chunks of `chunkRows`,
+ * each in a short transaction of its own that imports that view, so every chunk reads the state
+ * at the committed offset. Why not one transaction, as before: a transaction that writes holds
+ * back every outbox row committed after it started (the relay publishes only rows older than the
+ * oldest open writer), so a copy of 100k objects (1-2.6 s) stalled SLICES for as long. A last
+ * short transaction checks the lease (assertFence), marks the snapshot complete and drops the
+ * older ones; a copy that fails removes what it wrote. `onConsistent` is called once the view
+ * is fixed, so a caller that paused its writers can let them go on while the rows are copied.
  * Throws FencedError when the lease no longer holds (the snapshot then never counts),
  * SnapshotOffsetMismatch when the committed offset is not `seq`.
  */
-export async function writeKubeSnapshot(db: Db, s: KubeSnapshotInput, onConsistent: () => void = () => {}): Promise<KubeSnapshotHeader> {
-  const written = await db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
+export async function writeKubeSnapshot(db: Db, s: KubeSnapshotInput, onConsistent: () => void = () => {}, o: KubeSnapshotCopyOptions = {}): Promise<KubeSnapshotHeader> {
+  const chunkRows = o.chunkRows ?? 5000;
+  let copied = 0;
+  const progress = async (n: number): Promise<void> => {
+    copied += n;
+    await o.onCopied?.(copied);
+  };
+  // The header first, so that the view (and every chunk reading it) sees the row the copied rows
+  // refer to; it counts for nothing until marked complete.
+  const header = await sql<{ id: string; taken_at: Date }>`
+    insert into kube_snapshots (cluster, partition, partitions, seq, nodes_seq, reconciles_to, objects, slices)
+    values (${s.cluster}, ${s.partition}, ${s.partitions}, ${s.seq}, ${s.nodesSeq}, 0, 0, 0) returning id, taken_at`.execute(db).catch((err: unknown) => {
+    onConsistent();
+    throw err;
+  });
+  const id = Number(header.rows[0]?.id);
+  const written = await db.transaction().setIsolationLevel('repeatable read').execute(async (view) => {
     try {
-      const head = await sql<{ last_seq: string | null; reconciles_to: string | null }>`
+      const head = await sql<{ last_seq: string | null; reconciles_to: string | null; snapshot: string }>`
         select (select last_seq from consumer_offsets where consumer = ${s.consumer}) as last_seq,
-               (select max(id) from reconciles) as reconciles_to`.execute(trx);
+               (select max(id) from reconciles) as reconciles_to, pg_export_snapshot() as snapshot`.execute(view);
       onConsistent();
       const committed = Number(head.rows[0]?.last_seq ?? 0);
       if (committed !== s.seq) throw new SnapshotOffsetMismatch(`${s.consumer}: committed offset ${committed}, the snapshot was asked at ${s.seq}`);
       const reconcilesTo = Number(head.rows[0]?.reconciles_to ?? 0);
+      const snapshot = head.rows[0]?.snapshot ?? '';
+      if (!SNAPSHOT_ID.test(snapshot)) throw new Error(`pg_export_snapshot() returned ${JSON.stringify(snapshot)}`);
 
-      const objectNs = await sql<{ namespace: string }>`select distinct namespace from kube_objects where cluster = ${s.cluster} and kind <> 'Node'`.execute(trx);
-      const sliceNs = await sql<{ namespace: string }>`select distinct namespace from endpoint_slices where cluster = ${s.cluster}`.execute(trx);
+      const objectNs = await sql<{ namespace: string }>`select distinct namespace from kube_objects where cluster = ${s.cluster} and kind <> 'Node'`.execute(view);
+      const sliceNs = await sql<{ namespace: string }>`select distinct namespace from endpoint_slices where cluster = ${s.cluster}`.execute(view);
       const namespaces = [...new Set([...objectNs.rows, ...sliceNs.rows].map((r) => r.namespace))].filter((ns) => s.ownsNamespace(ns)).sort();
 
-      const header = await sql<{ id: string; taken_at: Date }>`
-        insert into kube_snapshots (cluster, partition, partitions, seq, nodes_seq, reconciles_to, objects, slices)
-        values (${s.cluster}, ${s.partition}, ${s.partitions}, ${s.seq}, ${s.nodesSeq}, ${reconcilesTo}, 0, 0) returning id, taken_at`.execute(trx);
-      const id = Number(header.rows[0]?.id);
-      const objects = await sql`insert into kube_snapshot_objects (snapshot_id, kind, namespace, name, uid, resource_version, deleted, body, kube_seq)
-        select ${id}, kind, namespace, name, uid, resource_version, deleted, body, kube_seq from kube_objects
-        where cluster = ${s.cluster} and kind <> 'Node' and namespace = any(${namespaces}::text[])`.execute(trx);
-      for (const part of chunks(s.nodes, 2000)) {
+      const snapshotId = id;
+      /** One chunk in a short transaction reading the exported view: its row count and last key. */
+      const chunk = <K>(copy: (trx: Trx) => Promise<{ n: number; last: K | undefined }>) =>
+        db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
+          await sql`set transaction snapshot ${sql.lit(snapshot)}`.execute(trx);
+          // Each chunk continues along the primary key. Without statistics (this Postgres runs
+          // with autovacuum off) the planner otherwise sorts the whole partition for every chunk.
+          await sql`set local enable_sort = off`.execute(trx);
+          return copy(trx);
+        });
+
+      let objectCount = 0;
+      for (let after: { kind: string; namespace: string; name: string } | undefined; ; ) {
+        const from = after;
+        const r = await chunk(async (trx) => {
+          const rows = await sql<{ kind: string; namespace: string; name: string; n: string }>`with
+  part as (select kind, namespace, name, uid, resource_version, deleted, body, kube_seq from kube_objects
+    where cluster = ${s.cluster} and kind <> 'Node' and namespace = any(${namespaces}::text[])
+      ${from === undefined ? sql`` : sql`and (kind, namespace, name) > (${from.kind}, ${from.namespace}, ${from.name})`}
+    order by kind, namespace, name limit ${chunkRows}),
+  copied as (insert into kube_snapshot_objects (snapshot_id, kind, namespace, name, uid, resource_version, deleted, body, kube_seq)
+    select ${snapshotId}, kind, namespace, name, uid, resource_version, deleted, body, kube_seq from part returning 1)
+select kind, namespace, name, (select count(*) from copied) as n from part order by kind desc, namespace desc, name desc limit 1`.execute(trx);
+          const last = rows.rows[0];
+          return { n: Number(last?.n ?? 0), last: last === undefined ? undefined : { kind: last.kind, namespace: last.namespace, name: last.name } };
+        });
+        objectCount += r.n;
+        await progress(r.n);
+        if (r.n < chunkRows || r.last === undefined) break;
+        after = r.last;
+      }
+      for (const part of chunks(s.nodes, Math.min(2000, chunkRows))) {
         const payload = JSON.stringify(part.map((r) => ({ kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid, resource_version: r.resourceVersion, deleted: r.deleted, body: r.body, kube_seq: r.kubeSeq })));
         await sql`insert into kube_snapshot_objects (snapshot_id, kind, namespace, name, uid, resource_version, deleted, body, kube_seq)
-          select ${id}, kind, namespace, name, uid, resource_version, deleted, body, kube_seq
-          from jsonb_to_recordset(${payload}::jsonb) as r(kind text, namespace text, name text, uid text, resource_version text, deleted boolean, body jsonb, kube_seq bigint)`.execute(trx);
+          select ${snapshotId}, kind, namespace, name, uid, resource_version, deleted, body, kube_seq
+          from jsonb_to_recordset(${payload}::jsonb) as r(kind text, namespace text, name text, uid text, resource_version text, deleted boolean, body jsonb, kube_seq bigint)`.execute(db);
+        objectCount += part.length;
+        await progress(part.length);
       }
-      const slices = await sql`insert into kube_snapshot_slices (snapshot_id, namespace, name, service, body)
-        select ${id}, namespace, name, service, body from endpoint_slices
-        where cluster = ${s.cluster} and namespace = any(${namespaces}::text[]) and body is not null`.execute(trx);
-      const objectCount = Number(objects.numAffectedRows ?? 0) + s.nodes.length;
-      const sliceCount = Number(slices.numAffectedRows ?? 0);
-      await sql`update kube_snapshots set objects = ${objectCount}, slices = ${sliceCount} where id = ${id}`.execute(trx);
-      return { id, reconcilesTo, objectCount, sliceCount, takenAt: header.rows[0]?.taken_at ?? new Date() };
+      let sliceCount = 0;
+      for (let after: { namespace: string; name: string } | undefined; ; ) {
+        const from = after;
+        const r = await chunk(async (trx) => {
+          const rows = await sql<{ namespace: string; name: string; n: string }>`with
+  part as (select namespace, name, service, body from endpoint_slices
+    where cluster = ${s.cluster} and namespace = any(${namespaces}::text[]) and body is not null
+      ${from === undefined ? sql`` : sql`and (namespace, name) > (${from.namespace}, ${from.name})`}
+    order by namespace, name limit ${chunkRows}),
+  copied as (insert into kube_snapshot_slices (snapshot_id, namespace, name, service, body) select ${snapshotId}, namespace, name, service, body from part returning 1)
+select namespace, name, (select count(*) from copied) as n from part order by namespace desc, name desc limit 1`.execute(trx);
+          const last = rows.rows[0];
+          return { n: Number(last?.n ?? 0), last: last === undefined ? undefined : { namespace: last.namespace, name: last.name } };
+        });
+        sliceCount += r.n;
+        await progress(r.n);
+        if (r.n < chunkRows || r.last === undefined) break;
+        after = r.last;
+      }
+      await sql`update kube_snapshots set reconciles_to = ${reconcilesTo}, objects = ${objectCount}, slices = ${sliceCount} where id = ${snapshotId}`.execute(db);
+      return { id: snapshotId, reconcilesTo, objectCount, sliceCount, takenAt: header.rows[0]?.taken_at ?? new Date() };
     } finally {
       onConsistent(); // also when it failed: the caller must not wait for ever
     }
+  }).catch(async (err: unknown) => {
+    // An incomplete snapshot never counts; its rows go with it (cascade).
+    await sql`delete from kube_snapshots where id = ${id} and not complete`.execute(db).catch(() => {});
+    throw err;
   });
   await db.transaction().execute(async (trx) => {
     await assertFence(trx, s.fence);
