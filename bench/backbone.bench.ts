@@ -1026,9 +1026,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
     const reconciles = () => pipe.reconciles();
     // Postgres's write-ahead log position: what the pipeline made it write per pod change (every
     // byte of it is written, fsynced and, after a checkpoint, preceded by full page images).
-    const wal = await createDb({ url: ctx.pgUrl, max: 1 });
-    closers.push(() => wal.close());
-    const walBytes = async () => Number((await sql<{ b: string }>`select (pg_current_wal_lsn() - '0/0'::pg_lsn)::text as b`.execute(wal.db)).rows[0]?.b ?? NaN);
+    const walBytes = async () => Number((await sql<{ b: string }>`select (pg_current_wal_lsn() - '0/0'::pg_lsn)::text as b`.execute(pipe.stack.db)).rows[0]?.b ?? NaN);
 
     // Burst: one readiness flip per pod, written as fast as the store takes them, then drained.
     {

@@ -50,40 +50,34 @@ export function ingestStatementRows(rows: HintsIngestStatementRows): number {
   return [rows.slices, rows.foreignSlices, rows.services].reduce((n, c) => n + (c === undefined ? 0 : c.upserts.length + c.deletes.length), 0);
 }
 
-/** A slice table's writes: the body's text is kept as written (json, not jsonb: migration 0004). */
-function sliceWrites(table: 'hint_slices' | 'hint_foreign_slices', cluster: string, c: RowChanges<EndpointSlice> | undefined, go: RawBuilder<boolean>) {
+/**
+ * One table's writes. The bodies' text is kept as written (json, not jsonb: migration 0004); the
+ * slice tables also keep the Service a slice belongs to (its service-name label).
+ */
+function tableWrites(table: 'hint_slices' | 'hint_foreign_slices' | 'hint_services', cluster: string, c: RowChanges<EndpointSlice | Service> | undefined, go: RawBuilder<boolean>) {
   const { upserts, deletes } = finalRows(c);
-  const rows = JSON.stringify(upserts.map((s) => ({ namespace: s.metadata.namespace ?? '', name: s.metadata.name, service: s.metadata.labels?.[LABEL_SERVICE_NAME] ?? '', body: s })));
+  const withService = table !== 'hint_services';
+  const service = withService ? sql.raw(', service') : sql.raw('');
+  const rows = JSON.stringify(upserts.map((s) => ({ namespace: s.metadata.namespace ?? '', name: s.metadata.name, ...(withService ? { service: s.metadata.labels?.[LABEL_SERVICE_NAME] ?? '' } : {}), body: s })));
   return {
     gone: sql`delete from ${sql.table(table)} h using json_to_recordset(${JSON.stringify(deletes)}::json) as d(namespace text, name text)
-    where ${go} and h.cluster = ${cluster} and h.namespace = d.namespace and h.name = d.name returning 1`,
-    put: sql`insert into ${sql.table(table)} (cluster, namespace, name, service, body)
-    select ${cluster}, namespace, name, service, body from json_to_recordset(${rows}::json) as s(namespace text, name text, service text, body json) where ${go}
-    on conflict (cluster, namespace, name) do update set service = excluded.service, body = excluded.body returning 1`,
-  };
-}
-
-function serviceWrites(cluster: string, c: RowChanges<Service> | undefined, go: RawBuilder<boolean>) {
-  const { upserts, deletes } = finalRows(c);
-  const rows = JSON.stringify(upserts.map((s) => ({ namespace: s.metadata.namespace ?? '', name: s.metadata.name, body: s })));
-  return {
-    gone: sql`delete from hint_services h using json_to_recordset(${JSON.stringify(deletes)}::json) as d(namespace text, name text)
-    where ${go} and h.cluster = ${cluster} and h.namespace = d.namespace and h.name = d.name returning 1`,
-    put: sql`insert into hint_services (cluster, namespace, name, body)
-    select ${cluster}, namespace, name, body from json_to_recordset(${rows}::json) as s(namespace text, name text, body json) where ${go}
-    on conflict (cluster, namespace, name) do update set body = excluded.body returning 1`,
+    where ${go} and h.cluster = ${cluster} and h.namespace = d.namespace and h.name = d.name`,
+    put: sql`insert into ${sql.table(table)} (cluster, namespace, name${service}, body)
+    select ${cluster}, namespace, name${service}, body from json_to_recordset(${rows}::json) as s(namespace text, name text${withService ? sql.raw(', service text') : sql.raw('')}, body json) where ${go}
+    on conflict (cluster, namespace, name) do update set ${withService ? sql.raw('service = excluded.service, ') : sql.raw('')}body = excluded.body`,
   };
 }
 
 /**
  * One statement: `held` is whether every claim of `fence` holds, `fresh` whether `seq` is past
  * the consumer's stored offset; the rows and the offset are written only when both are true.
+ * The writes are data-modifying CTEs, which run whether or not the final select reads them.
  */
 export function hintsIngestStatement(cluster: string, consumer: string, seq: number, rows: HintsIngestStatementRows, fence: readonly LeaseClaim[]) {
   const go = sql<boolean>`(select held and fresh from checks)`;
-  const slices = sliceWrites('hint_slices', cluster, rows.slices, go);
-  const foreign = sliceWrites('hint_foreign_slices', cluster, rows.foreignSlices, go);
-  const services = serviceWrites(cluster, rows.services, go);
+  const slices = tableWrites('hint_slices', cluster, rows.slices, go);
+  const foreign = tableWrites('hint_foreign_slices', cluster, rows.foreignSlices, go);
+  const services = tableWrites('hint_services', cluster, rows.services, go);
   return sql<{ held: boolean; fresh: boolean }>`with
   checks as (select ${fenceHolds(fence)} as held, ${seq}::bigint > coalesce((select last_seq from consumer_offsets where consumer = ${consumer}), 0) as fresh),
   slices_gone as (${slices.gone}),
@@ -93,6 +87,6 @@ export function hintsIngestStatement(cluster: string, consumer: string, seq: num
   services_gone as (${services.gone}),
   services_put as (${services.put}),
   moved as (insert into consumer_offsets (consumer, last_seq) select ${consumer}, ${seq} where ${go}
-    on conflict (consumer) do update set last_seq = excluded.last_seq where consumer_offsets.last_seq < excluded.last_seq returning 1)
-select held, fresh, (select count(*) from moved) as moved from checks`;
+    on conflict (consumer) do update set last_seq = excluded.last_seq where consumer_offsets.last_seq < excluded.last_seq)
+select held, fresh from checks`;
 }

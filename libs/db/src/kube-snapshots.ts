@@ -2,9 +2,10 @@
 // read back from them, and the record of how far KUBE was purged (kube_log_cuts).
 //
 // A snapshot is copied by the partition's owner from one exported REPEATABLE READ view, in
-// short transactions (writeKubeSnapshot says why), and counts once a last transaction, holding its lease (assertFence), marked it complete: the partition's
-// kube_objects rows and endpoint_slices rows are written by the owner alone, so what the copy
-// reads is the state at the partition consumer's committed offset. The nodes come from the owner's memory (the caller), because the
+// short transactions (writeKubeSnapshot says why), and counts once a last transaction, holding
+// its lease (assertFence), marked it complete: the partition's kube_objects rows and
+// endpoint_slices rows are written by the owner alone, so what the copy reads is the state at
+// the partition consumer's committed offset. The nodes come from the owner's memory (the caller), because the
 // node rows in kube_objects are written by every owner's node consumers and may be ahead of what
 // this owner's reconciles read. `reconciles_to` (max reconciles.id at the snapshot) tells which
 // replay records the slices already hold.
@@ -122,66 +123,62 @@ export async function writeKubeSnapshot(db: Db, s: KubeSnapshotInput, onConsiste
       const sliceNs = await sql<{ namespace: string }>`select distinct namespace from endpoint_slices where cluster = ${s.cluster}`.execute(view);
       const namespaces = [...new Set([...objectNs.rows, ...sliceNs.rows].map((r) => r.namespace))].filter((ns) => s.ownsNamespace(ns)).sort();
 
-      const snapshotId = id;
-      /** One chunk in a short transaction reading the exported view: its row count and last key. */
-      const chunk = <K>(copy: (trx: Trx) => Promise<{ n: number; last: K | undefined }>) =>
-        db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
-          await sql`set transaction snapshot ${sql.lit(snapshot)}`.execute(trx);
-          // Each chunk continues along the primary key. Without statistics (this Postgres runs
-          // with autovacuum off) the planner otherwise sorts the whole partition for every chunk.
-          await sql`set local enable_sort = off`.execute(trx);
-          return copy(trx);
-        });
+      /**
+       * Copies chunk after chunk, each in a short transaction reading the exported view, until one
+       * comes back short; `step` copies the rows after key `from` and names its last key. Returns
+       * the rows copied.
+       */
+      const copyAll = async <K>(step: (trx: Trx, from: K | undefined) => Promise<{ n: number; last: K | undefined }>): Promise<number> => {
+        let total = 0;
+        for (let from: K | undefined; ; ) {
+          const after = from;
+          const r = await db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
+            await sql`set transaction snapshot ${sql.lit(snapshot)}`.execute(trx);
+            // Each chunk continues along the primary key. Without statistics (this Postgres runs
+            // with autovacuum off) the planner otherwise sorts the whole partition for every chunk.
+            await sql`set local enable_sort = off`.execute(trx);
+            return step(trx, after);
+          });
+          total += r.n;
+          await progress(r.n);
+          if (r.n < chunkRows || r.last === undefined) return total;
+          from = r.last;
+        }
+      };
 
-      let objectCount = 0;
-      for (let after: { kind: string; namespace: string; name: string } | undefined; ; ) {
-        const from = after;
-        const r = await chunk(async (trx) => {
-          const rows = await sql<{ kind: string; namespace: string; name: string; n: string }>`with
+      let objectCount = await copyAll<{ kind: string; namespace: string; name: string }>(async (trx, from) => {
+        const rows = await sql<{ kind: string; namespace: string; name: string; n: string }>`with
   part as (select kind, namespace, name, uid, resource_version, deleted, body, kube_seq from kube_objects
     where cluster = ${s.cluster} and kind <> 'Node' and namespace = any(${namespaces}::text[])
       ${from === undefined ? sql`` : sql`and (kind, namespace, name) > (${from.kind}, ${from.namespace}, ${from.name})`}
     order by kind, namespace, name limit ${chunkRows}),
   copied as (insert into kube_snapshot_objects (snapshot_id, kind, namespace, name, uid, resource_version, deleted, body, kube_seq)
-    select ${snapshotId}, kind, namespace, name, uid, resource_version, deleted, body, kube_seq from part returning 1)
+    select ${id}, kind, namespace, name, uid, resource_version, deleted, body, kube_seq from part returning 1)
 select kind, namespace, name, (select count(*) from copied) as n from part order by kind desc, namespace desc, name desc limit 1`.execute(trx);
-          const last = rows.rows[0];
-          return { n: Number(last?.n ?? 0), last: last === undefined ? undefined : { kind: last.kind, namespace: last.namespace, name: last.name } };
-        });
-        objectCount += r.n;
-        await progress(r.n);
-        if (r.n < chunkRows || r.last === undefined) break;
-        after = r.last;
-      }
+        const last = rows.rows[0];
+        return { n: Number(last?.n ?? 0), last: last === undefined ? undefined : { kind: last.kind, namespace: last.namespace, name: last.name } };
+      });
       for (const part of chunks(s.nodes, Math.min(2000, chunkRows))) {
         const payload = JSON.stringify(part.map((r) => ({ kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid, resource_version: r.resourceVersion, deleted: r.deleted, body: r.body, kube_seq: r.kubeSeq })));
         await sql`insert into kube_snapshot_objects (snapshot_id, kind, namespace, name, uid, resource_version, deleted, body, kube_seq)
-          select ${snapshotId}, kind, namespace, name, uid, resource_version, deleted, body, kube_seq
+          select ${id}, kind, namespace, name, uid, resource_version, deleted, body, kube_seq
           from jsonb_to_recordset(${payload}::jsonb) as r(kind text, namespace text, name text, uid text, resource_version text, deleted boolean, body jsonb, kube_seq bigint)`.execute(db);
         objectCount += part.length;
         await progress(part.length);
       }
-      let sliceCount = 0;
-      for (let after: { namespace: string; name: string } | undefined; ; ) {
-        const from = after;
-        const r = await chunk(async (trx) => {
-          const rows = await sql<{ namespace: string; name: string; n: string }>`with
+      const sliceCount = await copyAll<{ namespace: string; name: string }>(async (trx, from) => {
+        const rows = await sql<{ namespace: string; name: string; n: string }>`with
   part as (select namespace, name, service, body from endpoint_slices
     where cluster = ${s.cluster} and namespace = any(${namespaces}::text[]) and body is not null
       ${from === undefined ? sql`` : sql`and (namespace, name) > (${from.namespace}, ${from.name})`}
     order by namespace, name limit ${chunkRows}),
-  copied as (insert into kube_snapshot_slices (snapshot_id, namespace, name, service, body) select ${snapshotId}, namespace, name, service, body from part returning 1)
+  copied as (insert into kube_snapshot_slices (snapshot_id, namespace, name, service, body) select ${id}, namespace, name, service, body from part returning 1)
 select namespace, name, (select count(*) from copied) as n from part order by namespace desc, name desc limit 1`.execute(trx);
-          const last = rows.rows[0];
-          return { n: Number(last?.n ?? 0), last: last === undefined ? undefined : { namespace: last.namespace, name: last.name } };
-        });
-        sliceCount += r.n;
-        await progress(r.n);
-        if (r.n < chunkRows || r.last === undefined) break;
-        after = r.last;
-      }
-      await sql`update kube_snapshots set reconciles_to = ${reconcilesTo}, objects = ${objectCount}, slices = ${sliceCount} where id = ${snapshotId}`.execute(db);
-      return { id: snapshotId, reconcilesTo, objectCount, sliceCount, takenAt: header.rows[0]?.taken_at ?? new Date() };
+        const last = rows.rows[0];
+        return { n: Number(last?.n ?? 0), last: last === undefined ? undefined : { namespace: last.namespace, name: last.name } };
+      });
+      await sql`update kube_snapshots set reconciles_to = ${reconcilesTo}, objects = ${objectCount}, slices = ${sliceCount} where id = ${id}`.execute(db);
+      return { id, reconcilesTo, objectCount, sliceCount, takenAt: header.rows[0]?.taken_at ?? new Date() };
     } finally {
       onConsistent(); // also when it failed: the caller must not wait for ever
     }

@@ -52,17 +52,18 @@ const ms = (n: number): RawBuilder<unknown> => sql`make_interval(secs => ${n / 1
  * busy replica's event loop answered each of them late, and the heartbeat and renewal together
  * took up to 5 s of a 5 s TTL in the backbone bench (the lease keeper's onSlowRenewal warning).
  * The parts of one statement see the table as it was before it: this member counts as live
- * (it just beat), and the lease rows it created count as free.
+ * (it just beat), and the lease rows it created count as free. Its writes (`beat`, `forgotten`)
+ * run whether or not the final select reads them.
  */
 export async function leaseHeartbeat(db: Db, group: string, member: string, incarnation: string, ttlMs: number, partitions: number): Promise<LeaseRound> {
   const r = await sql<{ prev: { incarnation: string; live: boolean } | null; members: string[] | null; leases: { partition: number; holder: string | null; token: string | number; live: boolean }[] | null }>`with
   prev as (select incarnation, expires_at > now() as live from lease_members where lease_group = ${group} and member = ${member}),
   beat as (insert into lease_members (lease_group, member, incarnation, expires_at) values (${group}, ${member}, ${incarnation}, now() + ${ms(ttlMs)})
-    on conflict (lease_group, member) do update set incarnation = excluded.incarnation, expires_at = excluded.expires_at returning 1),
+    on conflict (lease_group, member) do update set incarnation = excluded.incarnation, expires_at = excluded.expires_at),
   made as (insert into partition_leases (lease_group, partition)
     select ${group}, p from generate_series(0, ${partitions - 1}::int) p on conflict do nothing returning partition, holder, token),
   -- Members gone for an hour are forgotten (their rows only name who was here).
-  forgotten as (delete from lease_members where lease_group = ${group} and member <> ${member} and expires_at < now() - interval '1 hour' returning 1),
+  forgotten as (delete from lease_members where lease_group = ${group} and member <> ${member} and expires_at < now() - interval '1 hour'),
   members as (select member from lease_members where lease_group = ${group} and member <> ${member} and expires_at > now() union select ${member}),
   leases as (
     select partition, holder, token, coalesce(holder is not null and expires_at > now(), false) as live
@@ -70,8 +71,7 @@ export async function leaseHeartbeat(db: Db, group: string, member: string, inca
     union all select partition, holder, token, false from made)
 select (select row_to_json(prev) from prev) as prev,
   (select json_agg(member order by member) from members) as members,
-  (select json_agg(json_build_object('partition', partition, 'holder', holder, 'token', token, 'live', live) order by partition) from leases) as leases,
-  (select count(*) from beat) + (select count(*) from forgotten) as written`.execute(db);
+  (select json_agg(json_build_object('partition', partition, 'holder', holder, 'token', token, 'live', live) order by partition) from leases) as leases`.execute(db);
   const row = r.rows[0];
   const prev = row?.prev ?? undefined;
   return {

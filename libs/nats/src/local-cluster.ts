@@ -67,9 +67,9 @@ export function planLocalCluster(opts: PlanLocalClusterOptions): LocalNatsServer
   const { size, dir, ports } = opts;
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`cluster size must be an integer >= 1, got ${size}`);
   if (ports.length !== size) throw new RangeError(`cluster of ${size} needs ${size} port pairs, got ${ports.length}`);
-  const all = ports.flatMap((p) => [p.client, p.cluster, ...(p.monitor === undefined ? [] : [p.monitor])]);
+  const monitors = ports.flatMap((p) => (p.monitor === undefined ? [] : [p.monitor]));
   const clientPorts = ports.map((p) => p.client);
-  const used = size === 1 ? [...clientPorts, ...ports.flatMap((p) => (p.monitor === undefined ? [] : [p.monitor]))] : all;
+  const used = size === 1 ? [...clientPorts, ...monitors] : [...ports.flatMap((p) => [p.client, p.cluster]), ...monitors];
   if (new Set(used).size !== used.length) throw new RangeError(`ports must all differ, got ${used.join(', ')}`);
   const prefix = opts.namePrefix ?? 'nats';
   const clusterName = size === 1 ? undefined : (opts.clusterName ?? 'slicemesh');

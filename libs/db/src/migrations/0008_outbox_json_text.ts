@@ -6,7 +6,7 @@
 
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { LZ4_COLUMNS, serverHasLz4 } from './0007_lz4_bodies.ts';
+import { serverHasLz4 } from './0007_lz4_bodies.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
@@ -14,9 +14,7 @@ type AnyDb = Kysely<any>;
 export async function up(db: AnyDb): Promise<void> {
   await sql`alter table outbox alter column payload type json using payload::text::json`.execute(db);
   // A new type may come with the default compression again: keep 0007's choice.
-  if (LZ4_COLUMNS.some(([t, c]) => t === 'outbox' && c === 'payload') && (await serverHasLz4(db))) {
-    await sql`alter table outbox alter column payload set compression lz4`.execute(db);
-  }
+  if (await serverHasLz4(db)) await sql`alter table outbox alter column payload set compression lz4`.execute(db);
 }
 
 export async function down(db: AnyDb): Promise<void> {
