@@ -11,7 +11,7 @@ import { STATIC_SCENARIO_FILE, startClusterSim } from '@slicemesh/cluster-sim';
 import type { ClusterSim, KubeObj } from '@slicemesh/cluster-sim';
 import type { KubeChangeEvent } from '@slicemesh/contracts';
 import type { EndpointSlice } from '@slicemesh/model';
-import { openKv, parseViewKey, svcClusterFilter } from '@slicemesh/nats';
+import { kvKeys, openKv, parseViewKey, svcClusterFilter } from '@slicemesh/nats';
 import { readDeadLetters, readStreamOf, startFixture } from './support/fixture.ts';
 import type { StackFixture } from './support/fixture.ts';
 
@@ -53,9 +53,7 @@ async function rulesOf(fx: StackFixture): Promise<Map<string, string>> {
 async function viewsOf(fx: StackFixture, service: string): Promise<Record<string, string[]>> {
   const kv = await openKv(fx.stack.nc, fx.stack.run.names.views);
   const out: Record<string, string[]> = {};
-  const keys: string[] = [];
-  for await (const k of await kv.keys(svcClusterFilter(fx.stack.layout.cluster))) keys.push(k);
-  for (const k of keys.sort()) {
+  for (const k of await kvKeys(kv, svcClusterFilter(fx.stack.layout.cluster))) {
     const a = parseViewKey(k);
     if (a.namespace !== NS || a.service !== service) continue;
     const e = await kv.get(k);

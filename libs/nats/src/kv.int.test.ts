@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { KV } from '@nats-io/kv';
 import type { JetStreamFixture } from '../testing/jetstream.ts';
 import { viewsBucketPerTest, webViewKey as key } from '../testing/views-bucket.ts';
-import { kvDelete, kvGetJson, kvPutJson, kvWatchJson, openKv } from './kv.ts';
+import { kvDelete, kvGetJson, kvKeys, kvPutJson, kvWatchJson, openKv } from './kv.ts';
 import type { KvChange } from './kv.ts';
 import { parseViewKey, zoneViewsFilter } from '@slicemesh/contracts';
 
@@ -107,5 +107,33 @@ describe('kvWatchJson', () => {
     const got: KvChange[] = [];
     for await (const c of it) got.push(c);
     expect(got).toEqual([]);
+  });
+});
+
+describe('kvKeys', () => {
+  it.each([
+    { name: 'no key at all', puts: [], deletes: [], want: [] },
+    { name: 'keys of other zones only', puts: [['zone-b', 'web-9']], deletes: [], want: [] },
+    { name: 'live keys, sorted', puts: [['zone-a', 'web-2'], ['zone-a', 'web-1'], ['zone-b', 'web-9']], deletes: [], want: ['web-1', 'web-2'] },
+    { name: 'a deleted key is left out', puts: [['zone-a', 'web-1'], ['zone-a', 'web-2']], deletes: [['zone-a', 'web-2']], want: ['web-1'] },
+    { name: 'every key deleted', puts: [['zone-a', 'web-1']], deletes: [['zone-a', 'web-1']], want: [] },
+  ] as const)('$name', async ({ puts, deletes, want }) => {
+    for (const [zone, slice] of puts) await kvPutJson(kv, key(zone, slice), { zone, slice });
+    for (const [zone, slice] of deletes) await kvDelete(kv, key(zone, slice));
+    const got = await kvKeys(kv, zoneViewsFilter('c', 'zone-a'));
+    expect(got.map((k) => parseViewKey(k).slice)).toEqual(want);
+  });
+
+  it('a read while its keys are being deleted returns only keys that existed, and the next one none', async () => {
+    const names = Array.from({ length: 20 }, (_, i) => `web-${String(i).padStart(2, '0')}`);
+    for (let round = 0; round < 25; round++) {
+      for (const n of names) await kvPutJson(kv, key('zone-a', n), round);
+      const deleting = Promise.all(names.map((n) => kvDelete(kv, key('zone-a', n))));
+      const got = await kvKeys(kv, zoneViewsFilter('c', 'zone-a'));
+      await deleting;
+      expect(got.filter((k) => !names.includes(parseViewKey(k).slice)), `round ${round}`).toEqual([]);
+      expect(new Set(got).size, `round ${round}: no key twice`).toBe(got.length);
+      expect(await kvKeys(kv, zoneViewsFilter('c', 'zone-a'))).toEqual([]);
+    }
   });
 });

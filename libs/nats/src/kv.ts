@@ -2,7 +2,7 @@
 // (habit 5: an agent programs nothing until then).
 
 import { Bucket, Kvm } from '@nats-io/kv';
-import type { KV } from '@nats-io/kv';
+import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetStreamDomainOf, jetstream } from './js-domain.ts';
 
@@ -80,6 +80,38 @@ export interface KvWatchOptions {
  * level-based consumers.
  */
 export async function* kvWatchJson(kv: KV, opts: KvWatchOptions = {}): AsyncGenerator<KvChange, void, undefined> {
+  for await (const e of watchEntries(kv, opts, false)) {
+    const op = e.operation;
+    const change: KvChange = { key: e.key, op, value: undefined, revision: e.revision };
+    if (op !== 'PUT') yield change;
+    else {
+      try {
+        yield { ...change, value: e.json<unknown>() };
+      } catch (err) {
+        yield { ...change, parseError: err instanceof Error ? err.message : String(err) };
+      }
+    }
+  }
+}
+
+/**
+ * The live (not deleted) keys matching `filter`, sorted. Used instead of the client's kv.keys(),
+ * which ends only at an entry with nothing pending or at an idle heartbeat: on nats-server 2.9
+ * the first may never come (see kvWatchJson) and an ordered consumer that has reset beats every
+ * 30 s, so kv.keys() stalled a CI run's e2e test for its whole 30 s wait. Values are not read.
+ */
+export async function kvKeys(kv: KV, filter = '>'): Promise<string[]> {
+  const live = new Set<string>();
+  const stop = new AbortController();
+  for await (const e of watchEntries(kv, { key: filter, signal: stop.signal, onInitialDone: () => stop.abort() }, true)) {
+    if (e.operation === 'PUT') live.add(e.key);
+    else live.delete(e.key);
+  }
+  return [...live].sort();
+}
+
+/** The entries of a watch of `opts.key`, with the initial set's end found as kvWatchJson says. */
+async function* watchEntries(kv: KV, opts: KvWatchOptions, headersOnly: boolean): AsyncGenerator<KvWatchEntry, void, undefined> {
   const filter = opts.key ?? '>';
   const signal = opts.signal;
   if (signal?.aborted) return;
@@ -91,7 +123,7 @@ export async function* kvWatchJson(kv: KV, opts: KvWatchOptions = {}): AsyncGene
     }
   };
   const matching = await countMatchingKeys(kv, filter);
-  const watch = await kv.watch({ key: filter });
+  const watch = await kv.watch({ key: filter, headers_only: headersOnly });
   const stop = () => watch.stop();
   signal?.addEventListener('abort', stop, { once: true });
   try {
@@ -99,18 +131,9 @@ export async function* kvWatchJson(kv: KV, opts: KvWatchOptions = {}): AsyncGene
     const seen = new Set<string>();
     for await (const e of watch) {
       if (signal?.aborted) break;
-      const op = e.operation;
-      let change: KvChange = { key: e.key, op, value: undefined, revision: e.revision };
-      if (op === 'PUT') {
-        try {
-          change = { ...change, value: e.json<unknown>() };
-        } catch (err) {
-          change = { ...change, parseError: err instanceof Error ? err.message : String(err) };
-        }
-      }
       if (!initialDone) seen.add(e.key);
       const last = e.delta === 0 || seen.size >= matching;
-      yield change;
+      yield e;
       if (last) markDone();
     }
   } finally {

@@ -4,10 +4,10 @@
 // The JetStream API subjects are what the @nats-io v3 clients send to nats-server 2.9.10 for the
 // calls libs/nats makes, traced with `nats-server -DV`:
 //   jetstreamManager(nc)                    $JS.API.INFO
-//   streams.info / Kvm.open / kv.keys        $JS.API.STREAM.INFO.<stream>
+//   streams.info / Kvm.open / kvKeys         $JS.API.STREAM.INFO.<stream>
 //   ensureStreams / ensureKv (missing)      $JS.API.STREAM.CREATE.<stream>; drifted: STREAM.UPDATE
 //   consumers.add, named + one filter       $JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>
-//     (durables, ordered consumers of kv.watch / kv.keys / readStreamRange, followSubject)
+//     (durables, ordered consumers of kv.watch / kvKeys / readStreamRange, followSubject)
 //   consumers.add, unnamed (ephemerals)     $JS.API.CONSUMER.CREATE.<stream>
 //   consumers.info / .delete / .list        $JS.API.CONSUMER.INFO|DELETE.<stream>.<name>, CONSUMER.LIST.<stream>
 //   pull (fetch/consume)                    $JS.API.CONSUMER.MSG.NEXT.<stream>.<name>, replies on _INBOX
@@ -219,7 +219,7 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           // Its durables on KUBE and SLICES.
           ...durables(names.kube),
           ...durables(names.slices),
-          // kv.keys (the start-up audit of its views), the start-up read of its buckets (a watch
+          // kvKeys (the start-up audit of its views), the start-up read of its buckets (a watch
           // to its end: flow control on a large bucket) and kv.get.
           ...[kv.svc, kv.views, kv.hinted].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s), flowControl(s)]),
         ],
@@ -257,7 +257,7 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           scope.exports?.domain === undefined ? `$KV.${bucket}.>` : `${domainApi}.$KV.${bucket}.>`,
           ...declared([kv.svc, kv.views], false),
           ...declared([status, imports], declare),
-          // kv.keys of both at start (what earlier runs wrote).
+          // kvKeys of both at start (what earlier runs wrote).
           ...[status, imports].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s)]),
           // Followers on KUBE with wildcard filters use the short create form; the role never acks.
           ...consumerRead(names.kube, 'any'),

@@ -16,7 +16,7 @@ import { ClusterSetState, LABEL_MCS_SERVICE_NAME, isDerivedServiceName } from '@
 import type { DesiredImports } from '@slicemesh/multicluster';
 import type { KV, NatsConnection } from '@slicemesh/nats';
 import {
-  DELETED, EXPORT_RECORD_VERSION, connectNats, decodeKubeMessage, ensureKv, followSubject, heartbeatKey, kubeKindFilter, kubeNodesFilter, kvDelete, kvPutJson, kvWatchJson, natsConnectionOf, openKv,
+  DELETED, EXPORT_RECORD_VERSION, connectNats, decodeKubeMessage, ensureKv, followSubject, heartbeatKey, kubeKindFilter, kubeNodesFilter, kvDelete, kvKeys, kvPutJson, kvWatchJson, natsConnectionOf, openKv,
   exportStatusFilter, parseClusterHeartbeat, serviceImportFilter, parseExportsKey, parseHintedKey, parseServiceExportRecord, parseSvcKey, parseViewKey, svcClusterFilter,
 } from '@slicemesh/nats';
 import type { HostedService, Logger, Metrics } from '@slicemesh/runtime';
@@ -220,7 +220,7 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
     kvs.svc = await openKv(conn, config.svcBucket);
     kvs.views = await openKv(conn, config.viewsBucket);
     // What earlier runs wrote: their ClusterSet IPs are kept, keys no import wants are deleted.
-    for await (const key of await kvs.svc.keys(svcClusterFilter(config.cluster))) {
+    for (const key of await kvKeys(kvs.svc, svcClusterFilter(config.cluster))) {
       const a = parseSvcKey(key);
       if (!isDerivedServiceName(a.name)) continue;
       written.svc.set(key, '');
@@ -230,11 +230,11 @@ export function startMcs(config: McsConfig, deps: McsDeps = {}): McsHandle {
       const name = s?.metadata.labels?.[LABEL_MCS_SERVICE_NAME];
       if (ip !== undefined && ip !== 'None' && name !== undefined) state.adoptClusterSetIp(a.namespace, name, ip);
     }
-    for await (const key of await kvs.views.keys(svcClusterFilter(config.cluster))) if (isDerivedServiceName(parseViewKey(key).service)) written.views.set(key, '');
+    for (const key of await kvKeys(kvs.views, svcClusterFilter(config.cluster))) if (isDerivedServiceName(parseViewKey(key).service)) written.views.set(key, '');
     kvs.status = await ensureKv(conn, config.exportStatusBucket, config.natsReplicas !== undefined ? { replicas: config.natsReplicas } : {});
-    for await (const key of await kvs.status.keys(exportStatusFilter(config.cluster))) written.status.set(key, '');
+    for (const key of await kvKeys(kvs.status, exportStatusFilter(config.cluster))) written.status.set(key, '');
     kvs.serviceImports = await ensureKv(conn, config.serviceImportsBucket, config.natsReplicas !== undefined ? { replicas: config.natsReplicas } : {});
-    for await (const key of await kvs.serviceImports.keys(serviceImportFilter(config.cluster))) written.serviceImports.set(key, '');
+    for (const key of await kvKeys(kvs.serviceImports, serviceImportFilter(config.cluster))) written.serviceImports.set(key, '');
 
     const loads = { services: false, serviceExports: false, nodes: false, hinted: false, exports: false };
     let markLoaded: () => void = () => {};

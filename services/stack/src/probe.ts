@@ -4,7 +4,7 @@
 import type { Db } from '@slicemesh/db';
 import { countSlices, getOffset, loadDecisionFlags } from '@slicemesh/db';
 import type { ImpossibleCountSink, JetStreamManager, KV, NatsConnection } from '@slicemesh/nats';
-import { CONSUMER_NOT_FOUND, STREAM_NOT_FOUND, checkedCount, describeImpossibleCount, isApiError, lastMessageOf, onceEach, openKv, pendingCount, svcClusterFilter } from '@slicemesh/nats';
+import { CONSUMER_NOT_FOUND, STREAM_NOT_FOUND, checkedCount, describeImpossibleCount, isApiError, kvKeys, lastMessageOf, onceEach, openKv, pendingCount, svcClusterFilter } from '@slicemesh/nats';
 import { clusterConsumerSpecs } from '@slicemesh/hints';
 import { RELAY_NAME, outboxBacklog, resolveSlicerSettings, slicerConfig, slicerConsumers } from '@slicemesh/slicer';
 import type { StackLayout } from './service-env.ts';
@@ -198,9 +198,7 @@ export async function countViewKeys(deps: ProbeDeps): Promise<number | null> {
   } catch {
     return null;
   }
-  let n = 0;
-  for await (const _k of await kv.keys(svcClusterFilter(deps.layout.cluster))) n++;
-  return n;
+  return (await kvKeys(kv, svcClusterFilter(deps.layout.cluster))).length;
 }
 
 /** Sum of every series of `metric` in a Prometheus text exposition; null when absent. */

@@ -10,7 +10,7 @@
 
 import type { EndpointSlice } from '@slicemesh/model';
 import { loadClusterSlices } from '@slicemesh/db';
-import { jetstream, openKv, svcClusterFilter } from '@slicemesh/nats';
+import { jetstream, kvKeys, openKv, svcClusterFilter } from '@slicemesh/nats';
 import { parseProxyAgentConfig } from '@slicemesh/proxy-agent';
 import { slicerConfig } from '@slicemesh/slicer';
 import type { Node, Service } from '@slicemesh/model';
@@ -49,10 +49,8 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 /** The live hinted entries of `cluster` (deleted ones left out). */
 async function hintedSlices(stack: VerifiableStack): Promise<EndpointSlice[]> {
   const kv = await openKv(stack.nc, stack.run.names.hinted);
-  const keys: string[] = [];
-  for await (const k of await kv.keys(svcClusterFilter(stack.layout.cluster))) keys.push(k);
   const out: EndpointSlice[] = [];
-  for (const k of keys.sort()) {
+  for (const k of await kvKeys(kv, svcClusterFilter(stack.layout.cluster))) {
     const e = await kv.get(k);
     if (e !== null && e.operation === 'PUT') out.push(e.json<EndpointSlice>());
   }

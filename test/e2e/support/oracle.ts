@@ -8,7 +8,7 @@ import type { Db } from '@slicemesh/db';
 import type { EndpointSlice, KubeObject, Node, Service } from '@slicemesh/model';
 import { MANAGED_BY_CONTROLLER, parseKubeInput } from '@slicemesh/model';
 import type { NatsConnection } from '@slicemesh/nats';
-import { openKv, svcClusterFilter, viewKey } from '@slicemesh/nats';
+import { kvKeys, openKv, svcClusterFilter, viewKey } from '@slicemesh/nats';
 import { zoneViews } from '@slicemesh/proxy-state';
 
 /** The kinds the pipeline consumes. */
@@ -88,9 +88,7 @@ export async function liveState(db: Db, nc: NatsConnection, viewsBucket: string,
   const slices = new Map(rows.map((r) => [`${r.namespace}/${r.name}`, comparable(r.body)]));
   const kv = await openKv(nc, viewsBucket);
   const views = new Map<string, string>();
-  const keys: string[] = [];
-  for await (const k of await kv.keys(svcClusterFilter(cluster))) keys.push(k);
-  for (const k of keys) {
+  for (const k of await kvKeys(kv, svcClusterFilter(cluster))) {
     const e = await kv.get(k);
     if (e !== null && e.operation === 'PUT') views.set(k, comparable(e.json<EndpointSlice>()));
   }
