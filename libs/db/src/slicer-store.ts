@@ -17,6 +17,7 @@ import { recordReconciles } from './reconcile-log.ts';
 import type { Db, StoredKind, Trx } from './schema.ts';
 import type { LeaseClaim } from './leases.ts';
 import { FencedError, assertFence, fenceHolds } from './leases.ts';
+import { JsonTexts } from './shared-json.ts';
 
 export interface SlicerSnapshot {
   /** Last applied KUBE sequence per consumer asked for (0 when none). */
@@ -159,9 +160,14 @@ export async function commitSliceWrites(db: Db, w: SliceWrites): Promise<void> {
 
 /** commitSliceWrites as one statement of data-modifying CTEs (their rows never overlap). */
 function sliceWritesStatement(w: SliceWrites) {
-  const slices = JSON.stringify(w.upserts.map((s) => sliceRow(s)));
+  // A slice is serialised once, for its row and for the outbox message that carries it.
+  const texts = new JsonTexts();
+  const slices = `[${w.upserts.map((s) => {
+    const { body, ...fields } = sliceRow(s);
+    return texts.objectWith(fields, 'body', body);
+  }).join(',')}]`;
   const deletes = JSON.stringify(w.deletes.map((d) => ({ namespace: d.namespace, name: d.name })));
-  const outbox = JSON.stringify(w.outbox.map((o) => ({
+  const outbox = texts.stringify(w.outbox.map((o) => ({
     subject: o.subject,
     msg_id: typeof o.msgId === 'string' ? o.msgId : null,
     prefix: typeof o.msgId === 'object' ? o.msgId.prefix : null,

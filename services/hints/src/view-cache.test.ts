@@ -51,6 +51,16 @@ describe('ServiceViewsCache', () => {
     expect(new Set(fresh)).toEqual(new Set(['web-b']));
   });
 
+  it("a service without hints: every zone's view of a slice is one value, serialised once", () => {
+    const plain = makeService('web');
+    const slice = makeSlice('web-a', [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b')]);
+    const got = new ServiceViewsCache().desiredViews('default/web', { cluster: 'c1', service: plain, slices: [slice], nodes, preferSameNodeGate: true });
+    const zones = [...got.keys()].map((k) => k.split('.')[1]).sort();
+    expect(zones).toEqual(['_', 'zone-a', 'zone-b', 'zone-c']);
+    expect(new Set(got.values()).size).toBe(1);
+    expect([...got.values()][0]?.text).toBe(JSON.stringify(desiredViews({ cluster: 'c1', service: plain, slices: [slice], nodes, preferSameNodeGate: true }).values().next().value?.body));
+  });
+
   it('spec values are made once per Service object', () => {
     const cache = new ServiceViewsCache();
     expect(cache.spec(close)).toBe(cache.spec(close));

@@ -14,6 +14,9 @@ import { desiredValue, hintedEntry, viewValue } from './view-plan.ts';
 export class ServiceViewsCache {
   readonly #states = new Map<ServiceKey, ZoneViewsState>();
   readonly #values = new WeakMap<ZoneViewEntry, { readonly key: string; readonly value: DesiredValue }>();
+  // By body: the zones that keep a whole slice share one body object (proxySlice's), so a
+  // service without hints serialises and digests each changed slice once, not once per zone.
+  readonly #bodies = new WeakMap<EndpointSlice, DesiredValue>();
   readonly #specs = new WeakMap<Service, DesiredValue>();
   readonly #slices = new WeakMap<EndpointSlice, KeyPut>();
 
@@ -28,7 +31,9 @@ export class ServiceViewsCache {
     for (const e of next.views.entries.values()) {
       let kv = this.#values.get(e);
       if (kv === undefined) {
-        kv = { key: viewKey({ cluster: input.cluster, zone: e.zone, namespace: e.namespace, service: e.service, slice: e.sliceName }), value: viewValue(e.slice) };
+        let value = this.#bodies.get(e.slice);
+        if (value === undefined) this.#bodies.set(e.slice, (value = viewValue(e.slice)));
+        kv = { key: viewKey({ cluster: input.cluster, zone: e.zone, namespace: e.namespace, service: e.service, slice: e.sliceName }), value };
         this.#values.set(e, kv);
       }
       out.set(kv.key, kv.value);
