@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { prng } from '@slicemesh/testing';
 import { canonicalIP, ipFamilyOf } from './ip.ts';
 
 describe('canonicalIP', () => {
@@ -27,4 +28,26 @@ describe('canonicalIP', () => {
       if (tc.family) expect(ipFamilyOf(tc.input)).toBe(tc.family);
     });
   }
+});
+
+describe('IPv4 parsing', () => {
+  // The split-and-regex rule the character loop replaced, kept as the reference.
+  const reference = (s: string): string | null => {
+    const parts = s.split('.');
+    if (parts.length !== 4 || !parts.every((p) => /^[0-9]{1,3}$/.test(p) && Number(p) <= 255)) return null;
+    return parts.map(Number).join('.');
+  };
+
+  it.each(['1.2.3.4', '0.0.0.0', '255.255.255.255', '001.002.003.004', '1.2.3.4.', '.1.2.3.4', '1..2.3', '1.2.3', '1.2.3.4.5', '1234.1.1.1', '256.1.1.1', '1.2.3.-4', '1.2.3.4 ', ' 1.2.3.4', '1.2.3.0x1', '١.2.3.4'])('agrees with the reference rule: %s', (s) => {
+    expect(canonicalIP(s)).toBe(reference(s));
+  });
+
+  it('agrees with the reference rule on 20000 random strings of digits and dots', () => {
+    const rnd = prng(8);
+    const alphabet = '0123456789.....2551x';
+    for (let n = 0; n < 20_000; n++) {
+      const s = Array.from({ length: Math.floor(rnd() * 17) }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join('');
+      expect(canonicalIP(s), s).toBe(s.length === 0 ? null : reference(s));
+    }
+  });
 });

@@ -13,17 +13,34 @@ export interface ParsedIP {
   readonly bytes: readonly number[];
 }
 
+// A character loop: every endpoint of every slice message is validated through here, and the
+// split-and-regex version was the hints service's largest validation cost (1.8 s of a backbone
+// bench run). Four dot-separated parts of one to three digits, each at most 255.
 function parseV4(s: string): number[] | null {
-  const parts = s.split('.');
-  if (parts.length !== 4) return null;
   const out: number[] = [];
-  for (const p of parts) {
-    if (!/^[0-9]{1,3}$/.test(p)) return null;
-    const n = Number(p);
-    if (n > 255) return null;
-    out.push(n);
+  let n = 0;
+  let digits = 0;
+  for (let i = 0; i <= s.length; i++) {
+    const c = i < s.length ? s.charCodeAt(i) : 46; // the end closes the last part like a dot
+    if (c === 46) {
+      if (digits === 0 || n > 255 || out.length === 4) return null;
+      out.push(n);
+      n = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57 && digits < 3) {
+      n = n * 10 + (c - 48);
+      digits++;
+    } else {
+      return null;
+    }
   }
-  return out;
+  return out.length === 4 ? out : null;
+}
+
+/** The dotted text of four bytes; `s` itself when it is already that text (no leading zeros). */
+function v4Text(s: string, b: readonly number[]): string {
+  const text = `${b[0]}.${b[1]}.${b[2]}.${b[3]}`;
+  return text === s ? s : text;
 }
 
 function parseV6(s: string): number[] | null {
@@ -103,7 +120,7 @@ export function parseIP(s: string): ParsedIP | null {
     return { family: 'IPv6', text: formatV6(b), bytes: b };
   }
   const v4 = parseV4(s);
-  return v4 ? { family: 'IPv4', text: v4.join('.'), bytes: v4 } : null;
+  return v4 ? { family: 'IPv4', text: v4Text(s, v4), bytes: v4 } : null;
 }
 
 /** Canonical text of an IP address, or null if it is not one. */
