@@ -9,6 +9,7 @@
 
 import type { EndpointSlice, Endpoints, Node, ObjectVersion, Pod, Service } from '@slicemesh/model';
 import { LABEL_SERVICE_NAME, supersedes } from '@slicemesh/model';
+import type { ListChanges } from '@slicemesh/slicing';
 import { isSelectorless, selectorMatches } from '@slicemesh/slicing';
 import { endpointsConcernService, nodeChangeRelevant, servicesForPodChange, servicesSelectingPods } from './affected.ts';
 import { SortedByName } from './sorted-names.ts';
@@ -123,6 +124,12 @@ export class ClusterState {
     for (const p of this.podsIn(namespace)) if (selectorMatches(selector, p.metadata.labels)) pods.put(p);
     inNs.set(service.metadata.name, { service, pods });
     return pods.view();
+  }
+
+  /** How selectedPods(service)'s list changes in place (call selectedPods first). */
+  selectedPodChanges(service: Service): ListChanges | undefined {
+    const have = this.#selected.get(service.metadata.namespace ?? 'default')?.get(service.metadata.name);
+    return have !== undefined && have.service === service ? have.pods : undefined;
   }
 
   endpoints(namespace: string, name: string): Endpoints | undefined {

@@ -50,7 +50,7 @@ export function planCluster(state: ClusterState, opts: ClusterPlanOptions): Clus
     // creationTimestamp (A.10.1).
     const tracker = new TriggerTimeTracker();
     let triggerTime: string | null = null;
-    const planned = planService(view, { ...opts.settings, triggerTime: (svc, pods) => (triggerTime = tracker.computeTriggerTime(svc, pods)) });
+    const planned = planService(view, { ...opts.settings, triggerTime: (svc, pods, changes) => (triggerTime = tracker.computeTriggerTime(svc, pods, changes)) });
     let { create, update } = planned.plan;
     let unchanged = planned.plan.unchanged;
     let decisions: readonly HintsDecision[] = [];

@@ -3,7 +3,7 @@
 
 import type { EndpointSlice, Endpoints, KubeEvent, Node, Pod, Service, SlicePlan } from '@slicemesh/model';
 import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, LABEL_MANAGED_BY, MANAGED_BY_CONTROLLER } from '@slicemesh/model';
-import type { PlanSlicesInput } from '@slicemesh/slicing';
+import type { ListChanges, PlanSlicesInput } from '@slicemesh/slicing';
 import { EMPTY_PLAN, finalizePlan, isSelectorless, planSlices, reconcileMirroring } from '@slicemesh/slicing';
 
 /** Everything one reconcile of `namespace/name` reads. */
@@ -16,6 +16,8 @@ export interface ServiceView {
   readonly endpoints: Endpoints | undefined;
   /** The live pods the Service's selector picks (A.1.1), sorted by name (serviceView gives them). */
   readonly pods: readonly Pod[];
+  /** How `pods` changed since earlier reconciles (the projection's list); optional. */
+  readonly podChanges?: ListChanges;
   readonly nodes: ReadonlyMap<string, Node>;
   /** Slices labelled with this Service's name, every managed-by value. */
   readonly slices: readonly EndpointSlice[];
@@ -37,7 +39,7 @@ export interface PlanOptions extends ReconcileSettings {
    * The trigger time (A.10) for a Service with a selector and its selected pods; null removes
    * the annotation. Called at most once per plan.
    */
-  readonly triggerTime: (service: Service, selectedPods: readonly Pod[]) => string | null;
+  readonly triggerTime: (service: Service, selectedPods: readonly Pod[], podChanges?: ListChanges) => string | null;
 }
 
 export type PlanMode =
@@ -90,10 +92,11 @@ export function planService(view: ServiceView, opts: PlanOptions): ServicePlan {
   if (service.spec.type === 'ExternalName' || isSelectorless(service)) return { plan: mirroring.plan, mode: 'mirroring', errors: [], events: mirrorEvents };
   const selected = view.pods;
 
-  const triggerTime = opts.triggerTime(service, selected);
+  const triggerTime = opts.triggerTime(service, selected, view.podChanges);
   const result = planSlices({
     service,
     pods: selected,
+    ...(view.podChanges !== undefined ? { podChanges: view.podChanges } : {}),
     nodes: view.nodes,
     existingSlices: view.slices,
     maxEndpointsPerSlice: opts.maxEndpointsPerSlice,

@@ -18,6 +18,7 @@ export function serviceView(state: ClusterState, namespace: string, name: string
     service,
     endpoints: state.endpoints(namespace, name),
     pods: wantsPods ? state.selectedPods(service) : [],
+    ...(wantsPods ? { podChanges: state.selectedPodChanges(service) } : {}),
     nodes: state.nodes(),
     slices,
     takenNames: state.sliceNamesIn(namespace).filter((n) => !own.has(n)),

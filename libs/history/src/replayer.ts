@@ -237,7 +237,7 @@ export class Replayer {
     const planned = planService(serviceView(this.state, namespace, name), {
       managedBy: this.settings.managedBy,
       maxEndpointsPerSlice: this.settings.maxEndpointsPerSlice,
-      triggerTime: (svc, pods) => this.#tracker.computeTriggerTime(svc, pods),
+      triggerTime: (svc, pods, changes) => this.#tracker.computeTriggerTime(svc, pods, changes),
     });
     if (isEmptyPlan(planned.plan)) return null;
     const applied = applySlicePlan(this.state, this.settings.cluster, planned.plan);

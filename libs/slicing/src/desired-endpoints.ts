@@ -12,6 +12,7 @@ import type { DesiredEndpoint } from './endpoint-cache.ts';
 import type { PodRecord } from './endpoint-cache.ts';
 import { refreshEndpoints, scopeOf } from './endpoint-cache.ts';
 import type { IdentityRegistry } from './identity-registry.ts';
+import type { ListChanges } from './list-changes.ts';
 import { alignRecords } from './pod-memo.ts';
 import type { PortLayout } from './port-layout.ts';
 import { namespaceOf } from './selector.ts';
@@ -53,7 +54,7 @@ function want(d: DesiredEndpoint | null, draft: Draft, marks: Marks): void {
  * computes it plainly; `stamped` reuses what earlier syncs derived from the same pod, node and
  * Service objects, and falls back to `reference` when two pods share an identity.
  */
-export function resolveDesired(service: Service, pods: readonly Pod[], nodes: ReadonlyMap<string, Node>, mode: DesiredMode = 'stamped'): DesiredState {
+export function resolveDesired(service: Service, pods: readonly Pod[], nodes: ReadonlyMap<string, Node>, mode: DesiredMode = 'stamped', podChanges?: ListChanges): DesiredState {
   if (mode === 'reference') return resolveReference(service, pods, nodes);
   const drafts = new Map<string, Draft>();
   const errors: string[] = [];
@@ -67,7 +68,7 @@ export function resolveDesired(service: Service, pods: readonly Pod[], nodes: Re
   let draft: Draft | undefined;
   let draftLayout: PortLayout | undefined;
 
-  const records = alignRecords(scope, pods);
+  const records = alignRecords(scope, pods, podChanges);
   for (let i = 0; i < pods.length; i++) {
     const pod = pods[i] as Pod;
     const rec = records[i] as PodRecord;

@@ -9,6 +9,7 @@
 
 import type { Endpoint, EndpointSlice, Node, Pod, Service } from '@slicemesh/model';
 import type { SliceAddressType } from './address-types.ts';
+import type { ListMark } from './list-changes.ts';
 import { endpointIdentity } from './endpoint-identity.ts';
 import { PodEndpoint, canonicalPodIP, endpointForPod, podAddressesByFamily, shouldPodBeInEndpoints } from './endpoint-from-pod.ts';
 import type { RegistryEntry } from './identity-registry.ts';
@@ -81,8 +82,11 @@ const MAX_NODE_SLOTS = 16384;
 export class Scope {
   readonly name: string;
   readonly registry = new IdentityRegistry<DesiredEndpoint>();
-  /** The previous sync's pods and what was derived from each (position-aligned; see pod-memo.ts). */
-  podMemo: { readonly pods: Pod[]; readonly records: PodRecord[] } | null = null;
+  /**
+   * The previous sync's pods and what was derived from each (position-aligned; see pod-memo.ts);
+   * `mark`: the list and version `pods` copies, when the caller gave a changes feed.
+   */
+  podMemo: { readonly pods: Pod[]; readonly records: PodRecord[]; mark: ListMark | null } | null = null;
   private layouts: PortLayouts | null = null;
   private readonly nodeSlots = new Map<string, NodeSlot>();
   constructor(name: string) {

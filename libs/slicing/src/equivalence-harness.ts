@@ -7,6 +7,7 @@ import type { EndpointSlice, Node, Pod, Service } from '@slicemesh/model';
 import { deepFreeze } from '@slicemesh/testing';
 import { endpointIdentity } from './endpoint-identity.ts';
 import { finalizePlan } from './finalize.ts';
+import type { ListChanges } from './list-changes.ts';
 import { planSlicesWith } from './plan-slices.ts';
 import type { PlanSlicesInput } from './plan-slices.ts';
 
@@ -22,6 +23,8 @@ export function rng(seed: number): () => number {
 export interface World {
   service: Service;
   pods: Pod[];
+  /** Set when `pods` is a list changed in place that reports its changes (the projection's case). */
+  podChanges?: ListChanges;
   nodes: Map<string, Node>;
   slices: EndpointSlice[];
   max: number;
@@ -42,7 +45,7 @@ function apply(slices: readonly EndpointSlice[], input: PlanSlicesInput, result:
  * identities must be unique within every written slice; the world then holds the written slices.
  */
 export function checkSync(w: World, label: string): void {
-  const input: PlanSlicesInput = { service: w.service, pods: w.pods, nodes: w.nodes, existingSlices: w.slices, maxEndpointsPerSlice: w.max };
+  const input: PlanSlicesInput = { service: w.service, pods: w.pods, nodes: w.nodes, existingSlices: w.slices, maxEndpointsPerSlice: w.max, ...(w.podChanges ? { podChanges: w.podChanges } : {}) };
   const ref = planSlicesWith(input, 'reference');
   const fast = planSlicesWith(input, 'stamped');
   expect(fast, label).toEqual(ref);

@@ -8,6 +8,8 @@ import type { World } from './equivalence-harness.ts';
 import { planSlicesWith } from './plan-slices.ts';
 import { checkSync, rng } from './equivalence-harness.ts';
 import { ipv4 } from './test-fixtures.ts';
+import type { ListChanges } from './list-changes.ts';
+import { TriggerTimeTracker } from './trigger-time.ts';
 
 function pod(i: number, r: () => number, gen: number): Pod {
   return deepFreeze(
@@ -118,4 +120,81 @@ describe('existing-slice oddities', () => {
     expect(fast.plan.unchanged.map((s) => s.metadata.name)).toEqual(['s1']);
     expect(fast.plan.delete.map((s) => s.metadata.name)).toEqual(['s2']);
   });
+});
+
+/** A pod list changed in place that reports its replaced positions, as the projection's lists do. */
+class InPlaceList implements ListChanges {
+  readonly items: Pod[];
+  version = 0;
+  #replaced: number[] = [];
+  #base = 0;
+
+  constructor(items: Pod[]) {
+    this.items = items;
+  }
+
+  replacedSince(version: number): readonly number[] | null {
+    return version < this.#base || version > this.version ? null : this.#replaced.slice(version - this.#base);
+  }
+
+  replace(i: number, pod: Pod): void {
+    this.items[i] = pod;
+    this.#replaced.push(i);
+    this.version++;
+  }
+
+  /** Inserts or removes: earlier positions are no longer valid. */
+  splice(start: number, remove: number, ...add: Pod[]): void {
+    this.items.splice(start, remove, ...add);
+    this.version++;
+    this.#base = this.version;
+    this.#replaced = [];
+  }
+}
+
+/** A pod whose Ready transition time moves with `step` (what the trigger time is made of). */
+function timedPod(i: number, r: () => number, step: number): Pod {
+  const p = pod(i, r, step);
+  const at = `2026-01-${String(1 + (step % 28)).padStart(2, '0')}T00:00:${String(Math.floor(r() * 60)).padStart(2, '0')}Z`;
+  return deepFreeze({ ...p, status: { ...p.status, conditions: [{ type: 'Ready', status: p.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? 'True', lastTransitionTime: at }] } });
+}
+
+describe('with a changes feed (the projection hands its list and its replaced positions)', () => {
+  for (const seed of [11, 12, 13, 14]) {
+    it(`plans and trigger times equal the reference's through replacements, inserts and removals, seed ${seed}`, () => {
+      const r = rng(seed);
+      const nodes = new Map<string, Node>([0, 1, 2].map((i) => [`n-${i}`, deepFreeze(makeNode(`n-${i}`, { zone: `z${i}` }))]));
+      const list = new InPlaceList(Array.from({ length: 60 + seed * 10 }, (_, i) => timedPod(i, r, 0)));
+      const w: World = {
+        service: deepFreeze(makeService(`svc-feed-${seed}`, { ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] })),
+        pods: list.items,
+        podChanges: list,
+        nodes,
+        slices: [],
+        max: [7, 20, 100][seed % 3] ?? 100,
+      };
+      const fed = new TriggerTimeTracker();
+      const walked = new TriggerTimeTracker();
+      let next = 5000;
+      for (let step = 0; step < 40; step++) {
+        checkSync(w, `seed ${seed} step ${step}`);
+        expect(fed.computeTriggerTime(w.service, list.items, list), `seed ${seed} step ${step}`).toBe(walked.computeTriggerTime(w.service, list.items.slice()));
+        const kind = r();
+        if (kind < 0.6) {
+          for (let k = 0; k < 1 + Math.floor(r() * 3); k++) {
+            const i = Math.floor(r() * list.items.length);
+            list.replace(i, timedPod(Number(list.items[i]?.metadata.name.slice(2)), r, step + 1));
+          }
+        } else if (kind < 0.7) {
+          list.splice(Math.floor(r() * list.items.length), 1 + Math.floor(r() * 4));
+        } else if (kind < 0.8) {
+          list.splice(Math.floor(r() * list.items.length), 0, timedPod(next++, r, step));
+        } else if (kind < 0.9) {
+          const n = `n-${Math.floor(r() * 3)}`;
+          w.nodes = new Map(w.nodes).set(n, deepFreeze(makeNode(n, { zone: `z${Math.floor(r() * 5)}` })));
+        }
+        // else: nothing changed; the next sync must plan nothing new
+      }
+    });
+  }
 });

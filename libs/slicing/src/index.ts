@@ -19,3 +19,4 @@ export { forgetServiceMemo } from './endpoint-cache.ts';
 export * from './rfc3339.ts';
 export * from './trigger-time.ts';
 export * from './pod-change.ts';
+export * from './list-changes.ts';

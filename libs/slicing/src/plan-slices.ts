@@ -15,6 +15,7 @@ import type { SliceAddressType } from './address-types.ts';
 import { serviceAddressTypes } from './address-types.ts';
 import type { DesiredMode } from './desired-endpoints.ts';
 import { resolveDesired } from './desired-endpoints.ts';
+import type { ListChanges } from './list-changes.ts';
 import type { DesiredState, Group } from './desired-reference.ts';
 import { sliceKeys } from './endpoint-cache.ts';
 import { isSamePlaceholder, placeholderSlice } from './placeholder.ts';
@@ -31,6 +32,8 @@ export interface PlanSlicesInput {
   readonly service: Service;
   /** Pods already selected for the Service (selectPods). */
   readonly pods: readonly Pod[];
+  /** How `pods` (a list its owner changes in place) changed since earlier plans; optional. */
+  readonly podChanges?: ListChanges;
   /** Nodes by name. */
   readonly nodes: ReadonlyMap<string, Node>;
   /**
@@ -181,7 +184,7 @@ export function planSlicesWith(input: PlanSlicesInput, mode: DesiredMode): PlanS
   const unsupported = mine.filter((s) => !supported.has(s.addressType)); // A.2.3, never recycled
   const dropped = [...new Set(unsupported.map((s) => s.addressType))].sort();
 
-  const desired = resolveDesired(service, input.pods, input.nodes, mode);
+  const desired = resolveDesired(service, input.pods, input.nodes, mode, input.podChanges);
   const ctx: Ctx = { service, max, managedBy, labels: sliceLabels(service, managedBy), desired };
   const create: EndpointSlice[] = [];
   const update: EndpointSlice[] = [];

@@ -5,6 +5,8 @@
 import type { Pod } from '@slicemesh/model';
 import type { Scope } from './endpoint-cache.ts';
 import { PodRecord } from './endpoint-cache.ts';
+import type { ListChanges } from './list-changes.ts';
+import { markOf, replacedSinceMark } from './list-changes.ts';
 
 // How far from its previous position a pod object is looked for.
 const LOOKAHEAD = 8;
@@ -18,13 +20,25 @@ const MAX_PATCHED = 1024;
  * The record of each of `pods` (index-aligned), and makes the scope's memo describe `pods`.
  * The returned array belongs to the memo: read it before the next sync of the scope.
  */
-export function alignRecords(scope: Scope, pods: readonly Pod[]): readonly PodRecord[] {
+export function alignRecords(scope: Scope, pods: readonly Pod[], changes?: ListChanges): readonly PodRecord[] {
   const memo = scope.podMemo;
-  if (memo !== null && memo.pods.length === pods.length && patch(scope, memo.pods, memo.records, pods)) return memo.records;
-  const records = rebuild(scope, memo?.pods ?? [], memo?.records ?? [], pods);
-  // A copy: a caller may reuse and modify its array; pod objects themselves are immutable.
-  scope.podMemo = { pods: pods.slice(), records };
-  return records;
+  const replaced = memo === null ? null : replacedSinceMark(pods, changes, memo.mark);
+  if (memo !== null && replaced !== null && memo.pods.length === pods.length) {
+    // Only these positions can differ from the memo's copy: no walk over the whole list.
+    for (const i of replaced) {
+      const pod = pods[i] as Pod;
+      if (memo.pods[i] === pod) continue;
+      memo.pods[i] = pod;
+      memo.records[i] = new PodRecord(pod, scope);
+    }
+  } else if (memo === null || memo.pods.length !== pods.length || !patch(scope, memo.pods, memo.records, pods)) {
+    const records = rebuild(scope, memo?.pods ?? [], memo?.records ?? [], pods);
+    // A copy: a caller may reuse and modify its array; pod objects themselves are immutable.
+    scope.podMemo = { pods: pods.slice(), records, mark: markOf(pods, changes) };
+    return records;
+  }
+  memo.mark = markOf(pods, changes);
+  return memo.records;
 }
 
 // The changed positions are resolved against the untouched memo first (a pod may have moved

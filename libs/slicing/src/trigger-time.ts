@@ -1,6 +1,8 @@
 // The last-change trigger time of a Service's endpoints (A.10), kept per Service between syncs.
 
 import type { Pod, Service } from '@slicemesh/model';
+import type { ListChanges, ListMark } from './list-changes.ts';
+import { markOf, replacedSinceMark } from './list-changes.ts';
 import type { Instant } from './rfc3339.ts';
 import { compareInstants, formatRFC3339Nano, parseRFC3339 } from './rfc3339.ts';
 import { namespaceOf } from './selector.ts';
@@ -10,9 +12,11 @@ interface ServiceState {
   /** Ready transition time per pod name at the last sync (null: the pod had none). */
   readonly times: Map<string, Instant | null>;
   /** The pods of the last sync (a copy). */
-  last: readonly Pod[];
+  last: Pod[];
   /** Whether `last` is sorted by name (then the next sync can walk both lists together). */
   sorted: boolean;
+  /** The list `last` copies and its version, when the caller gave a changes feed. */
+  mark: ListMark | null;
 }
 
 function readyTransition(pod: Pod): Instant | null {
@@ -39,27 +43,39 @@ export class TriggerTimeTracker {
    *   (A.10.2). No pods and an unchanged Service: null.
    * Records the current times either way.
    */
-  computeTriggerTime(service: Service, pods: readonly Pod[]): string | null {
+  computeTriggerTime(service: Service, pods: readonly Pod[], changes?: ListChanges): string | null {
     const key = `${namespaceOf(service.metadata)}/${service.metadata.name}`;
     const prev = this.states.get(key);
-    const state: ServiceState = prev ?? { service: null, times: new Map(), last: [], sorted: true };
+    const state: ServiceState = prev ?? { service: null, times: new Map(), last: [], sorted: true, mark: null };
     let min: Instant | null = null;
     const examine = (pod: Pod): void => {
       const t = readyTransition(pod);
       if (t !== null && prev !== undefined && after(t, state.times.get(pod.metadata.name)) && (min === null || compareInstants(t, min) < 0)) min = t;
       state.times.set(pod.metadata.name, t);
     };
-    if (!(state.sorted && mergeChanges(state, pods, examine))) {
-      // Not sorted by name (now or last time): compare every pod by name instead.
-      const names = new Set<string>();
-      for (const pod of pods) {
-        names.add(pod.metadata.name);
+    const replaced = replacedSinceMark(pods, changes, state.mark);
+    if (replaced !== null && state.last.length === pods.length) {
+      // Only these positions can hold another pod object than the last sync's.
+      for (const i of replaced) {
+        const pod = pods[i] as Pod;
+        if (state.last[i] === pod) continue;
+        state.last[i] = pod;
         examine(pod);
       }
-      for (const name of state.times.keys()) if (!names.has(name)) state.times.delete(name);
-      state.sorted = pods.every((p, k) => k === 0 || (pods[k - 1] as Pod).metadata.name < p.metadata.name);
+    } else {
+      if (!(state.sorted && mergeChanges(state, pods, examine))) {
+        // Not sorted by name (now or last time): compare every pod by name instead.
+        const names = new Set<string>();
+        for (const pod of pods) {
+          names.add(pod.metadata.name);
+          examine(pod);
+        }
+        for (const name of state.times.keys()) if (!names.has(name)) state.times.delete(name);
+        state.sorted = pods.every((p, k) => k === 0 || (pods[k - 1] as Pod).metadata.name < p.metadata.name);
+      }
+      state.last = pods.slice();
     }
-    state.last = pods.slice();
+    state.mark = markOf(pods, changes);
     const created = parseRFC3339(service.metadata.creationTimestamp);
     if (created !== null && after(created, prev?.service) && (min === null || compareInstants(created, min) < 0)) min = created;
     state.service = created;

@@ -119,7 +119,7 @@ function planOne(key: string, mark: DirtyMark, deps: ReconcileDeps, writes: { up
   const nodesTo = deps.nodesSeq();
   const planned: ServicePlan = planService(serviceView(deps.state, namespace, name), {
     ...deps.settings,
-    triggerTime: (service, pods) => deps.triggerTimes.computeTriggerTime(service, pods),
+    triggerTime: (service, pods, changes) => deps.triggerTimes.computeTriggerTime(service, pods, changes),
   });
   if (planned.mode === 'absent') deps.triggerTimes.deleteService(namespace, name);
   const kubeSeq: KubeSeqRange = { from: mark.sinceSeq, to, nodesTo };

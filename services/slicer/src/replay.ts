@@ -208,7 +208,7 @@ export function replayService(input: ReplayInput): ReplayReport {
     }
     const planned = planService(serviceView(projection.state, input.namespace, input.service), {
       ...settingsOf(rec, input),
-      triggerTime: (svc, pods) => tracker.computeTriggerTime(svc, pods),
+      triggerTime: (svc, pods, changes) => tracker.computeTriggerTime(svc, pods, changes),
     });
     const applied = isEmptyPlan(planned.plan) ? { created: [], updated: [], deleted: [] } : applySlicePlan(projection.state, input.cluster, planned.plan);
     const counts = { created: applied.created.length, updated: applied.updated.length, deleted: applied.deleted.length };
