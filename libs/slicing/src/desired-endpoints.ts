@@ -3,8 +3,7 @@
 // desired sets are stamps on those memoised objects rather than Maps (desired-set.ts). The
 // result always equals resolveReference's (fast-path-equivalence.test.ts checks this).
 
-import type { EndpointSlicePort, Node, Pod, Service } from '@slicemesh/model';
-import type { SliceAddressType } from './address-types.ts';
+import type { Node, Pod, Service } from '@slicemesh/model';
 import type { DesiredState, Group } from './desired-reference.ts';
 import { resolveReference } from './desired-reference.ts';
 import { StampedDesiredSet } from './desired-set.ts';
@@ -13,6 +12,8 @@ import type { PodRecord } from './endpoint-cache.ts';
 import { refreshEndpoints, scopeOf } from './endpoint-cache.ts';
 import type { IdentityRegistry } from './identity-registry.ts';
 import type { ListChanges } from './list-changes.ts';
+import type { LastSync, SyncGroup } from './desired-incremental.ts';
+import { resolveReplacements } from './desired-incremental.ts';
 import { alignRecords } from './pod-memo.ts';
 import type { PortLayout } from './port-layout.ts';
 import { namespaceOf } from './selector.ts';
@@ -20,12 +21,8 @@ import { namespaceOf } from './selector.ts';
 /** `stamped` is the memoised fast path; `reference` the plain Map version (desired-reference.ts). */
 export type DesiredMode = 'stamped' | 'reference';
 
-interface Draft {
-  readonly index: number;
-  readonly ports: readonly EndpointSlicePort[];
-  /** How many endpoints of each family this sync wants in the group. */
-  readonly counts: Record<SliceAddressType, number>;
-}
+/** A port group of this sync; `counts`: how many endpoints of each family it wants. */
+type Draft = SyncGroup;
 
 /** The bookkeeping of one sync. */
 interface Marks {
@@ -64,11 +61,17 @@ export function resolveDesired(service: Service, pods: readonly Pod[], nodes: Re
   const { registry } = scope;
   const layouts = scope.layoutsFor(service);
   const shared = layouts.podIndependent;
+  const last = scope.lastSync;
+  scope.lastSync = null;
+  const { records, replaced } = alignRecords(scope, pods, podChanges);
+  if (replaced !== null && last !== null) {
+    const done = resolveReplacements(service, pods, nodes, scope, last, records, replaced, ++lastStamp);
+    if (done !== null) return done;
+  }
   const marks: Marks = { stamp: ++lastStamp, registry, fresh: [], wanted: 0 };
   let draft: Draft | undefined;
   let draftLayout: PortLayout | undefined;
 
-  const records = alignRecords(scope, pods, podChanges);
   for (let i = 0; i < pods.length; i++) {
     const pod = pods[i] as Pod;
     const rec = records[i] as PodRecord;
@@ -108,5 +111,7 @@ export function resolveDesired(service: Service, pods: readonly Pod[], nodes: Re
       },
     });
   }
-  return { groups, errors };
+  const sync: LastSync = { stamp: marks.stamp, service, nodes, groups: drafts, wanted: marks.wanted, errors, outputs: null };
+  scope.lastSync = sync;
+  return { groups, errors, sync };
 }

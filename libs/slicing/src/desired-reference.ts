@@ -5,6 +5,7 @@
 
 import type { Endpoint, EndpointSlicePort, Node, Pod, Service } from '@slicemesh/model';
 import type { SliceAddressType } from './address-types.ts';
+import type { LastSync } from './desired-incremental.ts';
 import { MapDesiredSet } from './desired-set.ts';
 import type { DesiredSet } from './desired-set.ts';
 import { endpointForPod, podAddressesByFamily, shouldPodBeInEndpoints } from './endpoint-from-pod.ts';
@@ -24,6 +25,8 @@ export interface DesiredState {
   readonly groups: ReadonlyMap<string, Group>;
   /** A.3.4: pods skipped because their node is unknown. */
   readonly errors: readonly string[];
+  /** Set by a stamped sync without errors: the plan records the slices it placed here (desired-incremental.ts). */
+  readonly sync?: LastSync;
 }
 
 const FAMILIES: readonly SliceAddressType[] = ['IPv4', 'IPv6'];

@@ -26,6 +26,13 @@ export interface SliceEndpointKeys {
 export interface DesiredSet {
   /** How this set matches an existing slice's endpoints (the fast set reads its memo). */
   keysOf(slice: EndpointSlice): SliceEndpointKeys;
+  /**
+   * True when the slice is known to hold exactly desired endpoints, each once, none taken yet:
+   * placement then counts them as taken (takeAll) instead of matching them one by one.
+   */
+  untouched?(slice: EndpointSlice): boolean;
+  /** Counts `n` endpoints of an untouched slice as taken. */
+  takeAll?(n: number): void;
   /** The desired version of `identity`, removing it from the set; undefined if not (or no longer) desired. */
   take(identity: string, producer: DesiredEndpoint | null): Endpoint | undefined;
   /** Endpoints not taken, sorted by identity. */
@@ -55,9 +62,27 @@ export class MapDesiredSet implements DesiredSet {
   }
 }
 
+/**
+ * For a sync of replaced pods only (desired-incremental.ts): the endpoint arrays of the slices
+ * the previous sync's plan left, and the endpoints this sync no longer wants. A slice whose
+ * array is one of those and holds none of these is untouched.
+ */
+export interface UntouchedSlices {
+  readonly clean: ReadonlySet<readonly Endpoint[]>;
+  readonly removed: readonly Endpoint[];
+}
+
+/** Raised when an untouched-slices sync finds the slices not as its previous sync left them. */
+export class StaleSlicesError extends Error {}
+
 export class StampedDesiredSet implements DesiredSet {
   private readonly registry: IdentityRegistry<DesiredEndpoint>;
+  /** The stamp wanted endpoints carry (`mark`). */
   private readonly stamp: number;
+  /** This sync's own stamp for `taken` (the same as `stamp` unless marks were carried over). */
+  private readonly takeStamp: number;
+  private readonly skip: UntouchedSlices | null;
+  private readonly counted = new Set<readonly Endpoint[]>();
   private readonly group: number;
   private readonly family: SliceAddressType;
   /** How many DesiredEndpoints of this group and family the sync marked (all held by `registry`). */
@@ -77,9 +102,13 @@ export class StampedDesiredSet implements DesiredSet {
     family: SliceAddressType,
     size: number,
     fresh: readonly DesiredEndpoint[],
+    takeStamp = stamp,
+    skip: UntouchedSlices | null = null,
   ) {
     this.registry = registry;
     this.stamp = stamp;
+    this.takeStamp = takeStamp;
+    this.skip = skip;
     this.group = group;
     this.family = family;
     this.size = size;
@@ -88,8 +117,8 @@ export class StampedDesiredSet implements DesiredSet {
 
   take(identity: string, producer: DesiredEndpoint | null): Endpoint | undefined {
     const d = producer !== null && producer.mark === this.stamp ? producer : this.registry.find(identity);
-    if (d === undefined || !this.isMine(d) || d.taken === this.stamp) return undefined;
-    d.taken = this.stamp;
+    if (d === undefined || !this.isMine(d) || d.taken === this.takeStamp) return undefined;
+    d.taken = this.takeStamp;
     this.takenCount++;
     return d.endpoint;
   }
@@ -101,7 +130,22 @@ export class StampedDesiredSet implements DesiredSet {
     // the whole registry need not be scanned. Both lists are in identity order, so the
     // result is sorted either way.
     const fromFresh = this.collect(this.fresh, left);
-    return fromFresh.length === left ? fromFresh : this.collect(this.registry.sorted, left);
+    if (fromFresh.length === left) return fromFresh;
+    // Untouched slices were counted, not marked: a scan of the registry would list them.
+    if (this.skip !== null) throw new StaleSlicesError('desired endpoints missing from the slices the previous sync left');
+    return this.collect(this.registry.sorted, left);
+  }
+
+  untouched(slice: EndpointSlice): boolean {
+    const eps = slice.endpoints;
+    if (this.skip === null || !this.skip.clean.has(eps) || this.counted.has(eps)) return false;
+    for (const r of this.skip.removed) if (eps.includes(r)) return false;
+    this.counted.add(eps);
+    return true;
+  }
+
+  takeAll(n: number): void {
+    this.takenCount += n;
   }
 
   // An index loop: this runs once per sync, often before the optimising compiler got to it,
@@ -110,7 +154,7 @@ export class StampedDesiredSet implements DesiredSet {
     const out: Endpoint[] = [];
     for (let i = 0; i < from.length && out.length < left; i++) {
       const d = from[i] as DesiredEndpoint;
-      if (this.isMine(d) && d.taken !== this.stamp) out.push(d.endpoint);
+      if (this.isMine(d) && d.taken !== this.takeStamp) out.push(d.endpoint);
     }
     return out;
   }

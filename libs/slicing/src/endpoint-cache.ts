@@ -9,6 +9,7 @@
 
 import type { Endpoint, EndpointSlice, Node, Pod, Service } from '@slicemesh/model';
 import type { SliceAddressType } from './address-types.ts';
+import type { LastSync } from './desired-incremental.ts';
 import type { ListMark } from './list-changes.ts';
 import { endpointIdentity } from './endpoint-identity.ts';
 import { PodEndpoint, canonicalPodIP, endpointForPod, podAddressesByFamily, shouldPodBeInEndpoints } from './endpoint-from-pod.ts';
@@ -60,6 +61,11 @@ export class NodeSlot {
     this.name = name;
   }
 
+  /** Whether the node this slot found in sync `stamp` is still `nodes`' (true when it was not looked up then). */
+  sameAs(nodes: ReadonlyMap<string, Node>, stamp: number): boolean {
+    return this.stamp !== stamp || nodes.get(this.name) === this.node;
+  }
+
   /** nodes.get(name), looked up at most once per sync `stamp`. */
   lookup(nodes: ReadonlyMap<string, Node>, stamp: number): Node | undefined {
     if (this.stamp !== stamp) {
@@ -87,6 +93,8 @@ export class Scope {
    * `mark`: the list and version `pods` copies, when the caller gave a changes feed.
    */
   podMemo: { readonly pods: Pod[]; readonly records: PodRecord[]; mark: ListMark | null } | null = null;
+  /** What the last stamped sync left for a sync of replaced pods only (desired-incremental.ts). */
+  lastSync: LastSync | null = null;
   private layouts: PortLayouts | null = null;
   private readonly nodeSlots = new Map<string, NodeSlot>();
   constructor(name: string) {
@@ -110,10 +118,17 @@ export class Scope {
     return this.layouts;
   }
 
+  /** Whether every node the sync `stamp` looked up is still the same object in `nodes`. */
+  nodesUnchanged(nodes: ReadonlyMap<string, Node>, stamp: number): boolean {
+    for (const slot of this.nodeSlots.values()) if (!slot.sameAs(nodes, stamp)) return false;
+    return true;
+  }
+
   /** Forgets everything (it is rebuilt when next needed). */
   clear(): void {
     this.registry.clear();
     this.podMemo = null;
+    this.lastSync = null;
     this.layouts = null;
     this.nodeSlots.clear();
   }

@@ -10,6 +10,7 @@ import { checkSync, rng } from './equivalence-harness.ts';
 import { ipv4 } from './test-fixtures.ts';
 import type { ListChanges } from './list-changes.ts';
 import { TriggerTimeTracker } from './trigger-time.ts';
+import { replacementSyncs } from './desired-incremental.ts';
 
 function pod(i: number, r: () => number, gen: number): Pod {
   return deepFreeze(
@@ -162,6 +163,7 @@ function timedPod(i: number, r: () => number, step: number): Pod {
 describe('with a changes feed (the projection hands its list and its replaced positions)', () => {
   for (const seed of [11, 12, 13, 14]) {
     it(`plans and trigger times equal the reference's through replacements, inserts and removals, seed ${seed}`, () => {
+      const before = { ...replacementSyncs };
       const r = rng(seed);
       const nodes = new Map<string, Node>([0, 1, 2].map((i) => [`n-${i}`, deepFreeze(makeNode(`n-${i}`, { zone: `z${i}` }))]));
       const list = new InPlaceList(Array.from({ length: 60 + seed * 10 }, (_, i) => timedPod(i, r, 0)));
@@ -195,6 +197,48 @@ describe('with a changes feed (the projection hands its list and its replaced po
         }
         // else: nothing changed; the next sync must plan nothing new
       }
+      // Most steps replace pods only: those syncs took the replacement path, none had to be redone.
+      expect(replacementSyncs.done - before.done).toBeGreaterThan(5);
+      expect(replacementSyncs.redone - before.redone).toBe(0);
     });
+  }
+});
+
+describe('replacement syncs, case by case (each planned as the reference plans it)', () => {
+  let caseNo = 0;
+  const nodes = new Map<string, Node>([0, 1, 2].map((i) => [`n-${i}`, deepFreeze(makeNode(`n-${i}`, { zone: `z${i}` }))]));
+  const base = (i: number, o: { ip?: number; ready?: boolean; node?: string; port?: number } = {}): Pod =>
+    deepFreeze(makePod(`p-${String(i).padStart(3, '0')}`, { ips: [ipv4(o.ip ?? i)], ready: o.ready ?? true, nodeName: o.node ?? `n-${i % 3}`, containerPorts: [{ name: 'http', containerPort: o.port ?? 8080, protocol: 'TCP' }] }));
+
+  it.each([
+    { name: 'a pod turns unready', change: (i: number) => base(i, { ready: false }), fast: true },
+    { name: "a pod's address changes (its endpoint leaves one slice, the new one is placed)", change: (i: number) => base(i, { ip: i + 70_000 }), fast: true },
+    { name: 'a pod moves to another node', change: (i: number) => base(i, { node: `n-${(i + 1) % 3}` }), fast: true },
+    { name: "a pod takes another pod's address (identities name the pod: still two endpoints)", change: (i: number) => base(i, { ip: i + 1 }), fast: true },
+    { name: 'a pod lands on an unknown node (an A.3.4 error: a full sync)', change: (i: number) => base(i, { node: 'missing' }), fast: false },
+    { name: 'a pod changes port group (a full sync)', change: (i: number) => base(i, { port: 9090 }), fast: false },
+  ])('$name', ({ change, fast }) => replacementCase(change, fast, 'http'));
+
+  it.each([
+    { name: 'numeric target port (one group for every pod): a pod turns unready', change: (i: number) => base(i, { ready: false }), fast: true },
+    { name: "numeric target port: a pod's address changes", change: (i: number) => base(i, { ip: i + 70_000 }), fast: true },
+  ])('$name', ({ change, fast }) => replacementCase(change, fast, 8080));
+
+  function replacementCase(change: (i: number) => Pod, fast: boolean, targetPort: string | number): void {
+    const list = new InPlaceList(Array.from({ length: 250 }, (_, i) => base(i)));
+    const w: World = {
+      service: deepFreeze(makeService(`svc-case-${caseNo++}`, { ports: [{ name: 'http', port: 80, targetPort, protocol: 'TCP' }] })),
+      pods: list.items,
+      podChanges: list,
+      nodes,
+      slices: [],
+      max: 100,
+    };
+    checkSync(w, 'first sync');
+    const before = replacementSyncs.done;
+    for (const i of [7, 130]) list.replace(i, change(i));
+    checkSync(w, 'after the change');
+    expect(replacementSyncs.done - before).toBe(fast ? 1 : 0);
+    checkSync(w, 'nothing changed since');
   }
 });

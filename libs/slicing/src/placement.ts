@@ -30,6 +30,12 @@ export interface Placement {
   readonly delete: readonly EndpointSlice[];
   /** Existing slices that need no write, in `existing` order. */
   readonly unchanged: readonly EndpointSlice[];
+  /**
+   * The endpoint arrays of the placed slices (created, rewritten or unchanged) whose every
+   * endpoint is the very object the desired set gave: an unchanged slice keeps its stored
+   * objects when only an object differed, and those are left out (see LastSync.outputs).
+   */
+  readonly exact: readonly (readonly Endpoint[])[];
 }
 
 type State = 'unchanged' | 'update' | 'delete';
@@ -39,6 +45,8 @@ interface Work {
   /** Shares the stored array until something is appended (most slices stay unchanged). */
   endpoints: readonly Endpoint[];
   owned: boolean;
+  /** Every endpoint is the desired set's own object. */
+  exact: boolean;
 }
 
 function push(w: Work, ep: Endpoint): void {
@@ -66,12 +74,14 @@ export function placeInto(existing: readonly EndpointSlice[], desired: DesiredSe
 
   // 1. Remove/update pass: keep the desired version of every endpoint still wanted.
   for (const slice of existing) {
-    const kept = keepDesired(slice, desired);
+    let kept: ReturnType<typeof keepDesired> = null;
+    if (desired.untouched?.(slice) === true) desired.takeAll?.(slice.endpoints.length);
+    else kept = keepDesired(slice, desired);
     if (kept !== null && (kept.changed || kept.endpoints.length !== slice.endpoints.length)) {
-      work.push({ slice, state: kept.endpoints.length === 0 ? 'delete' : 'update', endpoints: kept.endpoints, owned: true });
+      work.push({ slice, state: kept.endpoints.length === 0 ? 'delete' : 'update', endpoints: kept.endpoints, owned: true, exact: true });
     } else {
       // Nothing changed: keep the stored endpoints (with their hints) as they are.
-      work.push({ slice, state: labelsDrifted(slice) ? 'update' : 'unchanged', endpoints: slice.endpoints, owned: false });
+      work.push({ slice, state: labelsDrifted(slice) ? 'update' : 'unchanged', endpoints: slice.endpoints, owned: false, exact: kept === null });
     }
   }
 
@@ -105,6 +115,7 @@ export function placeInto(existing: readonly EndpointSlice[], desired: DesiredSe
 
   return {
     create,
+    exact: [...create, ...work.filter((w) => w.state !== 'delete' && w.exact).map((w) => w.endpoints)],
     update: work.filter((w) => w.state === 'update').map((w) => ({ slice: w.slice, endpoints: w.endpoints })),
     delete: work.filter((w) => w.state === 'delete').map((w) => w.slice),
     unchanged: work.filter((w) => w.state === 'unchanged').map((w) => w.slice),

@@ -2,7 +2,7 @@
 // existing slices in, a plan of creates/updates/deletes out. Recycling and naming happen later
 // in finalizePlan (finalize.ts).
 
-import type { AddressType, EndpointSlice, Node, Pod, Service, SlicePlan } from '@slicemesh/model';
+import type { AddressType, Endpoint, EndpointSlice, Node, Pod, Service, SlicePlan } from '@slicemesh/model';
 import {
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
   InvalidArgumentError,
@@ -20,6 +20,8 @@ import type { DesiredState, Group } from './desired-reference.ts';
 import { sliceKeys } from './endpoint-cache.ts';
 import { isSamePlaceholder, placeholderSlice } from './placeholder.ts';
 import { placeInto } from './placement.ts';
+import { StaleSlicesError } from './desired-set.ts';
+import { replacementSyncs } from './desired-incremental.ts';
 import { isSelectorless, namespaceOf } from './selector.ts';
 import { labelsDrifted, newSlice, ownedBy, rewriteSlice, sliceLabels, stampTriggerTime } from './slice-metadata.ts';
 
@@ -92,6 +94,8 @@ interface Ctx {
   readonly managedBy: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly desired: DesiredState;
+  /** The endpoint arrays of every slice placed (see LastSync.outputs). */
+  readonly outputs: Set<readonly Endpoint[]>;
 }
 
 /** A.7 for one address type. Deletes: foreign-owned, then per group, then groups no longer desired. */
@@ -119,6 +123,7 @@ function planAddressType(ctx: Ctx, addressType: SliceAddressType, existing: read
   for (const key of sortedKeys(groups)) {
     const group = groups.get(key) as Group;
     const placed = placeInto(existingByKey.get(key) ?? [], group.desired[addressType], ctx.max, drifted);
+    for (const endpoints of placed.exact) ctx.outputs.add(endpoints);
     for (const endpoints of placed.create) {
       create.push(newSlice({ service, addressType, ports: group.ports, endpoints, managedBy: ctx.managedBy, labels: { ...ctx.labels } }));
     }
@@ -184,23 +189,38 @@ export function planSlicesWith(input: PlanSlicesInput, mode: DesiredMode): PlanS
   const unsupported = mine.filter((s) => !supported.has(s.addressType)); // A.2.3, never recycled
   const dropped = [...new Set(unsupported.map((s) => s.addressType))].sort();
 
-  const desired = resolveDesired(service, input.pods, input.nodes, mode, input.podChanges);
-  const ctx: Ctx = { service, max, managedBy, labels: sliceLabels(service, managedBy), desired };
-  const create: EndpointSlice[] = [];
-  const update: EndpointSlice[] = [];
-  const del: EndpointSlice[] = [];
-  const unchanged: EndpointSlice[] = [];
-  for (const t of types) {
-    const p = planAddressType(
-      ctx,
-      t,
-      mine.filter((s) => s.addressType === t),
-    );
-    for (const s of p.create) create.push(stampTriggerTime(s, input.triggerTime));
-    for (const s of p.update) update.push(stampTriggerTime(s, input.triggerTime));
-    append(del, p.delete);
-    append(unchanged, p.unchanged);
+  const labels = sliceLabels(service, managedBy);
+  const place = (desired: DesiredState): SlicePlan => {
+    const ctx: Ctx = { service, max, managedBy, labels, desired, outputs: new Set() };
+    const create: EndpointSlice[] = [];
+    const update: EndpointSlice[] = [];
+    const del: EndpointSlice[] = [];
+    const unchanged: EndpointSlice[] = [];
+    for (const t of types) {
+      const p = planAddressType(
+        ctx,
+        t,
+        mine.filter((s) => s.addressType === t),
+      );
+      for (const s of p.create) create.push(stampTriggerTime(s, input.triggerTime));
+      for (const s of p.update) update.push(stampTriggerTime(s, input.triggerTime));
+      append(del, p.delete);
+      append(unchanged, p.unchanged);
+    }
+    append(del, unsupported);
+    if (desired.sync !== undefined) desired.sync.outputs = ctx.outputs;
+    return { create, update, delete: del, unchanged };
+  };
+  let desired = resolveDesired(service, input.pods, input.nodes, mode, input.podChanges);
+  let plan: SlicePlan;
+  try {
+    plan = place(desired);
+  } catch (err) {
+    // The slices were not as the previous sync left them (undone writes, say): sync in full.
+    if (!(err instanceof StaleSlicesError)) throw err;
+    replacementSyncs.redone++;
+    desired = resolveDesired(service, input.pods, input.nodes, mode);
+    plan = place(desired);
   }
-  append(del, unsupported);
-  return { plan: { create, update, delete: del, unchanged }, errors: desired.errors, skipped: false, droppedAddressTypes: dropped };
+  return { plan, errors: desired.errors, skipped: false, droppedAddressTypes: dropped };
 }

@@ -16,29 +16,47 @@ const LOOKAHEAD = 8;
 // sync would bring the next garbage collection that much closer).
 const MAX_PATCHED = 1024;
 
-/**
- * The record of each of `pods` (index-aligned), and makes the scope's memo describe `pods`.
- * The returned array belongs to the memo: read it before the next sync of the scope.
- */
-export function alignRecords(scope: Scope, pods: readonly Pod[], changes?: ListChanges): readonly PodRecord[] {
+/** A position whose pod object changed since the previous sync, and that sync's record of it. */
+export interface ReplacedRecord {
+  readonly index: number;
+  readonly old: PodRecord;
+}
+
+export interface AlignedRecords {
+  /** The record of each pod (index-aligned); belongs to the memo: read it before the next sync. */
+  readonly records: readonly PodRecord[];
+  /**
+   * Set when the changes feed said only positions were replaced since the previous sync: the
+   * positions whose pod object differs, with their previous records. Null otherwise.
+   */
+  readonly replaced: readonly ReplacedRecord[] | null;
+}
+
+/** The record of each of `pods`, and makes the scope's memo describe `pods`. */
+export function alignRecords(scope: Scope, pods: readonly Pod[], changes?: ListChanges): AlignedRecords {
   const memo = scope.podMemo;
-  const replaced = memo === null ? null : replacedSinceMark(pods, changes, memo.mark);
-  if (memo !== null && replaced !== null && memo.pods.length === pods.length) {
+  const positions = memo === null ? null : replacedSinceMark(pods, changes, memo.mark);
+  if (memo !== null && positions !== null && memo.pods.length === pods.length) {
     // Only these positions can differ from the memo's copy: no walk over the whole list.
-    for (const i of replaced) {
+    const replaced: ReplacedRecord[] = [];
+    for (const i of positions) {
       const pod = pods[i] as Pod;
       if (memo.pods[i] === pod) continue;
+      replaced.push({ index: i, old: memo.records[i] as PodRecord });
       memo.pods[i] = pod;
       memo.records[i] = new PodRecord(pod, scope);
     }
-  } else if (memo === null || memo.pods.length !== pods.length || !patch(scope, memo.pods, memo.records, pods)) {
+    memo.mark = markOf(pods, changes);
+    return { records: memo.records, replaced };
+  }
+  if (memo === null || memo.pods.length !== pods.length || !patch(scope, memo.pods, memo.records, pods)) {
     const records = rebuild(scope, memo?.pods ?? [], memo?.records ?? [], pods);
     // A copy: a caller may reuse and modify its array; pod objects themselves are immutable.
     scope.podMemo = { pods: pods.slice(), records, mark: markOf(pods, changes) };
-    return records;
+    return { records, replaced: null };
   }
   memo.mark = markOf(pods, changes);
-  return memo.records;
+  return { records: memo.records, replaced: null };
 }
 
 // The changed positions are resolved against the untouched memo first (a pod may have moved
