@@ -214,6 +214,8 @@ describe('updateZoneViews equals zoneViews along change sequences', () => {
           const input = { services: w.services.map((p) => p.service), slices: [...w.slices.values()], nodes: w.nodes, preferSameNodeGate: w.gate };
           const got = updateZoneViews(state, input);
           const diff = differences(got.views, zoneViews(input));
+          expect(got.entries.length, `seed ${seed} step ${step}`).toBe(got.views.entries.size);
+          expect(new Set(got.entries), `seed ${seed} step ${step}`).toEqual(new Set(got.views.entries.values()));
           if (diff !== null) expect({ seed, step, what, diff }).toEqual({ seed, step, what, diff: null });
           if (got.fullSelections === 0 && got.recomputedSlices < w.slices.size) incremental++;
           if (before) for (const [k, e] of got.views.entries) if (before.entries.get(k) === e) reused++;

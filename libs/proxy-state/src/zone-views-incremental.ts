@@ -88,9 +88,15 @@ export class ZoneViewsState {
   }
 }
 
-export interface ZoneViewsUpdate {
+export interface ZoneViewsUpdate extends ZoneViewEntriesUpdate {
   /** Equal to zoneViews(input). */
   readonly views: ZoneViews;
+}
+
+/** updateZoneViews without the assembled views: the entries, unsorted (see updateZoneViewEntries). */
+export interface ZoneViewEntriesUpdate {
+  /** The entries zoneViews(input) holds, in no particular order; read before passing `state` on. */
+  readonly entries: readonly ZoneViewEntry[];
   /** Pass to the next call (instead of the previous one, which is used up). */
   readonly state: ZoneViewsState;
   /** Slices whose entries were selected again (all of a group on a full selection). */
@@ -267,6 +273,20 @@ function assemble(topo: ZoneTopology, groups: ReadonlyMap<string, GroupState>): 
  * the service); keep the returned state instead.
  */
 export function updateZoneViews(prev: ZoneViewsState | undefined, input: ZoneViewsInput): ZoneViewsUpdate {
+  const u = updateEntries(prev, input);
+  return { ...u, views: assemble(u.state.topo, u.state.groups) };
+}
+
+/**
+ * updateZoneViews without assembling the views: assembling sorts every entry of the service
+ * (5000 for 1000 slices in four zones), which a caller that only needs the entries, as the
+ * hints service, can skip.
+ */
+export function updateZoneViewEntries(prev: ZoneViewsState | undefined, input: ZoneViewsInput): ZoneViewEntriesUpdate {
+  return updateEntries(prev, input);
+}
+
+function updateEntries(prev: ZoneViewsState | undefined, input: ZoneViewsInput): ZoneViewEntriesUpdate {
   const gate = input.preferSameNodeGate ?? true;
   const old = prev?.take();
   const topo = old !== undefined && old.nodes === input.nodes ? old.topo : zoneTopologyOf(input.nodes);
@@ -308,5 +328,11 @@ export function updateZoneViews(prev: ZoneViewsState | undefined, input: ZoneVie
       groups.set(key, buildGroup(group, inc.slices, topo, gate, before?.slices ?? new Map(), stats));
     }
   }
-  return { views: assemble(topo, groups), state: new ZoneViewsState(input.nodes, topo, gate, groups), ...stats };
+  return { entries: entriesOf(groups), state: new ZoneViewsState(input.nodes, topo, gate, groups), ...stats };
+}
+
+function entriesOf(groups: ReadonlyMap<string, GroupState>): ZoneViewEntry[] {
+  const out: ZoneViewEntry[] = [];
+  for (const g of groups.values()) for (const st of g.slices.values()) for (const v of st.views.values()) if (v.entry !== null) out.push(v.entry);
+  return out;
 }

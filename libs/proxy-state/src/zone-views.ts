@@ -16,8 +16,8 @@ import { selectForZones } from './zone-view-selection.ts';
 import { UNZONED_VIEW, viewEntryKey, viewZoneOf, zoneTopologyOf } from './zone-view-basics.ts';
 
 export { UNZONED_VIEW, viewEntryKey, viewZoneOf } from './zone-view-basics.ts';
-export { updateZoneViews, ZoneViewsState } from './zone-views-incremental.ts';
-export type { ZoneViewsUpdate } from './zone-views-incremental.ts';
+export { updateZoneViewEntries, updateZoneViews, ZoneViewsState } from './zone-views-incremental.ts';
+export type { ZoneViewEntriesUpdate, ZoneViewsUpdate } from './zone-views-incremental.ts';
 
 export interface ZoneViewEntry {
   /** A zone name, or UNZONED_VIEW. */

@@ -6,7 +6,7 @@
 import type { EndpointSlice, Service } from '@slicemesh/model';
 import { viewKey } from '@slicemesh/nats';
 import type { ZoneViewEntry, ZoneViewsState } from '@slicemesh/proxy-state';
-import { updateZoneViews } from '@slicemesh/proxy-state';
+import { updateZoneViewEntries } from '@slicemesh/proxy-state';
 import type { ServiceKey } from './published-index.ts';
 import type { DesiredValue, DesiredViewsInput, KeyPut } from './view-plan.ts';
 import { desiredValue, hintedEntry, viewValue } from './view-plan.ts';
@@ -25,10 +25,10 @@ export class ServiceViewsCache {
     const prev = this.#states.get(service);
     // A state is used up by the call it is passed to: drop it first, so a throw leaves none.
     this.#states.delete(service);
-    const next = updateZoneViews(prev, { services: [input.service], slices: input.slices, nodes: input.nodes, preferSameNodeGate: input.preferSameNodeGate });
+    const next = updateZoneViewEntries(prev, { services: [input.service], slices: input.slices, nodes: input.nodes, preferSameNodeGate: input.preferSameNodeGate });
     this.#states.set(service, next.state);
     const out = new Map<string, DesiredValue>();
-    for (const e of next.views.entries.values()) {
+    for (const e of next.entries) {
       let kv = this.#values.get(e);
       if (kv === undefined) {
         let value = this.#bodies.get(e.slice);
