@@ -241,4 +241,26 @@ describe('replacement syncs, case by case (each planned as the reference plans i
     expect(replacementSyncs.done - before).toBe(fast ? 1 : 0);
     checkSync(w, 'nothing changed since');
   }
+
+  it.each([
+    { name: 'an address change whose plan was never written (its commit failed, memory was put back)', change: (i: number) => base(i, { ip: i + 80_000 }) },
+    { name: 'a readiness flip whose plan was never written', change: (i: number) => base(i, { ready: false }) },
+  ])('$name: the next sync still plans as the reference', ({ change }) => {
+    const list = new InPlaceList(Array.from({ length: 250 }, (_, i) => base(i)));
+    const w: World = {
+      service: deepFreeze(makeService(`svc-case-${caseNo++}`, { ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] })),
+      pods: list.items,
+      podChanges: list,
+      nodes,
+      slices: [],
+      max: 100,
+    };
+    checkSync(w, 'first sync');
+    list.replace(7, change(7));
+    // Planned (the memo moves on) but not applied: the slices stay as the first sync left them.
+    planSlicesWith({ service: w.service, pods: w.pods, nodes: w.nodes, existingSlices: w.slices, maxEndpointsPerSlice: w.max, podChanges: list }, 'stamped');
+    list.replace(131, change(131));
+    checkSync(w, 'the sync after the unwritten one');
+    checkSync(w, 'and the one after that');
+  });
 });
