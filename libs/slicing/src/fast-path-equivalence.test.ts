@@ -224,7 +224,8 @@ describe('replacement syncs, case by case (each planned as the reference plans i
     { name: "numeric target port: a pod's address changes", change: (i: number) => base(i, { ip: i + 70_000 }), fast: true },
   ])('$name', ({ change, fast }) => replacementCase(change, fast, 8080));
 
-  function replacementCase(change: (i: number) => Pod, fast: boolean, targetPort: string | number): void {
+  /** 250 pods of a Service of its own, in a list that reports its changes, synced once. */
+  function syncedCase(targetPort: string | number): { list: InPlaceList; w: World } {
     const list = new InPlaceList(Array.from({ length: 250 }, (_, i) => base(i)));
     const w: World = {
       service: deepFreeze(makeService(`svc-case-${caseNo++}`, { ports: [{ name: 'http', port: 80, targetPort, protocol: 'TCP' }] })),
@@ -235,6 +236,11 @@ describe('replacement syncs, case by case (each planned as the reference plans i
       max: 100,
     };
     checkSync(w, 'first sync');
+    return { list, w };
+  }
+
+  function replacementCase(change: (i: number) => Pod, fast: boolean, targetPort: string | number): void {
+    const { list, w } = syncedCase(targetPort);
     const before = replacementSyncs.done;
     for (const i of [7, 130]) list.replace(i, change(i));
     checkSync(w, 'after the change');
@@ -246,16 +252,7 @@ describe('replacement syncs, case by case (each planned as the reference plans i
     { name: 'an address change whose plan was never written (its commit failed, memory was put back)', change: (i: number) => base(i, { ip: i + 80_000 }) },
     { name: 'a readiness flip whose plan was never written', change: (i: number) => base(i, { ready: false }) },
   ])('$name: the next sync still plans as the reference', ({ change }) => {
-    const list = new InPlaceList(Array.from({ length: 250 }, (_, i) => base(i)));
-    const w: World = {
-      service: deepFreeze(makeService(`svc-case-${caseNo++}`, { ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] })),
-      pods: list.items,
-      podChanges: list,
-      nodes,
-      slices: [],
-      max: 100,
-    };
-    checkSync(w, 'first sync');
+    const { list, w } = syncedCase('http');
     list.replace(7, change(7));
     // Planned (the memo moves on) but not applied: the slices stay as the first sync left them.
     planSlicesWith({ service: w.service, pods: w.pods, nodes: w.nodes, existingSlices: w.slices, maxEndpointsPerSlice: w.max, podChanges: list }, 'stamped');
