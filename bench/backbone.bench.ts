@@ -946,7 +946,11 @@ async function largeService(ctx: PhaseContext, res: Results, rows: Row[]): Promi
       hintsMs.length > 0 ? fmtMs(median(hintsMs)) : 'n/a',
       hintsMs.length > 0 ? `${HINTS_RECONCILE}{outcome="success"} delta sum/count from /metrics: ${fmtList(hintsMs)}` : 'histogram unavailable',
     ]);
-    rows.push([`  one pod change: store write → SLICES message / SLICES → KV view, median`, `${fmtMs(median(toSlices))} / ${fmtMs(median(slicesToKv))}`, `store write → KV view ${fmtList(samples.map((s) => s.total))}`]);
+    rows.push([
+      `  one pod change: store write → SLICES message / SLICES → KV view, median`,
+      `${fmtMs(median(toSlices))} / ${fmtMs(median(slicesToKv))}`,
+      `of which store write → KUBE (watcher) ${fmtMs(median(samples.map((s) => s.watcher)))}, KUBE → SLICES (slicer) ${fmtMs(median(samples.map((s) => s.slicer)))}; store write → KV view ${fmtList(samples.map((s) => s.total))}`,
+    ]);
 
     // Restart: stop the slicer's process, change a few pods while it is down, start it again
     // (same schema, streams, durables and port); timed from the start to /readyz answering 200.

@@ -1,7 +1,7 @@
-import { deepFreeze } from '@slicemesh/testing';
+import { deepFreeze, prng } from '@slicemesh/testing';
 import { describe, expect, it } from 'vitest';
 import type { KubeObj } from '../store/types.ts';
-import { desiredEndpoints, MAX_ENDPOINT_ADDRESSES } from './endpoints-desired.ts';
+import { desiredEndpoints, firstK, MAX_ENDPOINT_ADDRESSES } from './endpoints-desired.ts';
 
 function svc(spec: Record<string, unknown> = {}): KubeObj {
   return deepFreeze({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'ns' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }], ...spec } });
@@ -63,5 +63,19 @@ describe('desiredEndpoints', () => {
 
   it('no pods yields no subsets', () => {
     expect(desiredEndpoints(svc(), [])).toEqual({ subsets: [], truncated: false });
+  });
+});
+
+describe('firstK', () => {
+  const byAddress = (a: { ip: string; uid: string }, b: { ip: string; uid: string }) => a.ip.localeCompare(b.ip) || a.uid.localeCompare(b.uid);
+  it('equals sorting everything and keeping the first k, for random lists, shared IPs and every kind of k', () => {
+    const rnd = prng(17);
+    for (let round = 0; round < 300; round++) {
+      const n = Math.floor(rnd() * 60);
+      const list = Array.from({ length: n }, (_, i) => ({ ip: `10.0.${Math.floor(rnd() * 3)}.${Math.floor(rnd() * 12)}`, uid: `u-${Math.floor(rnd() * 1000)}-${i}` }));
+      for (const k of [0, 1, 5, n - 1, n, n + 3]) {
+        expect(firstK(list, k), `round ${round}, k ${k}`).toEqual([...list].sort(byAddress).slice(0, Math.max(0, k)));
+      }
+    }
   });
 });
