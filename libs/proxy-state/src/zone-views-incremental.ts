@@ -273,7 +273,7 @@ function assemble(topo: ZoneTopology, groups: ReadonlyMap<string, GroupState>): 
  * the service); keep the returned state instead.
  */
 export function updateZoneViews(prev: ZoneViewsState | undefined, input: ZoneViewsInput): ZoneViewsUpdate {
-  const u = updateEntries(prev, input);
+  const u = updateZoneViewEntries(prev, input);
   return { ...u, views: assemble(u.state.topo, u.state.groups) };
 }
 
@@ -283,10 +283,6 @@ export function updateZoneViews(prev: ZoneViewsState | undefined, input: ZoneVie
  * hints service, can skip.
  */
 export function updateZoneViewEntries(prev: ZoneViewsState | undefined, input: ZoneViewsInput): ZoneViewEntriesUpdate {
-  return updateEntries(prev, input);
-}
-
-function updateEntries(prev: ZoneViewsState | undefined, input: ZoneViewsInput): ZoneViewEntriesUpdate {
   const gate = input.preferSameNodeGate ?? true;
   const old = prev?.take();
   const topo = old !== undefined && old.nodes === input.nodes ? old.topo : zoneTopologyOf(input.nodes);

@@ -29,6 +29,20 @@ export function replacedSinceMark(list: readonly unknown[], changes: ListChanges
   return changes.replacedSince(mark.version);
 }
 
+/**
+ * Brings `copy` (position-aligned with `list` at the mark) up to date at `positions`: for each
+ * position holding another object now, `onReplaced(index, previous)` runs before the copy takes
+ * the new object.
+ */
+export function patchReplaced<T>(copy: T[], list: readonly T[], positions: readonly number[], onReplaced: (index: number, previous: T) => void): void {
+  for (const i of positions) {
+    const item = list[i] as T;
+    if (copy[i] === item) continue;
+    onReplaced(i, copy[i] as T);
+    copy[i] = item;
+  }
+}
+
 /** The mark to keep after a sync of `list` (null without a changes feed). */
 export function markOf(list: readonly unknown[], changes: ListChanges | undefined): ListMark | null {
   return changes === undefined ? null : { list, version: changes.version };

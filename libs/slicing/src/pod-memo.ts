@@ -6,7 +6,7 @@ import type { Pod } from '@slicemesh/model';
 import type { Scope } from './endpoint-cache.ts';
 import { PodRecord } from './endpoint-cache.ts';
 import type { ListChanges } from './list-changes.ts';
-import { markOf, replacedSinceMark } from './list-changes.ts';
+import { markOf, patchReplaced, replacedSinceMark } from './list-changes.ts';
 
 // How far from its previous position a pod object is looked for.
 const LOOKAHEAD = 8;
@@ -39,13 +39,10 @@ export function alignRecords(scope: Scope, pods: readonly Pod[], changes?: ListC
   if (memo !== null && positions !== null && memo.pods.length === pods.length) {
     // Only these positions can differ from the memo's copy: no walk over the whole list.
     const replaced: ReplacedRecord[] = [];
-    for (const i of positions) {
-      const pod = pods[i] as Pod;
-      if (memo.pods[i] === pod) continue;
+    patchReplaced(memo.pods, pods, positions, (i) => {
       replaced.push({ index: i, old: memo.records[i] as PodRecord });
-      memo.pods[i] = pod;
-      memo.records[i] = new PodRecord(pod, scope);
-    }
+      memo.records[i] = new PodRecord(pods[i] as Pod, scope);
+    });
     memo.mark = markOf(pods, changes);
     return { records: memo.records, replaced };
   }

@@ -2,7 +2,7 @@
 
 import type { Pod, Service } from '@slicemesh/model';
 import type { ListChanges, ListMark } from './list-changes.ts';
-import { markOf, replacedSinceMark } from './list-changes.ts';
+import { markOf, patchReplaced, replacedSinceMark } from './list-changes.ts';
 import type { Instant } from './rfc3339.ts';
 import { compareInstants, formatRFC3339Nano, parseRFC3339 } from './rfc3339.ts';
 import { namespaceOf } from './selector.ts';
@@ -56,12 +56,7 @@ export class TriggerTimeTracker {
     const replaced = replacedSinceMark(pods, changes, state.mark);
     if (replaced !== null && state.last.length === pods.length) {
       // Only these positions can hold another pod object than the last sync's.
-      for (const i of replaced) {
-        const pod = pods[i] as Pod;
-        if (state.last[i] === pod) continue;
-        state.last[i] = pod;
-        examine(pod);
-      }
+      patchReplaced(state.last, pods, replaced, (i) => examine(pods[i] as Pod));
     } else {
       if (!(state.sorted && mergeChanges(state, pods, examine))) {
         // Not sorted by name (now or last time): compare every pod by name instead.

@@ -44,9 +44,8 @@ export interface DesiredEndpoints {
 }
 
 function resolvePort(pod: KubeObj, target: unknown, protocol: string): number | undefined {
-  if (typeof target === 'number') return target;
+  if (podIndependent(target)) return Number(target);
   if (typeof target !== 'string') return undefined;
-  if (/^\d+$/.test(target)) return Number(target);
   for (const c of (specOf(pod)['containers'] as Json[] | undefined) ?? []) {
     for (const p of (c['ports'] as Json[] | undefined) ?? []) {
       if (p['name'] === target && (p['protocol'] ?? 'TCP') === protocol) return p['containerPort'] as number;
