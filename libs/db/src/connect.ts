@@ -5,6 +5,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Database } from './schema.ts';
 import { assertSchemaName } from './schema-name.ts';
+import { prepareRepeated } from './prepared-statements.ts';
 
 export interface CreateDbOptions {
   /** postgres://user[:password]@host:port/database */
@@ -50,7 +51,10 @@ export async function createDb(opts: CreateDbOptions): Promise<DbHandle> {
   // while a query holds it (a server restart mid-transaction) would raise an unhandled 'error'
   // event and end the process; with a listener the query fails, the caller retries, and the
   // pool replaces the client. Attached at connect, before the client can carry any query.
-  pool.on('connect', (client) => client.on('error', onError));
+  pool.on('connect', (client) => {
+    client.on('error', onError);
+    prepareRepeated(client);
+  });
   try {
     await pool.query('select 1');
   } catch (err) {
