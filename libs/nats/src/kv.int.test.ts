@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { KV } from '@nats-io/kv';
 import type { JetStreamFixture } from '../testing/jetstream.ts';
 import { viewsBucketPerTest, webViewKey as key } from '../testing/views-bucket.ts';
-import { kvDelete, kvGetJson, kvKeys, kvPutJson, kvWatchJson, openKv } from './kv.ts';
+import { kvDelete, kvGetJson, kvKeys, kvPutJson, kvRevisions, kvWatchJson, openKv } from './kv.ts';
 import type { KvChange } from './kv.ts';
 import { parseViewKey, zoneViewsFilter } from '@slicemesh/contracts';
 
@@ -135,5 +135,19 @@ describe('kvKeys', () => {
       expect(new Set(got).size, `round ${round}: no key twice`).toBe(got.length);
       expect(await kvKeys(kv, zoneViewsFilter('c', 'zone-a'))).toEqual([]);
     }
+  });
+});
+
+describe('kvRevisions', () => {
+  it('gives each live key the revision its latest put returned: a rewritten key its newest, a deleted one none', async () => {
+    const first = await kvPutJson(kv, key('zone-a', 'web-1'), 1);
+    const replaced = await kvPutJson(kv, key('zone-a', 'web-2'), 1);
+    const newest = await kvPutJson(kv, key('zone-a', 'web-2'), 2);
+    await kvPutJson(kv, key('zone-a', 'web-3'), 1);
+    await kvDelete(kv, key('zone-a', 'web-3'));
+    await kvPutJson(kv, key('zone-b', 'web-9'), 1);
+    const got = await kvRevisions(kv, zoneViewsFilter('c', 'zone-a'));
+    expect(newest).toBeGreaterThan(replaced);
+    expect([...got].map(([k, rev]) => [parseViewKey(k).slice, rev]).sort()).toEqual([['web-1', first], ['web-2', newest]]);
   });
 });

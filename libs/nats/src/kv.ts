@@ -101,13 +101,18 @@ export async function* kvWatchJson(kv: KV, opts: KvWatchOptions = {}): AsyncGene
  * 30 s, so kv.keys() stalled a CI run's e2e test for its whole 30 s wait. Values are not read.
  */
 export async function kvKeys(kv: KV, filter = '>'): Promise<string[]> {
-  const live = new Set<string>();
+  return [...(await kvRevisions(kv, filter)).keys()].sort();
+}
+
+/** Each live key matching `filter` with the revision of its current value (values are not read). */
+export async function kvRevisions(kv: KV, filter = '>'): Promise<Map<string, number>> {
+  const live = new Map<string, number>();
   const stop = new AbortController();
   for await (const e of watchEntries(kv, { key: filter, signal: stop.signal, onInitialDone: () => stop.abort() }, true)) {
-    if (e.operation === 'PUT') live.add(e.key);
+    if (e.operation === 'PUT') live.set(e.key, e.revision);
     else live.delete(e.key);
   }
-  return [...live].sort();
+  return live;
 }
 
 /** The entries of a watch of `opts.key`, with the initial set's end found as kvWatchJson says. */

@@ -144,6 +144,7 @@ export function startHintsEngine(deps: HintsEngineDeps): HintsEngine {
   let status: ReadyStatus = { ready: false, reason: 'starting' };
   let started = false;
   let deposed: string | undefined;
+  let records: BatchedRecords | undefined;
 
   // Keys of the startup pass; ready once each succeeded or was given up.
   const initial = new Set<ServiceKey>();
@@ -182,7 +183,7 @@ export function startHintsEngine(deps: HintsEngineDeps): HintsEngine {
     const hinted = kvPort(deps.buckets.hinted);
     const viewIndex = viewKeyIndex();
     for (const r of snapshot.publishedViews) viewIndex.set(r.key, { revision: r.revision, digest: r.revision > 0 ? r.digest : null });
-    const audited = viewIndex.auditAgainst((await views.keys(svcClusterFilter(cluster))).filter(ownsViewKey));
+    const audited = viewIndex.auditAgainst(new Map([...(await views.revisions(svcClusterFilter(cluster)))].filter(([key]) => ownsViewKey(key))));
     const svcIndex = svcKeyIndex();
     await seedFromBucket(svcIndex, deps.buckets.svc, svcClusterFilter(cluster), keyOwner((k) => { const a = parseSvcKey(k); return { namespace: a.namespace, service: a.name }; }, owns));
     const hintedIndex = hintedKeyIndex();
@@ -288,7 +289,7 @@ export function startHintsEngine(deps: HintsEngineDeps): HintsEngine {
       if (initial.size === 0 || stop.signal.aborted) resolve();
     });
     const reconcilerDeps: ServiceReconcilerDeps = {
-      cluster, state, records: new BatchedRecords(publishing, state), views, svc, hinted, cache, nodes: () => state.nodes.list(), viewIndex, svcIndex, hintedIndex,
+      cluster, state, records: (records = publishedRecords(publishing, state)), views, svc, hinted, cache, nodes: () => state.nodes.list(), viewIndex, svcIndex, hintedIndex,
       preferSameTrafficDistribution: config.preferSameTrafficDistribution, clock, memo: reconcileMemo(),
     };
     started = true;
@@ -334,6 +335,24 @@ export function startHintsEngine(deps: HintsEngineDeps): HintsEngine {
       }
       await sleep(clock, Math.min(CONSUMER_RETRY_MS * 2 ** Math.min(Math.max(failures, 1) - 1, 6), 30_000), stop.signal);
     }
+  }
+
+  /** The record behind the reconciles, its confirmations written behind (batched-records.ts). */
+  function publishedRecords(publishing: PublishingRecord, state: HintsProjection): BatchedRecords {
+    const reason = 'the published-views record is failing';
+    return new BatchedRecords(publishing, state, {
+      onFailed: (err) => {
+        if (err instanceof FencedError) {
+          depose(err);
+          return 'drop';
+        }
+        failing.set(reason, `${reason}: ${err instanceof Error ? err.message : String(err)}`);
+        log.warn({ err }, 'recording published views failed; retrying');
+        return 'retry';
+      },
+      onWritten: () => failing.delete(reason),
+      sleep: (ms) => sleep(clock, ms, stop.signal),
+    });
   }
 
   async function reconcileOne(rdeps: ServiceReconcilerDeps, key: ServiceKey): Promise<void> {
@@ -392,6 +411,9 @@ export function startHintsEngine(deps: HintsEngineDeps): HintsEngine {
     await Promise.all(loops);
     queue.shutDown();
     await workers;
+    // What the last reconciles published, recorded, so the next start re-puts none of it.
+    const unwritten = (await records?.close()) ?? 0;
+    if (unwritten > 0 && deposed === undefined) log.warn({ unwritten }, 'closing with published views unconfirmed in the record: the next start re-puts them');
   }
 
   return { partitions, ready, readiness, close: () => (closing ??= close()) };

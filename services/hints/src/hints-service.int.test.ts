@@ -108,7 +108,7 @@ async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promi
   }
 }
 
-/** KV views and the published_views record hold the same keys at the same revisions. */
+/** KV views and the published_views record hold the same keys at the same revisions (the record's confirmations are written behind: wrap in eventually). */
 async function expectRecordMatchesBucket(): Promise<void> {
   const kv = await openKv(f.nc, f.names.views);
   const recorded = await loadPublishedViews(tdb.db, CLUSTER);
@@ -146,7 +146,7 @@ describe('hints service', () => {
     const decisions = await loadHintDecisions(tdb.db, CLUSTER);
     expect(decisions.map((d) => [d.service, d.addressType, d.enabled, d.mode, d.event?.reason])).toEqual([['web', 'IPv4', true, 'Auto', REASON_HINTS_ENABLED]]);
     expect(decisions[0]?.reason).toMatch(/topology-mode="Auto"/);
-    await expectRecordMatchesBucket();
+    await eventually(expectRecordMatchesBucket);
     const metrics = await h.metrics.registry.metrics();
     expect(metrics).toMatch(/slicemesh_hints_kv_puts_total\{bucket="views",component="hints"\} 4/);
     expect(metrics).toMatch(/slicemesh_hints_decisions_total\{address_type="IPv4",mode="Auto",enabled="true",reason="enabled",component="hints"\} 1/);
@@ -222,7 +222,7 @@ describe('hints service', () => {
     await eventually(async () =>
       expect(await viewEndpoints()).toEqual({ 'zone-a/web-abc': ['10.0.0.1'], 'zone-b/web-abc': ['10.0.0.2'], [`${UNZONED_VIEW}/web-abc`]: ALL }),
     );
-    await expectRecordMatchesBucket();
+    await eventually(expectRecordMatchesBucket);
   });
 
   it('restart (close + start): no key lost, duplicated or rewritten, and changes made while down are applied', async () => {
@@ -246,7 +246,7 @@ describe('hints service', () => {
     await publishSlices([], ['web-x']);
     await start();
     expect(Object.keys(await viewEndpoints()).sort()).toEqual([`${UNZONED_VIEW}/web-abc`, 'zone-a/web-abc', 'zone-b/web-abc', 'zone-c/web-abc']);
-    await expectRecordMatchesBucket();
+    await eventually(expectRecordMatchesBucket);
   });
 
   it('a malformed message is dead-lettered to dlq.<cluster>.hints with its reason, and consuming goes on', async () => {

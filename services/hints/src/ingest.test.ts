@@ -254,7 +254,15 @@ describe('ingestHandlers: SLICES of other partitions', () => {
   const otherSubject = slicesSubject({ cluster: 'c1', namespace: 'other', service: 'db' }, opts);
 
   const cases: { name: string; msgs: () => ConsumedMessage[]; then?: () => ConsumedMessage[]; results: string[]; offset: number | undefined; letters: number }[] = [
-    { name: "another partition's change is skipped by its subject, unread; the offset moves past it", msgs: () => [unread(otherSubject, 4)], results: ['foreign-partition'], offset: 4, letters: 0 },
+    { name: "another partition's change alone is skipped by its subject, unread, and writes nothing", msgs: () => [unread(otherSubject, 4)], results: ['foreign-partition'], offset: undefined, letters: 0 },
+    {
+      name: "a batch's commit covers the other partitions' changes after its own: the offset moves past them",
+      msgs: () => [message(sliceSubject, sliceBody, 5), unread(otherSubject, 6), unread(otherSubject, 7)], results: ['applied', 'foreign-partition', 'foreign-partition'], offset: 7, letters: 0,
+    },
+    {
+      name: 'a later own change carries the offset past the skipped ones before it',
+      msgs: () => [unread(otherSubject, 4)], then: () => [unread(otherSubject, 5), message(sliceSubject, sliceBody, 6)], results: ['foreign-partition', 'foreign-partition', 'applied'], offset: 6, letters: 0,
+    },
     { name: 'its redelivery is a duplicate, unread too', msgs: () => [message(sliceSubject, sliceBody, 5)], then: () => [unread(otherSubject, 4)], results: ['applied', 'duplicate'], offset: 5, letters: 0 },
     { name: "this partition's malformed change is still dead-lettered", msgs: () => [message(sliceSubject, undefined, 6, '{nope')], results: ['dead-lettered'], offset: undefined, letters: 1 },
     { name: 'a subject that does not parse is judged by its body (dead-lettered: it names no slice change)', msgs: () => [message('t1.slices.c1', sliceBody, 7)], results: ['dead-lettered'], offset: undefined, letters: 1 },

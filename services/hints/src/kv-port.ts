@@ -1,7 +1,7 @@
 // A JetStream KV bucket behind KvPort.
 
 import type { KV } from '@slicemesh/nats';
-import { kvDelete, kvKeys, kvWatchJson } from '@slicemesh/nats';
+import { kvDelete, kvRevisions, kvWatchJson } from '@slicemesh/nats';
 import type { KvPort } from './ports.ts';
 
 export function kvPort(kv: KV): KvPort {
@@ -9,7 +9,7 @@ export function kvPort(kv: KV): KvPort {
     // The text is already JSON (view-plan.ts made it once, for its digest and size).
     put: (key, text) => kv.put(key, text),
     delete: (key) => kvDelete(kv, key),
-    keys: (filter) => kvKeys(kv, filter),
+    revisions: (filter) => kvRevisions(kv, filter),
   };
 }
 

@@ -45,6 +45,6 @@ export interface KvPort {
   put(key: string, text: string): Promise<number>;
   /** Deletes `key`; deleting an absent key is not an error. */
   delete(key: string): Promise<void>;
-  /** Keys (not deleted) matching `filter`, e.g. `<cluster>.>`; [] when none. */
-  keys(filter: string): Promise<readonly string[]>;
+  /** Each key (not deleted) matching `filter`, e.g. `<cluster>.>`, with its current revision. */
+  revisions(filter: string): Promise<ReadonlyMap<string, number>>;
 }

@@ -25,17 +25,22 @@ describe('KeyIndex', () => {
     expect(idx.get(key)).toEqual({ revision: 1, digest: 'd' });
   });
 
-  const cases: { name: string; recorded: [string, number][]; inBucket: string[]; want: [string, number][]; changed: number }[] = [
-    { name: 'record and bucket agree: nothing changes', recorded: [[k('a', 'web', 's'), 4]], inBucket: [k('a', 'web', 's')], want: [[k('a', 'web', 's'), 4]], changed: 0 },
+  const cases: { name: string; recorded: [string, number][]; inBucket: [string, number][]; want: [string, number][]; changed: number }[] = [
+    { name: 'record and bucket agree: nothing changes', recorded: [[k('a', 'web', 's'), 4]], inBucket: [[k('a', 'web', 's'), 4]], want: [[k('a', 'web', 's'), 4]], changed: 0 },
     { name: 'a recorded key missing from the bucket becomes unconfirmed (re-put)', recorded: [[k('a', 'web', 's'), 4]], inBucket: [], want: [[k('a', 'web', 's'), 0]], changed: 1 },
-    { name: 'a bucket key never recorded becomes unconfirmed (deleted unless wanted)', recorded: [], inBucket: [k('b', 'web', 's')], want: [[k('b', 'web', 's'), 0]], changed: 1 },
+    { name: 'a bucket key never recorded becomes unconfirmed (deleted unless wanted)', recorded: [], inBucket: [[k('b', 'web', 's'), 7]], want: [[k('b', 'web', 's'), 0]], changed: 1 },
     { name: 'an already unconfirmed key stays so without counting', recorded: [[k('a', 'web', 's'), 0]], inBucket: [], want: [[k('a', 'web', 's'), 0]], changed: 0 },
+    {
+      name: 'a key the bucket holds at a newer revision than recorded (a put never confirmed) becomes unconfirmed',
+      recorded: [[k('a', 'web', 's'), 4], [k('b', 'web', 's'), 5]], inBucket: [[k('a', 'web', 's'), 9], [k('b', 'web', 's'), 5]],
+      want: [[k('a', 'web', 's'), 0], [k('b', 'web', 's'), 5]], changed: 1,
+    },
   ];
   for (const tc of cases) {
     it(`auditAgainst: ${tc.name}`, () => {
       const idx = viewKeyIndex();
       for (const [key, revision] of tc.recorded) idx.set(key, { revision, digest: revision > 0 ? 'd' : null });
-      expect(idx.auditAgainst(tc.inBucket)).toBe(tc.changed);
+      expect(idx.auditAgainst(new Map(tc.inBucket))).toBe(tc.changed);
       expect(idx.keys().map((key) => [key, idx.get(key)?.revision])).toEqual(tc.want);
     });
   }

@@ -73,20 +73,23 @@ export class KeyIndex {
   }
 
   /**
-   * Startup audit against the keys the bucket really holds (`present`): a recorded key missing
-   * from the bucket, or a bucket key never recorded, becomes unconfirmed (revision 0) so the
-   * next reconcile of its service re-puts or deletes it. Returns how many keys changed state.
+   * Startup audit against what the bucket really holds (`inBucket`: each live key and the
+   * revision of its value). A key becomes unconfirmed (revision 0), so the next reconcile of its
+   * service re-puts or deletes it, when it is recorded but missing from the bucket, in the
+   * bucket but never recorded, or recorded at another revision than the bucket's: a put whose
+   * confirmation was never stored (a crash, or a write-behind confirmation not yet written)
+   * left a value the recorded digest does not describe. Returns how many keys changed state.
    */
-  auditAgainst(present: Iterable<string>): number {
-    const inBucket = new Set(present);
+  auditAgainst(inBucket: ReadonlyMap<string, number>): number {
     let changed = 0;
     for (const key of this.keys()) {
-      if (!inBucket.has(key) && (this.get(key)?.revision ?? 0) > 0) {
+      const recorded = this.get(key)?.revision ?? 0;
+      if (recorded > 0 && inBucket.get(key) !== recorded) {
         this.set(key, { revision: 0, digest: null });
         changed++;
       }
     }
-    for (const key of inBucket) {
+    for (const key of inBucket.keys()) {
       if (this.get(key) === undefined) {
         this.set(key, { revision: 0, digest: null });
         changed++;

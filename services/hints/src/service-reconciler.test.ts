@@ -39,7 +39,7 @@ function harness(nodes: readonly Node[] = threeZoneNodes()) {
     restart() {
       const viewIndex = viewKeyIndex();
       for (const r of store.published.values()) viewIndex.set(r.key, { revision: r.revision, digest: r.revision > 0 ? r.digest : null });
-      viewIndex.auditAgainst(views.values.keys());
+      viewIndex.auditAgainst(new Map([...views.values].map(([key, v]) => [key, v.revision])));
       const svcIndex = svcKeyIndex();
       for (const k of svc.values.keys()) svcIndex.set(k, { revision: 1, digest: digestOf(svc.json(k)) });
       const hintedIndex = hintedKeyIndex();
@@ -236,6 +236,37 @@ describe('reconcileService', () => {
       expectConverged(h);
     });
   }
+
+  it('rewriting keys the record holds confirmed writes no intent: KV, then the confirmation', async () => {
+    const h = harness();
+    h.store.setService(autoService());
+    h.store.setSlices(threeZoneSlice());
+    await h.run();
+    const before = h.journal.length;
+    h.store.setSlices(makeSlice('web-abc', [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b'), ep('10.0.0.9', 'zone-c', 'n-c')]));
+    const r = await h.run();
+    expect(r.viewPuts).toBe(2); // zone-c's view and the unzoned one
+    expect(h.journal.slice(before).filter((j) => j.startsWith('db.'))).toEqual(['db.published']);
+    expectConverged(h);
+  });
+
+  it('a crash after rewriting a confirmed key, before its confirmation, then the change undone: the restart re-puts the old value', async () => {
+    const h = harness();
+    h.store.setService(autoService());
+    h.store.setSlices(threeZoneSlice());
+    await h.run();
+    h.store.setSlices(makeSlice('web-abc', [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b'), ep('10.0.0.9', 'zone-c', 'n-c')]));
+    h.store.failOn = (op) => op === 'published';
+    await expect(h.run()).rejects.toThrow();
+    h.store.failOn = undefined;
+    expect(bucketViews(h.views)['zone-c/web-abc']).toEqual(['10.0.0.9']);
+    // The record still vouches for the old digest of zone-c's view, which the old slice has again.
+    h.restart();
+    h.store.setSlices(threeZoneSlice());
+    await h.run();
+    expect(bucketViews(h.views)).toEqual({ 'zone-a/web-abc': ['10.0.0.1'], 'zone-b/web-abc': ['10.0.0.2'], 'zone-c/web-abc': ['10.0.0.3'], [`${UNZONED_VIEW}/web-abc`]: ALL });
+    expectConverged(h);
+  });
 
   it('an orphan view key found in the bucket at startup is deleted by the reconcile', async () => {
     const h = harness();

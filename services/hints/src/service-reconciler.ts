@@ -2,15 +2,18 @@
 // the service's slices, the decision per address type, the per-zone views and the service spec,
 // written so a crash at any point is repaired by the next reconcile:
 //
-//   1. Postgres: decisions + the keys about to be put, recorded unconfirmed (revision 0);
+//   1. Postgres: decisions + the new keys about to be put, recorded unconfirmed (revision 0);
 //   2. KV: service spec put, then view puts and deletes alongside the hinted slices (the `hinted`
 //      bucket the publisher writes to the API from), spec delete last when the service is gone;
 //   3. Postgres: confirmed revisions; deleted keys forgotten.
 //
-// The record is thus always a superset of the keys KV may hold, and an unconfirmed key is always
-// re-put or deleted, so no key is ever lost or orphaned. KV puts are idempotent. Steps 1 and 3 of
-// services reconciling at the same time share their transactions (batched-records.ts); each
-// service still waits for its own step 1 before its KV writes and does step 3 after them.
+// A new key is thus recorded before KV can hold it, and an unconfirmed key is always re-put or
+// deleted. The startup audit (published-index.ts) also marks unconfirmed every bucket key the
+// record lacks or holds at another revision, so no key is ever lost, orphaned or trusted stale,
+// and a key already recorded confirmed needs no step 1 when it is rewritten. KV puts are
+// idempotent. The intents of services reconciling at the same time share one transaction, and
+// the engine's record writes step 3 behind, without making the reconcile wait
+// (batched-records.ts); each service still waits for its own step 1 before its KV writes.
 //
 // Other controllers' slices (from KUBE) join the views exactly as the slicer's do — kube-proxy
 // merges every slice of a Service whoever wrote it (D.2.9) — but never the hints step: hints are the
@@ -168,13 +171,19 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
   const nextDecisions = decisions.map((d) => storedDecision(namespace, name, d, now));
   const decisionsChanged = decisionsDiffer(stored, nextDecisions);
 
-  // 1. Intent.
-  if (decisionsChanged || viewWrites.puts.length > 0) {
+  // 1. Intent, for the keys the record does not hold confirmed: new keys, so that the record
+  // stays a superset of KV. A confirmed key being rewritten needs none: its recorded revision
+  // stops matching the bucket's once the put lands, which the startup audit treats as
+  // unconfirmed (published-index.ts), so a crash before step 3 cannot leave a value the record
+  // vouches for wrongly. Most reconciles (a pod changed in a slice) thus skip this write.
+  const recordedViews = deps.viewIndex.peekService(key);
+  const unconfirmed = viewWrites.puts.filter((p) => (recordedViews.get(p.key)?.revision ?? 0) === 0);
+  if (decisionsChanged || unconfirmed.length > 0) {
     await deps.records.recordIntent(namespace, name, {
       ...(decisionsChanged ? { decisions: nextDecisions } : {}),
-      pending: viewWrites.puts.map((p) => ({ key: p.key })),
+      pending: unconfirmed.map((p) => ({ key: p.key })),
     });
-    for (const p of viewWrites.puts) deps.viewIndex.set(p.key, { revision: 0, digest: null });
+    for (const p of unconfirmed) deps.viewIndex.set(p.key, { revision: 0, digest: null });
   }
 
   // 2. KV: the spec before its views, views before the spec's removal. The hinted slices depend

@@ -40,9 +40,10 @@ export class FakeKv implements KvPort {
     return Promise.resolve();
   }
 
-  keys(filter: string): Promise<readonly string[]> {
+  revisions(filter: string): Promise<ReadonlyMap<string, number>> {
     const prefix = filter.endsWith('>') ? filter.slice(0, -1) : filter;
-    return Promise.resolve([...this.values.keys()].filter((k) => (filter.endsWith('>') ? k.startsWith(prefix) : k === filter)).sort());
+    const matches = (k: string) => (filter.endsWith('>') ? k.startsWith(prefix) : k === filter);
+    return Promise.resolve(new Map([...this.values].filter(([k]) => matches(k)).map(([k, v]) => [k, v.revision])));
   }
 
   json(key: string): unknown {
