@@ -52,6 +52,8 @@ import { LOG_LEVELS, REPO_ROOT, consumersOf, deleteRunState, freshRunNames, newR
 import type { LogLevel, Stack } from '@slicemesh/stack';
 import { buildDist } from '../scripts/build.ts';
 import { fmtMs, printTable, sampleMemory } from './harness.ts';
+import type { CpuSample } from './proc-cpu.ts';
+import { cpuMsOf, cpuSpent, natsServerPid, ownCpuMs, postgresCpuMs } from './proc-cpu.ts';
 import type { FigureKey, Figures, HistogramTotals, MetricValue, Target } from './summary.ts';
 import {
   TARGETS, censoredPercentile, emptyFigures, histogramDelta, histogramTotals, median, mibPer100kPods, parseExposition, percentile, phasesWanted, ratio, verdict, vmRssBytes,
@@ -1033,8 +1035,26 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
     // byte of it is written, fsynced and, after a checkpoint, preceded by full page images).
     const walBytes = async () => Number((await sql<{ b: string }>`select (pg_current_wal_lsn() - '0/0'::pg_lsn)::text as b`.execute(pipe.stack.db)).rows[0]?.b ?? NaN);
 
+    // Where a phase's CPU went, per pod change: every process shares the machine's cores, so a
+    // latency that grows with the rate is read against the time each of them spent.
+    const natsPid = natsServerPid(ctx.natsUrl);
+    const cpuSample = (): CpuSample =>
+      new Map([
+        ...SERVICES.map((name) => [name, cpuMsOf(pipe.stack.component(name).pid())] as const),
+        ['nats-server', cpuMsOf(natsPid)],
+        ['postgres', postgresCpuMs()],
+        ['bench (cluster-sim, taps)', ownCpuMs()],
+      ]);
+    const cpuRow = (before: CpuSample, after: CpuSample, changes: number, wallMs: number): Row => {
+      const spent = cpuSpent(before, after);
+      const total = spent.reduce((n, [, ms]) => n + (Number.isFinite(ms) ? ms : 0), 0);
+      const each = spent.map(([who, ms]) => `${who} ${Number.isFinite(ms) ? (ms / changes).toFixed(2) : 'n/a'}`).join(', ');
+      return ['  CPU per pod change, by process', `${(total / changes).toFixed(2)} ms`, `${each} ms; ${pct(total / (wallMs * availableParallelism()))} of the ${availableParallelism()} cores busy`];
+    };
+
     // Burst: one readiness flip per pod, written as fast as the store takes them, then drained.
     {
+      const cpu0 = cpuSample();
       const burstTimeoutMs = quick ? 30_000 : 60_000;
       const [k0, s0, p0, r0] = [await pipe.kubeCount(), await pipe.slicesCount(), tracker.puts, await reconciles()];
       tracker.reset();
@@ -1047,6 +1067,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
       const ok = await waitFor(() => tracker.pending === 0, burstTimeoutMs, { label: `burst of ${all.length}`, status: () => `${all.length - tracker.pending} of ${all.length} changes in KV` });
       const ms = performance.now() - start;
       if (!ok) tracker.giveUp();
+      const cpu1 = cpuSample();
       const [k1, s1, r1] = [await pipe.kubeCount(), await pipe.slicesCount(), await reconciles()];
       const p99 = p99Total(tracker);
       res.labels.burst_p99_ms = `${all.length}`;
@@ -1063,6 +1084,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
       ]);
       rows.push(['  SliceChanged events / unzoned view puts', `${s1 - s0} / ${tracker.puts - p0}`, `slicer reconciles: ${diffResults(r0, r1)}`]);
       rows.push(['  latency store write → KV view p50 / p99', `${samplesP50(tracker)} / ${p99.text}`, stages(tracker.samples)]);
+      rows.push(cpuRow(cpu0, cpu1, all.length, ms));
     }
     sampleMemory();
 
@@ -1083,6 +1105,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
     const paced = async (target: number, seconds: number, drainMs: number) => {
       const n = Math.round(target * seconds);
       const [k0, r0, w0] = [await pipe.kubeCount(), await reconciles(), await walBytes()];
+      const cpu0 = cpuSample();
       tracker.reset();
       const start = performance.now();
       let nextLine = start + 10_000;
@@ -1102,6 +1125,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
       const offeredMs = performance.now() - start;
       const ok = await waitFor(() => tracker.pending === 0, drainMs, { label: `draining paced ${target}/s`, status: () => `${tracker.pending} changes pending` });
       const drainedMs = performance.now() - start - offeredMs;
+      const cpu1 = cpuSample();
       const missing = tracker.pending + tracker.superseded;
       if (!ok) tracker.giveUp();
       const [k1, r1, w1] = [await pipe.kubeCount(), await reconciles(), await walBytes()];
@@ -1113,6 +1137,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
         `KUBE events; ${ok ? `drained ${fmtMs(drainedMs)} after the last write` : `${missing} not in KV ${fmtMs(drainedMs)} after the last write`}; slicer reconciles: ${diffResults(r0, r1)}${tracker.superseded > 0 ? `; ${tracker.superseded} superseded before reaching KV` : ''}`,
       ]);
       rows.push([`  Postgres WAL written per pod change`, `${((w1 - w0) / n / 1024).toFixed(1)} KiB`, `${((w1 - w0) / 2 ** 20).toFixed(0)} MiB in all, ${((w1 - w0) / 2 ** 20 / ((offeredMs + drainedMs) / 1000)).toFixed(1)} MiB/s (every process's writes to this server)`]);
+      rows.push(cpuRow(cpu0, cpu1, n, offeredMs + drainedMs));
       sampleMemory();
       return { n, offeredMs, drainedMs, ok, p99 };
     };

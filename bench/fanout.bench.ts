@@ -34,10 +34,9 @@
 // way (KubeProxyWay: every EndpointSlice of the cluster, whole, each time it changes), and
 // against our own unscoped agent (zone scoping alone: both read views as proxies read them).
 
-import { spawnSync } from 'node:child_process';
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -54,6 +53,8 @@ import type { Flip } from './fanout-cluster.ts';
 import { FanoutCluster, PODS_PER_SERVICE, UNZONED_NODES } from './fanout-cluster.ts';
 import { fmtBytes, fmtMs, printTable } from './harness.ts';
 import { percentile } from './summary.ts';
+import type { CpuSample } from './proc-cpu.ts';
+import { cpuMsOf, cpuSpent, natsServerPid, natsServerUsage, ownCpuMs } from './proc-cpu.ts';
 
 type Row = [string, string, string?];
 const CLUSTER = 'fanout';
@@ -325,45 +326,6 @@ function startWorker(agents: { id: string; filter: string; raw: string }[], url:
   return { child, ready, progress, report, rawSubscribe, rawProgress };
 }
 
-/** The pid of the nats-server serving `url`'s port on this machine; undefined when there is none. */
-function natsServerPid(url: string): number | undefined {
-  const port = new URL(url.split(',')[0] ?? url).port || '4222';
-  for (const pid of spawnSync('pgrep', ['-x', 'nats-server'], { encoding: 'utf8' }).stdout.split('\n').filter((p) => p !== '')) {
-    try {
-      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      const i = args.findIndex((a) => a === '-p' || a === '--port');
-      if ((i >= 0 ? args[i + 1] : '4222') === port) return Number(pid);
-    } catch {
-      continue;
-    }
-  }
-  return undefined;
-}
-
-/** utime+stime (ms) and VmRSS (bytes) of the nats-server `pid` (natsServerPid), or null. */
-function natsServerUsage(pid: number | undefined): { cpuMs: number; rssBytes: number } | null {
-  if (pid === undefined) return null;
-  try {
-    const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return { cpuMs: cpuMsOf(pid), rssBytes: Number(rss ?? 0) * 1024 };
-  } catch {
-    return null;
-  }
-}
-
-/** utime+stime of process `pid` so far, ms; NaN when it cannot be read (gone, or not Linux). */
-function cpuMsOf(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return ((Number(stat[11]) + Number(stat[12])) * 1000) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/** The processes whose CPU a phase reports, by role, and their CPU so far (ms). */
-type CpuSample = Map<string, number>;
 
 /** A CDF per series as an SVG polyline chart, latency on a log axis. */
 export function latencySvg(series: readonly { name: string; color: string; values: readonly number[]; dashed?: boolean }[], title = 'pod Ready transition → applied on every agent that must apply it (CDF)'): string {
@@ -716,14 +678,13 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
       out.set(`agents (${started.length} processes)`, started.reduce((n, w) => n + cpuMsOf(w.child.pid), 0));
       out.set('full agents', cpuMsOf(fullWorker?.child.pid));
       for (const c of stack?.components() ?? []) out.set(c.name, cpuMsOf(c.pid()));
-      const own = process.cpuUsage();
-      out.set('bench (generator, observer)', (own.user + own.system) / 1000);
+      out.set('bench (generator, observer)', ownCpuMs());
       return out;
     };
     const cpuRow = (label: string, before: CpuSample, after: CpuSample, wallMs: number): Row => [
       `    CPU ${label}, by process`,
       `${fmtMs(wallMs)} wall`,
-      [...after].map(([who, ms]) => `${who} ${fmtMs(ms - (before.get(who) ?? NaN))}`).join(', '),
+      cpuSpent(before, after).map(([who, ms]) => `${who} ${fmtMs(ms)}`).join(', '),
     ];
     const cpuRows: Row[] = [];
 
