@@ -67,6 +67,18 @@ function expectConverged(h: ReturnType<typeof harness>): void {
   for (const [key, rec] of h.store.published) expect(rec.revision).toBe(h.views.values.get(key)?.revision);
 }
 
+/** A harness whose Auto Service with the three-zone slice has been reconciled once. */
+async function publishedAuto(): Promise<ReturnType<typeof harness>> {
+  const h = harness();
+  h.store.setService(autoService());
+  h.store.setSlices(threeZoneSlice());
+  await h.run();
+  return h;
+}
+
+/** The three-zone slice with zone-c's endpoint replaced (10.0.0.3 → 10.0.0.9). */
+const zoneCMoved = () => makeSlice('web-abc', [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b'), ep('10.0.0.9', 'zone-c', 'n-c')]);
+
 const ALL = ['10.0.0.1', '10.0.0.2', '10.0.0.3'];
 
 describe('reconcileService', () => {
@@ -95,10 +107,7 @@ describe('reconcileService', () => {
   });
 
   it('habit 2: a second reconcile with nothing changed writes nothing', async () => {
-    const h = harness();
-    h.store.setService(autoService());
-    h.store.setSlices(threeZoneSlice());
-    await h.run();
+    const h = await publishedAuto();
     const before = h.journal.length;
     const r = await h.run();
     expect(h.journal.length).toBe(before);
@@ -160,10 +169,7 @@ describe('reconcileService', () => {
   });
 
   it('a deleted Service loses its views, spec and decisions; gone once its slices are gone too', async () => {
-    const h = harness();
-    h.store.setService(autoService());
-    h.store.setSlices(threeZoneSlice());
-    await h.run();
+    const h = await publishedAuto();
     h.store.services.clear();
     const r = await h.run();
     expect([h.views.values.size, h.svc.values.size, h.store.decisions.get(KEY)]).toEqual([0, 0, []]);
@@ -238,12 +244,9 @@ describe('reconcileService', () => {
   }
 
   it('rewriting keys the record holds confirmed writes no intent: KV, then the confirmation', async () => {
-    const h = harness();
-    h.store.setService(autoService());
-    h.store.setSlices(threeZoneSlice());
-    await h.run();
+    const h = await publishedAuto();
     const before = h.journal.length;
-    h.store.setSlices(makeSlice('web-abc', [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b'), ep('10.0.0.9', 'zone-c', 'n-c')]));
+    h.store.setSlices(zoneCMoved());
     const r = await h.run();
     expect(r.viewPuts).toBe(2); // zone-c's view and the unzoned one
     expect(h.journal.slice(before).filter((j) => j.startsWith('db.'))).toEqual(['db.published']);
@@ -251,11 +254,8 @@ describe('reconcileService', () => {
   });
 
   it('a crash after rewriting a confirmed key, before its confirmation, then the change undone: the restart re-puts the old value', async () => {
-    const h = harness();
-    h.store.setService(autoService());
-    h.store.setSlices(threeZoneSlice());
-    await h.run();
-    h.store.setSlices(makeSlice('web-abc', [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b'), ep('10.0.0.9', 'zone-c', 'n-c')]));
+    const h = await publishedAuto();
+    h.store.setSlices(zoneCMoved());
     h.store.failOn = (op) => op === 'published';
     await expect(h.run()).rejects.toThrow();
     h.store.failOn = undefined;
@@ -269,10 +269,7 @@ describe('reconcileService', () => {
   });
 
   it('an orphan view key found in the bucket at startup is deleted by the reconcile', async () => {
-    const h = harness();
-    h.store.setService(autoService());
-    h.store.setSlices(threeZoneSlice());
-    await h.run();
+    const h = await publishedAuto();
     await h.views.put(vk('zone-a', 'web-old'), '{}');
     h.restart();
     await h.run();
@@ -363,10 +360,7 @@ describe('D.2.10 reconcileService: a Service meant for another proxy (service.ku
   const relabelled = () => ({ ...autoService(), metadata: { ...autoService().metadata, labels: { 'service.kubernetes.io/service-proxy-name': 'other-proxy' } } });
 
   it('gets no spec and no views, and what was published is withdrawn when the label appears; decisions are still made', async () => {
-    const h = harness();
-    h.store.setService(autoService());
-    h.store.setSlices(threeZoneSlice());
-    await h.run();
+    const h = await publishedAuto();
     expect([h.views.values.size, h.svc.values.size]).toEqual([4, 1]);
     h.store.setService(relabelled());
     const r = await h.run();
@@ -421,10 +415,7 @@ describe('reconcileService: the hinted bucket (what the publisher writes to the 
   }
 
   it('removing the Auto annotation rewrites the slice without hints; a restart with the same state writes nothing', async () => {
-    const h = harness();
-    h.store.setService(autoService());
-    h.store.setSlices(threeZoneSlice());
-    await h.run();
+    const h = await publishedAuto();
     h.store.setService(makeService('web'));
     const off = await h.run();
     expect([off.hintedPuts, zonesOf(h)]).toEqual([1, [null, null, null]]);
