@@ -76,3 +76,5 @@ export async function withTestDb(opts: TestDbOptions = {}): Promise<TestDb> {
   };
   return { db: handle.db, schema, url, close: () => (closed ??= close()) };
 }
+export { refuseWrites } from './refuse-writes.ts';
+export type { WriteKind } from './refuse-writes.ts';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestDb } from '@slicemesh/db/testing';
-import { withTestDb } from '@slicemesh/db/testing';
+import { refuseWrites, withTestDb } from '@slicemesh/db/testing';
 import { loadHintDecisions, loadPublishedViews } from '@slicemesh/db';
 import type { EndpointSlice, Node, Service } from '@slicemesh/model';
 import { validateEndpointSlice, validateService } from '@slicemesh/model';
@@ -246,6 +246,34 @@ describe('hints service', () => {
     await publishSlices([], ['web-x']);
     await start();
     expect(Object.keys(await viewEndpoints()).sort()).toEqual([`${UNZONED_VIEW}/web-abc`, 'zone-a/web-abc', 'zone-b/web-abc', 'zone-c/web-abc']);
+    await eventually(expectRecordMatchesBucket);
+  });
+
+  it('confirmations the record refuses: not ready while they fail; a restart after such a stop finds the bucket ahead, re-puts those keys and converges, also for a change undone meanwhile', async () => {
+    for (const n of threeZoneNodes()) await publishNode(n);
+    await publishService(autoService());
+    await publishSlices([threeZoneSlice()]);
+    const first = await start();
+    await eventually(expectRecordMatchesBucket);
+
+    // The record stops taking confirmations (upserts of existing keys); the views move on.
+    const allow = await refuseWrites(tdb.db, tdb.schema, 'published_views', 'update', 'confirmations refused by the test');
+    await publishSlices([makeSlice('web-abc', [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b'), ep('10.0.0.9', 'zone-c', 'n-c')])]);
+    await eventually(async () => expect((await viewEndpoints())['zone-c/web-abc']).toEqual(['10.0.0.9']));
+    await eventually(async () => expect(first.readiness()).toEqual({ ready: false, reason: expect.stringMatching(/the published-views record is failing: .*confirmations refused by the test/) }));
+    const kv = await openKv(f.nc, f.names.views);
+    const behind: string[] = [];
+    for (const r of await loadPublishedViews(tdb.db, CLUSTER)) if (r.revision !== (await kv.get(r.key))?.revision) behind.push(parseViewKey(r.key).zone);
+    expect(behind.sort()).toEqual([UNZONED_VIEW, 'zone-c'].sort());
+    await stop(first); // its last confirmations cannot be written: the record stays behind the bucket
+
+    // While it is down the change is undone: the record's digest for zone-c's view is that of
+    // the old slice again, but the bucket holds the newer value.
+    await allow();
+    await publishSlices([threeZoneSlice()]);
+    const second = await start();
+    expect(second.readiness()).toEqual({ ready: true });
+    expect(await viewEndpoints()).toEqual({ 'zone-a/web-abc': ['10.0.0.1'], 'zone-b/web-abc': ['10.0.0.2'], 'zone-c/web-abc': ['10.0.0.3'], [`${UNZONED_VIEW}/web-abc`]: ALL });
     await eventually(expectRecordMatchesBucket);
   });
 
