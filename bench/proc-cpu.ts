@@ -53,7 +53,13 @@ export function natsServerUsage(pid: number | undefined): { cpuMs: number; rssBy
  */
 export function postgresCpuMs(): number {
   const pids = pidsNamed('postgres');
-  return pids.length === 0 ? NaN : pids.reduce((n, pid) => n + (Number.isNaN(cpuMsOf(pid)) ? 0 : cpuMsOf(pid)), 0);
+  if (pids.length === 0) return NaN;
+  let total = 0;
+  for (const pid of pids) {
+    const ms = cpuMsOf(pid); // NaN for a backend that exited since pgrep listed it
+    if (!Number.isNaN(ms)) total += ms;
+  }
+  return total;
 }
 
 /** CPU so far (ms) by process role. */

@@ -160,7 +160,8 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
   const wantedHinted = desiredHinted(deps.cluster, namespace, name, finished, memo ? (s) => memo.views.hinted(deps.cluster, namespace, name, s) : undefined);
 
   // Read before any await: the indexes change only after the writes below.
-  const viewWrites = planKeyWrites(deps.viewIndex.peekService(key), wantedViews);
+  const recordedViews = deps.viewIndex.peekService(key);
+  const viewWrites = planKeyWrites(recordedViews, wantedViews);
   const specWrites = planKeyWrites(deps.svcIndex.peekService(key), wantedSpec);
   const recordedHinted = deps.hintedIndex.peekService(key);
   let hintedWrites = planKeyWrites(recordedHinted, wantedHinted);
@@ -171,12 +172,11 @@ export async function reconcileService(deps: ServiceReconcilerDeps, key: Service
   const nextDecisions = decisions.map((d) => storedDecision(namespace, name, d, now));
   const decisionsChanged = decisionsDiffer(stored, nextDecisions);
 
-  // 1. Intent, for the keys the record does not hold confirmed: new keys, so that the record
-  // stays a superset of KV. A confirmed key being rewritten needs none: its recorded revision
+  // 1. Intent, for the keys the record does not hold confirmed: a new key is recorded before
+  // KV can hold it. A confirmed key being rewritten needs none: its recorded revision
   // stops matching the bucket's once the put lands, which the startup audit treats as
   // unconfirmed (published-index.ts), so a crash before step 3 cannot leave a value the record
   // vouches for wrongly. Most reconciles (a pod changed in a slice) thus skip this write.
-  const recordedViews = deps.viewIndex.peekService(key);
   const unconfirmed = viewWrites.puts.filter((p) => (recordedViews.get(p.key)?.revision ?? 0) === 0);
   if (decisionsChanged || unconfirmed.length > 0) {
     await deps.records.recordIntent(namespace, name, {
