@@ -42,7 +42,7 @@ async function publishAll(js: ReturnType<typeof jetstream>, names: ReturnType<ty
     const acks = await Promise.all(slices.slice(i, i + 64).map((s) => {
       const service = s.metadata.labels?.['kubernetes.io/service-name'] ?? '';
       const body = { type: 'SliceChanged.v1', cluster: 'bench', namespace: 'default', service, upserts: [s], deletes: [], kubeSeq: null, reconcileID: null };
-      return publishAcked(js, slicesSubject({ cluster: 'bench', namespace: 'default', service }, names), body, { msgID: `${tag}/${service}` });
+      return publishAcked(js, slicesSubject({ cluster: 'bench', partition: 0, namespace: 'default', service }, names), body, { msgID: `${tag}/${service}` });
     }));
     seq = Math.max(seq, ...acks.map((a) => a.seq));
   }

@@ -102,7 +102,7 @@ describe('hostile input', () => {
     await publishAcked(js, podSubject('rogue-type'), envelope('Pod', pod('rogue-type', {}), 'Exploded.v1'), { msgID: 'rogue-type' });
     const svcSubject = kubeObjectSubject({ cluster: CLUSTER, partition: shopPart, kind: 'Service', namespace: 'shop', name: 'rogue-svc' }, opts);
     await publishAcked(js, svcSubject, envelope('Service', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'rogue-svc', namespace: 'shop', uid: 'u-rs', resourceVersion: '1' }, spec: 'nope' }), { msgID: 'rogue-svc' });
-    await publishAcked(js, slicesSubject({ cluster: CLUSTER, namespace: 'shop', service: 'rogue-slices' }, opts), {
+    await publishAcked(js, slicesSubject({ cluster: CLUSTER, partition: shopPart, namespace: 'shop', service: 'rogue-slices' }, opts), {
       type: 'SliceChanged.v1', cluster: CLUSTER, namespace: 'shop', service: 'rogue-slices', deletes: [], kubeSeq: { from: 1, to: 1, nodesTo: 1 }, reconcileID: 'rogue',
       upserts: [{ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'rogue-slices-x', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'rogue-slices' } }, addressType: 'IPv4', endpoints: [{ addresses: ['not-an-ip'] }], ports: [] }],
     }, { msgID: 'rogue-slices' });
@@ -127,7 +127,7 @@ describe('hostile input', () => {
       ['slicer', podSubject('rogue-type'), 'type', /Upserted\.v1 or Deleted\.v1/],
       ['slicer', svcSubject, 'object.spec', /object/],
       ['hints', svcSubject, undefined, /spec/],
-      ['hints', slicesSubject({ cluster: CLUSTER, namespace: 'shop', service: 'rogue-slices' }, opts), undefined, /IP|address/],
+      ['hints', slicesSubject({ cluster: CLUSTER, partition: shopPart, namespace: 'shop', service: 'rogue-slices' }, opts), undefined, /IP|address/],
     ];
     for (const [source, subject, field, reason] of rogue) {
       const letter = letters.find((l) => l.subject === at(source) && l.body.subject === subject);

@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '@slicemesh/model';
 import { deepFreeze } from '@slicemesh/testing';
 import { TokenDecodeError, TokenEncodeError } from './errors.ts';
 import {
+  currentSlicesSubject,
   dlqSubject,
   fnv1a32,
   hintedKey,
@@ -11,6 +12,7 @@ import {
   kubeNodesFilter,
   kubeObjectSubject,
   kubePartitionFilter,
+  legacySlicesFilter,
   parseHintedKey,
   parseKubeSubject,
   parseSlicesSubject,
@@ -18,6 +20,7 @@ import {
   parseViewKey,
   partitionOf,
   slicesFilter,
+  slicesPartitionFilter,
   slicesSubject,
   streamSubjects,
   svcClusterFilter,
@@ -25,7 +28,7 @@ import {
   viewKey,
   zoneViewsFilter,
 } from './subjects.ts';
-import type { HintedKeyAddress, KubeObjectAddress, ViewKeyAddress } from './subjects.ts';
+import type { HintedKeyAddress, KubeObjectAddress, SliceSubjectAddress, ViewKeyAddress } from './subjects.ts';
 
 /** NATS subject matching (single filter), enough to check our filters against our subjects. */
 function matches(filter: string, subject: string): boolean {
@@ -156,19 +159,48 @@ describe('filters select exactly what they promise', () => {
     const subjects = streamSubjects(opts);
     expect(subjects).toEqual({ kube: 'x.y.kube.>', slices: 'x.y.slices.>', dlq: 'x.y.dlq.>' });
     expect(matches(subjects.kube, kubeNodeSubject({ cluster: 'c', name: 'n' }, opts))).toBe(true);
-    expect(matches(subjects.slices, slicesSubject({ cluster: 'c', namespace: 'n', service: 's' }, opts))).toBe(true);
+    expect(matches(subjects.slices, slicesSubject({ cluster: 'c', partition: 3, namespace: 'n', service: 's' }, opts))).toBe(true);
     expect(matches(subjects.dlq, dlqSubject('c', 'watcher', opts))).toBe(true);
-    expect(matches(slicesFilter('c', opts), slicesSubject({ cluster: 'c', namespace: 'n', service: 's' }, opts))).toBe(true);
+    expect(matches(slicesFilter('c', opts), slicesSubject({ cluster: 'c', partition: 3, namespace: 'n', service: 's' }, opts))).toBe(true);
   });
+  // Which SLICES filter takes which subject: a partition's filter only its own current-form
+  // subjects, the older-form filter only subjects without the token, the cluster filter both.
+  const current = (partition: number, namespace: string) => slicesSubject({ cluster: 'c', partition, namespace, service: 's' });
+  const older = slicesSubject({ cluster: 'c', partition: null, namespace: 'n', service: 's' });
+  const elsewhere = slicesSubject({ cluster: 'd', partition: 1, namespace: 'n', service: 's' });
+  const slicesCases: { name: string; filter: string; want: string[] }[] = [
+    { name: "a partition's filter takes its own subjects only", filter: slicesPartitionFilter('c', 1), want: [current(1, 'n')] },
+    { name: 'the older-form filter takes token-less subjects only', filter: legacySlicesFilter('c'), want: [older] },
+    { name: "the cluster's filter takes both forms of its own cluster", filter: slicesFilter('c'), want: [current(1, 'n'), current(2, 'n'), older] },
+  ];
+  for (const tc of slicesCases) {
+    it(tc.name, () => {
+      expect([current(1, 'n'), current(2, 'n'), older, elsewhere].filter((s) => matches(tc.filter, s))).toEqual(tc.want);
+    });
+  }
 });
 
 describe('slices and dlq subjects', () => {
-  it('slices subject encodes each name and parses back', () => {
-    const a = deepFreeze({ cluster: 'c', namespace: 'a.b', service: '' });
-    const s = slicesSubject(a);
-    expect(s).toBe('slices.c.a=2Eb.=');
-    expect(parseSlicesSubject(s)).toEqual(a);
-    expect(() => parseSlicesSubject('slices.c.n')).toThrow(TokenDecodeError);
+  const slicesForms: { name: string; address: SliceSubjectAddress; subject: string }[] = [
+    { name: 'the current form carries the partition token', address: { cluster: 'c', partition: 7, namespace: 'a.b', service: '' }, subject: 'slices.c.7.a=2Eb.=' },
+    { name: 'the older form has none and parses with partition null', address: { cluster: 'c', partition: null, namespace: 'a.b', service: '' }, subject: 'slices.c.a=2Eb.=' },
+  ];
+  for (const tc of slicesForms) {
+    it(`slices subject: ${tc.name}, and parses back`, () => {
+      const a = deepFreeze(tc.address);
+      expect(slicesSubject(a)).toBe(tc.subject);
+      expect(parseSlicesSubject(tc.subject)).toEqual(a);
+    });
+  }
+  it.each(['slices.c.n', 'slices.c.01.n.s', 'slices.c.x.n.s', 'slices.c.1.n.s.extra', 'kube.c.n.s'])('%s is not a slices subject', (subject) => {
+    expect(() => parseSlicesSubject(subject)).toThrow(TokenDecodeError);
+  });
+  it('an older-form subject is rewritten with its namespace partition; a current one is kept', () => {
+    const older = slicesSubject({ cluster: 'c', partition: null, namespace: 'shop', service: 'web' }, { prefix: 'p.' });
+    const want = slicesSubject({ cluster: 'c', partition: partitionOf('shop', 8), namespace: 'shop', service: 'web' }, { prefix: 'p.' });
+    expect(currentSlicesSubject(older, 8, { prefix: 'p.' })).toBe(want);
+    expect(currentSlicesSubject(want, 8, { prefix: 'p.' })).toBe(want);
+    expect(() => currentSlicesSubject('p.dlq.c.slicer', 8, { prefix: 'p.' })).toThrow(TokenDecodeError);
   });
   it('dlq subject is dlq.<cluster>.<source>', () => {
     expect(dlqSubject('c 1', 'watcher')).toBe('dlq.c=201.watcher');

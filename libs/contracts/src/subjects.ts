@@ -4,7 +4,7 @@
 //
 //   kube.<cluster>.<part>.<kind>.<ns>.<name>    kind: service | pod | endpoints | endpointslice | serviceexport
 //   kube.<cluster>.node.<name>
-//   slices.<cluster>.<ns>.<service>
+//   slices.<cluster>.<part>.<ns>.<service>      (before: slices.<cluster>.<ns>.<service>, still read)
 //   dlq.<cluster>.<source>                      source: watcher | slicer | hints | ...
 //   KV svc:   <cluster>.<ns>.<name>
 //   KV views: <cluster>.<zone>.<ns>.<service>.<slice>
@@ -143,25 +143,58 @@ export function kubeKindFilter(cluster: string, kind: PartitionedKind, opts?: Su
 
 export interface SliceSubjectAddress {
   readonly cluster: string;
+  /** partitionOf(namespace, P), as on KUBE; null for a subject in the older form without it. */
+  readonly partition: number | null;
   readonly namespace: string;
   readonly service: string;
 }
 
-/** `slices.<cluster>.<ns>.<service>`. */
+/**
+ * `slices.<cluster>.<part>.<ns>.<service>`, the partition being partitionOf(namespace, P): each
+ * hints partition's consumer filters on it and receives only its own namespaces' changes (NATS
+ * 2.9 has one filter per consumer). A null partition builds the older form
+ * `slices.<cluster>.<ns>.<service>`, which outbox rows written before the token still hold.
+ */
 export function slicesSubject(a: SliceSubjectAddress, opts?: SubjectOptions): string {
-  return `${prefixOf(opts)}slices.${encodeToken(a.cluster)}.${encodeToken(a.namespace)}.${encodeToken(a.service)}`;
+  const part = a.partition === null ? '' : `${partitionToken(a.partition)}.`;
+  return `${prefixOf(opts)}slices.${encodeToken(a.cluster)}.${part}${encodeToken(a.namespace)}.${encodeToken(a.service)}`;
 }
 
-/** Inverse of slicesSubject. Throws TokenDecodeError for anything else. */
+/**
+ * Inverse of slicesSubject, for either form (the older one gives partition null). Throws
+ * TokenDecodeError for anything else.
+ */
 export function parseSlicesSubject(subject: string, opts?: SubjectOptions): SliceSubjectAddress {
   const t = tokensOf(subject, opts);
-  if (t.length !== 4 || t[0] !== 'slices') throw new TokenDecodeError(subject, 'not slices.<cluster>.<ns>.<service>');
-  return { cluster: decodeToken(t[1]!), namespace: decodeToken(t[2]!), service: decodeToken(t[3]!) };
+  if (t[0] !== 'slices' || (t.length !== 5 && t.length !== 4)) throw new TokenDecodeError(subject, 'not slices.<cluster>.<part>.<ns>.<service> (or the older slices.<cluster>.<ns>.<service>)');
+  if (t.length === 4) return { cluster: decodeToken(t[1]!), partition: null, namespace: decodeToken(t[2]!), service: decodeToken(t[3]!) };
+  const part = t[2]!;
+  if (!/^(?:0|[1-9][0-9]{0,3})$/.test(part)) throw new TokenDecodeError(subject, `partition ${JSON.stringify(part)} is not a canonical number`);
+  return { cluster: decodeToken(t[1]!), partition: Number(part), namespace: decodeToken(t[3]!), service: decodeToken(t[4]!) };
 }
 
-/** Filter for every service of one cluster: `slices.<cluster>.>`. */
+/**
+ * `subject` in the current form: an older-form SLICES subject gains its partition, one already
+ * carrying it is returned as it is. Throws TokenDecodeError when it is not a SLICES subject.
+ */
+export function currentSlicesSubject(subject: string, partitions: number, opts?: SubjectOptions): string {
+  const a = parseSlicesSubject(subject, opts);
+  return a.partition !== null ? subject : slicesSubject({ ...a, partition: partitionOf(a.namespace, partitions) }, opts);
+}
+
+/** Filter for every service of one cluster, in both forms: `slices.<cluster>.>`. */
 export function slicesFilter(cluster: string, opts?: SubjectOptions): string {
   return `${prefixOf(opts)}slices.${encodeToken(cluster)}.>`;
+}
+
+/** Filter for one partition's services: `slices.<cluster>.<part>.>` (the current form only). */
+export function slicesPartitionFilter(cluster: string, partition: number, opts?: SubjectOptions): string {
+  return `${prefixOf(opts)}slices.${encodeToken(cluster)}.${partitionToken(partition)}.>`;
+}
+
+/** Filter for the older form only, `slices.<cluster>.*.*`: its subjects have one token less. */
+export function legacySlicesFilter(cluster: string, opts?: SubjectOptions): string {
+  return `${prefixOf(opts)}slices.${encodeToken(cluster)}.*.*`;
 }
 
 /** `dlq.<cluster>.<source>` (source: the service that rejected the input, e.g. 'watcher'). */

@@ -42,8 +42,10 @@ async function reserveOutboxIds(trx: Trx, count: number): Promise<number[]> {
   return res.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
 }
 
-/** The payloads queued on `subject`, oldest first (the replay compares them with its own). */
-export async function loadOutboxPayloads(db: Db, subject: string): Promise<unknown[]> {
-  const rows = await db.selectFrom('outbox').select('payload').where('subject', '=', subject).orderBy('id').execute();
+/** The payloads queued on `subject` (or any of several), oldest first (the replay compares them with its own). */
+export async function loadOutboxPayloads(db: Db, subject: string | readonly string[]): Promise<unknown[]> {
+  const subjects = typeof subject === 'string' ? [subject] : [...subject];
+  if (subjects.length === 0) return [];
+  const rows = await db.selectFrom('outbox').select('payload').where('subject', 'in', subjects).orderBy('id').execute();
   return rows.map((r) => r.payload);
 }

@@ -163,7 +163,7 @@ describe.skipIf(SKIPPED !== undefined)(SKIPPED ?? 'NATS locked down: per-role nk
     await kvPutJson(views, view, { slice: 'web-1', zone: 'zone-a' });
     await kvPutJson(views, viewKey({ cluster: CLUSTER, zone: 'zone-b', namespace: 'default', service: 'web', slice: 'web-1' }), { slice: 'web-1', zone: 'zone-b' });
     const slicer = jetstream(await as('slicer'));
-    await publishAcked(slicer, slicesSubject({ cluster: CLUSTER, namespace: 'default', service: 'web' }), { upserts: [] }, { msgID: 's-1' });
+    await publishAcked(slicer, slicesSubject({ cluster: CLUSTER, partition: 0, namespace: 'default', service: 'web' }), { upserts: [] }, { msgID: 's-1' });
     await expectDenied(publishAcked(slicer, node, { forged: true }, { msgID: 'slicer-node', retries: 0 }));
   });
 

@@ -216,9 +216,10 @@ export function rolePermissions(role: NatsRole, scope: PermissionScope): NatsPer
           dlqSubject(scope.cluster, 'hints', names),
           ...(events === undefined ? [] : [`${p}events.${c}.*`]),
           ...declared([...streams, kv.svc, kv.views, kv.hinted], declare),
-          // Its durables on KUBE and SLICES.
+          // Its durables on KUBE and SLICES, and the start's look for older-form SLICES subjects.
           ...durables(names.kube),
           ...durables(names.slices),
+          ...messageGet(names.slices),
           // kvKeys (the start-up audit of its views), the start-up read of its buckets (a watch
           // to its end: flow control on a large bucket) and kv.get.
           ...[kv.svc, kv.views, kv.hinted].flatMap((s) => [...consumerRead(s, 'any'), ...messageGet(s), flowControl(s)]),

@@ -42,14 +42,14 @@ describe('publishAcked', () => {
   });
 
   it('expectLastSubjectSequence: 0 requires an empty subject, then the last sequence must match', async () => {
-    const subject = slicesSubject({ cluster: 'c', namespace: 'n', service: 'expect-ok' }, f.names);
+    const subject = slicesSubject({ cluster: 'c', partition: 0, namespace: 'n', service: 'expect-ok' }, f.names);
     const a = await publishAcked(f.js, subject, { i: 1 }, { msgID: 'c/outbox/1', expectLastSubjectSequence: 0 });
     const b = await publishAcked(f.js, subject, { i: 2 }, { msgID: 'c/outbox/2', expectLastSubjectSequence: a.seq });
     expect(b.seq).toBeGreaterThan(a.seq);
   });
 
   it('expectLastSubjectSequence mismatch throws WrongLastSequenceError and stores nothing', async () => {
-    const subject = slicesSubject({ cluster: 'c', namespace: 'n', service: 'expect-bad' }, f.names);
+    const subject = slicesSubject({ cluster: 'c', partition: 0, namespace: 'n', service: 'expect-bad' }, f.names);
     const a = await publishAcked(f.js, subject, { i: 1 }, { msgID: 'c/outbox/10' });
     const err = await publishAcked(f.js, subject, { i: 2 }, { msgID: 'c/outbox/11', expectLastSubjectSequence: a.seq + 1000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WrongLastSequenceError);
@@ -58,7 +58,7 @@ describe('publishAcked', () => {
   });
 
   it('a retried publish with expectations is recognised as a duplicate, not a conflict (relay after a lost ack)', async () => {
-    const subject = slicesSubject({ cluster: 'c', namespace: 'n', service: 'retry' }, f.names);
+    const subject = slicesSubject({ cluster: 'c', partition: 0, namespace: 'n', service: 'retry' }, f.names);
     const a = await publishAcked(f.js, subject, { i: 1 }, { msgID: 'c/outbox/20', expectLastSubjectSequence: 0 });
     const again = await publishAcked(f.js, subject, { i: 1 }, { msgID: 'c/outbox/20', expectLastSubjectSequence: 0 });
     expect(again).toMatchObject({ seq: a.seq, duplicate: true });

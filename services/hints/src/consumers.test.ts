@@ -4,14 +4,16 @@ import { FakeClock } from '@slicemesh/runtime';
 import { clusterFragment, consumerSpecs, sleep } from './consumers.ts';
 
 describe('consumerSpecs', () => {
-  it("per partition: its services and other controllers' slices, every node, and every slice change (SLICES has no partition token); names carry the partition", () => {
+  it("per partition: its services and other controllers' slices, every node, and its own slice changes; names carry the partition", () => {
     const specs = consumerSpecs('c1', { ...DEFAULT_NAMES, prefix: 't1.' }, 'hints', 3);
     expect(specs.map((s) => [s.role, s.partition, s.stream, s.durable, s.filterSubject, s.offset])).toEqual([
       ['nodes', 3, 'KUBE', 'hints-c1-p3-nodes', 't1.kube.c1.node.>', 'hints:c1:KUBE:p3:nodes'],
       ['services', 3, 'KUBE', 'hints-c1-p3-services', 't1.kube.c1.3.service.>', 'hints:c1:KUBE:p3:services'],
       ['endpointslices', 3, 'KUBE', 'hints-c1-p3-endpointslices', 't1.kube.c1.3.endpointslice.>', 'hints:c1:KUBE:p3:endpointslices'],
-      ['slices', 3, 'SLICES', 'hints-c1-p3-slices', 't1.slices.c1.>', 'hints:c1:SLICES:p3:slices'],
+      ['slices', 3, 'SLICES', 'hints-c1-p3-slices', 't1.slices.c1.3.>', 'hints:c1:SLICES:p3:slices'],
     ]);
+    // While older-form subjects are still ahead, the SLICES consumer reads both forms.
+    expect(specs.map((s) => s.olderForm)).toEqual([undefined, undefined, undefined, { older: 't1.slices.c1.*.*', broad: 't1.slices.c1.>' }]);
   });
 
   it('two partitions never share a durable or an offset', () => {

@@ -2,7 +2,7 @@
 // startup wait until each has caught up with the backlog it found (habit 5).
 
 import type { BackboneNames, JetStreamManager } from '@slicemesh/nats';
-import { fnv1a32, hintsKubeFilter, hintsOffsetName, slicesFilter } from '@slicemesh/nats';
+import { fnv1a32, hintsKubeFilter, hintsOffsetName, legacySlicesFilter, nextSeqMatching, slicesFilter, slicesPartitionFilter } from '@slicemesh/nats';
 import type { Clock } from '@slicemesh/runtime';
 import type { ConsumerRole } from './ingest.ts';
 
@@ -15,6 +15,12 @@ export interface ConsumerSpec {
   readonly filterSubject: string;
   /** The row in consumer_offsets guarding this consumer's writes. */
   readonly offset: string;
+  /**
+   * SLICES only: while the stream holds a subject in the older form (no partition token,
+   * `older`) at or after where the consumer starts, it reads `broad`, every partition's changes,
+   * and skips the other partitions' (ingest.ts) instead of missing those older messages.
+   */
+  readonly olderForm?: { readonly older: string; readonly broad: string };
 }
 
 /** `cluster` as a durable-name fragment: itself when already [A-Za-z0-9_-], else sanitised plus a hash so names stay distinct. */
@@ -27,10 +33,9 @@ export function clusterFragment(cluster: string): string {
  * The consumers of one KUBE partition: KUBE services `kube.<cluster>.<N>.service.>` and other
  * controllers' EndpointSlices `kube.<cluster>.<N>.endpointslice.>`, KUBE nodes
  * `kube.<cluster>.node.>` (every node: each partition's owner must see every node change, so
- * each partition has its own node consumer) and SLICES `slices.<cluster>.>` (SLICES subjects
- * carry no partition token and NATS 2.9 has one filter per consumer: each partition's consumer
- * reads every slice change and skips the other partitions' namespaces). Durables
- * `<prefix>-<cluster>-p<N>-<role>`, offsets `hints:<cluster>:<stream>:p<N>:<role>`.
+ * each partition has its own node consumer) and SLICES `slices.<cluster>.<N>.>` (the partition's
+ * own slice changes; see `olderForm` for a stream that still holds subjects without the token).
+ * Durables `<prefix>-<cluster>-p<N>-<role>`, offsets `hints:<cluster>:<stream>:p<N>:<role>`.
  */
 export function consumerSpecs(cluster: string, names: BackboneNames, durablePrefix: string, partition: number): readonly ConsumerSpec[] {
   const base = `${durablePrefix}-${clusterFragment(cluster)}-p${partition}`;
@@ -41,18 +46,30 @@ export function consumerSpecs(cluster: string, names: BackboneNames, durablePref
     durable: `${base}-${role}`,
     filterSubject,
     offset: hintsOffsetName(cluster, stream, partition, role),
+    ...(role === 'slices' ? { olderForm: { older: legacySlicesFilter(cluster, names), broad: slicesFilter(cluster, names) } } : {}),
   });
   return [
     spec('nodes', names.kube, hintsKubeFilter('nodes', cluster, partition, names)),
     spec('services', names.kube, hintsKubeFilter('services', cluster, partition, names)),
     spec('endpointslices', names.kube, hintsKubeFilter('endpointslices', cluster, partition, names)),
-    spec('slices', names.slices, slicesFilter(cluster, names)),
+    spec('slices', names.slices, slicesPartitionFilter(cluster, partition, names)),
   ];
 }
 
 /** The consumers of every partition 0..partitions-1 (what the replicas of a cluster consume together). */
 export function clusterConsumerSpecs(cluster: string, names: BackboneNames, durablePrefix: string, partitions: number): readonly ConsumerSpec[] {
   return Array.from({ length: partitions }, (_, p) => consumerSpecs(cluster, names, durablePrefix, p)).flat();
+}
+
+/**
+ * The filter `spec`'s durable reads from `startSeq`: its own, or, for a SLICES consumer whose
+ * stream still holds an older-form subject at or after `startSeq`, the broad one (nothing of
+ * those older messages may be missed; the next start narrows it again once they are behind).
+ */
+export async function filterFrom(jsm: JetStreamManager, spec: ConsumerSpec, startSeq: number): Promise<string> {
+  if (spec.olderForm === undefined) return spec.filterSubject;
+  const older = await nextSeqMatching(jsm, spec.stream, spec.olderForm.older, Math.max(1, startSeq));
+  return older === null ? spec.filterSubject : spec.olderForm.broad;
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */

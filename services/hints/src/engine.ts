@@ -40,7 +40,7 @@ import { BatchedRecords } from './batched-records.ts';
 import type { PublishingRecord } from './batched-records.ts';
 import type { HintsConfig } from './config.ts';
 import type { ConsumerSpec } from './consumers.ts';
-import { consumerSpecs, sleep, waitCaughtUp } from './consumers.ts';
+import { consumerSpecs, filterFrom, sleep, waitCaughtUp } from './consumers.ts';
 import type { HintsEvents } from './hints-events.ts';
 import type { HintsMetrics } from './hints-metrics.ts';
 import type { ConsumerRole } from './ingest.ts';
@@ -154,7 +154,13 @@ export function startHintsEngine(deps: HintsEngineDeps): HintsEngine {
   };
   stop.signal.addEventListener('abort', () => initialDone(), { once: true });
 
-  const durableOf = (spec: ConsumerSpec): DurableOptions => ({ durable: spec.durable, filterSubject: spec.filterSubject, maxAckPending: config.ingestBatch });
+  const durableOf = (spec: ConsumerSpec, filterSubject: string): DurableOptions => ({ durable: spec.durable, filterSubject, maxAckPending: config.ingestBatch });
+  /** (Re)creates the durable at `startSeq`, with the filter the stream's contents there call for. */
+  async function restartAt(spec: ConsumerSpec, startSeq: number): Promise<void> {
+    const filter = await filterFrom(jsm, spec, startSeq);
+    if (filter !== spec.filterSubject) log.info({ consumer: spec.durable, filter, from: startSeq }, 'SLICES still holds subjects without the partition token: reading every partition and skipping the others');
+    await restartDurableAt(jsm, spec.stream, durableOf(spec, filter), startSeq);
+  }
 
   /** A write was refused: the lease is gone, so is the right to consume and publish. */
   function depose(err: FencedError): void {
@@ -265,7 +271,7 @@ export function startHintsEngine(deps: HintsEngineDeps): HintsEngine {
     const lastSeq = new Map<string, number>();
     for (const stream of new Set(specs.map((s) => s.stream))) lastSeq.set(stream, (await jsm.streams.info(stream)).state.last_seq);
     for (const spec of specs) {
-      await restartDurableAt(jsm, spec.stream, durableOf(spec), state.offset(spec.offset) + 1);
+      await restartAt(spec, state.offset(spec.offset) + 1);
       targets.set(spec, lastSeq.get(spec.stream) ?? 0);
     }
     for (const spec of specs) {
@@ -322,7 +328,7 @@ export function startHintsEngine(deps: HintsEngineDeps): HintsEngine {
     };
     for (let first = true; !stop.signal.aborted; first = false) {
       try {
-        if (!first) await restartDurableAt(jsm, spec.stream, durableOf(spec), state.offset(spec.offset) + 1);
+        if (!first) await restartAt(spec, state.offset(spec.offset) + 1);
         await consumeBatchesInOrder(js, spec.stream, spec.durable, handler, { signal: stop.signal, batch: config.ingestBatch });
         failures = 0;
         if (!stop.signal.aborted) log.warn({ consumer: spec.durable }, 'consumer ended; starting it again');

@@ -65,7 +65,7 @@ describe('hints service Events', () => {
     const svc = versioned(autoService());
     const ns = svc.metadata.namespace ?? 'default';
     await publishAcked(f.js, kubeObjectSubject({ cluster: CLUSTER, partition: partitionOf(ns, 4), kind: 'Service', namespace: ns, name: svc.metadata.name }, f.names), { type: 'Upserted.v1', cluster: CLUSTER, kind: 'Service', object: svc, observedAt: '2026-01-01T00:00:00Z' }, { msgID: `s/${++id}` });
-    await publishAcked(f.js, slicesSubject({ cluster: CLUSTER, namespace: 'default', service: 'web' }, f.names), { type: 'SliceChanged.v1', cluster: CLUSTER, namespace: 'default', service: 'web', upserts: [threeZoneSlice()], deletes: [], kubeSeq: { from: 1, to: 1 }, reconcileID: 'r' }, { msgID: `o/${++id}` });
+    await publishAcked(f.js, slicesSubject({ cluster: CLUSTER, partition: partitionOf('default', 4), namespace: 'default', service: 'web' }, f.names), { type: 'SliceChanged.v1', cluster: CLUSTER, namespace: 'default', service: 'web', upserts: [threeZoneSlice()], deletes: [], kubeSeq: { from: 1, to: 1 }, reconcileID: 'r' }, { msgID: `o/${++id}` });
 
     let got: EventRequestMessage[] = [];
     for (let i = 0; i < 200 && got.length === 0; i++) {

@@ -105,7 +105,7 @@ function publishSlices(service: string, upserts: readonly EndpointSlice[], delet
   for (const s of upserts) slices.set(s.metadata.name, s);
   for (const d of deletes) slices.delete(d);
   const body = { type: 'SliceChanged.v1', cluster: CLUSTER, namespace: 'default', service, upserts, deletes, kubeSeq: { from: 1, to: 1 }, reconcileID: 'r' };
-  return publishAcked(f.js, slicesSubject({ cluster: CLUSTER, namespace: 'default', service }, f.names), body, { msgID: `o/${++msgId}` });
+  return publishAcked(f.js, slicesSubject({ cluster: CLUSTER, partition: partitionOf('default', 4), namespace: 'default', service }, f.names), body, { msgID: `o/${++msgId}` });
 }
 
 /** Another controller's slice, as the watcher publishes it to KUBE. */

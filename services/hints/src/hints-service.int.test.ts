@@ -77,7 +77,7 @@ function publishService(svc: Service, type: 'Upserted.v1' | 'Deleted.v1' = 'Upse
 
 function publishSlices(upserts: readonly EndpointSlice[], deletes: readonly string[] = [], service = 'web') {
   const body = { type: 'SliceChanged.v1', cluster: CLUSTER, namespace: 'default', service, upserts, deletes, kubeSeq: { from: 1, to: 1 }, reconcileID: 'r' };
-  return publishAcked(f.js, slicesSubject({ cluster: CLUSTER, namespace: 'default', service }, f.names), body, { msgID: `${CLUSTER}/outbox/${++outboxId}` });
+  return publishAcked(f.js, slicesSubject({ cluster: CLUSTER, partition: partitionOf('default', 4), namespace: 'default', service }, f.names), body, { msgID: `${CLUSTER}/outbox/${++outboxId}` });
 }
 
 async function bucket(name: string): Promise<Map<string, unknown>> {
@@ -277,9 +277,30 @@ describe('hints service', () => {
     await eventually(expectRecordMatchesBucket);
   });
 
+  it('SLICES messages in the older subject form (no partition token) ahead at start are read through the broad filter; the next start, with them behind, reads its partition only', async () => {
+    for (const n of threeZoneNodes()) await publishNode(n);
+    await publishService(autoService());
+    const older = slicesSubject({ cluster: CLUSTER, partition: null, namespace: 'default', service: 'web' }, f.names);
+    const body = { type: 'SliceChanged.v1', cluster: CLUSTER, namespace: 'default', service: 'web', upserts: [threeZoneSlice()], deletes: [], kubeSeq: { from: 1, to: 1 }, reconcileID: 'r' };
+    await publishAcked(f.js, older, body, { msgID: `${CLUSTER}/outbox/${++outboxId}` });
+    const durable = `${config.durablePrefix}-${CLUSTER}-p${partitionOf('default', 4)}-slices`;
+    const filter = async () => (await f.jsm.consumers.info(f.names.slices, durable)).config.filter_subject;
+
+    const h = await start();
+    expect(await filter()).toBe(`${f.names.prefix}slices.${CLUSTER}.>`);
+    expect(await viewEndpoints()).toEqual({ 'zone-a/web-abc': ['10.0.0.1'], 'zone-b/web-abc': ['10.0.0.2'], 'zone-c/web-abc': ['10.0.0.3'], [`${UNZONED_VIEW}/web-abc`]: ALL });
+    await stop(h);
+
+    // A current-form change while down; the older message is behind the stored offset now.
+    await publishSlices([makeSlice('web-abc', [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b')])]);
+    await start();
+    expect(await filter()).toBe(`${f.names.prefix}slices.${CLUSTER}.${partitionOf('default', 4)}.>`);
+    await eventually(async () => expect((await viewEndpoints())[`${UNZONED_VIEW}/web-abc`]).toEqual(['10.0.0.1', '10.0.0.2']));
+  });
+
   it('a malformed message is dead-lettered to dlq.<cluster>.hints with its reason, and consuming goes on', async () => {
     await start();
-    await publishAcked(f.js, slicesSubject({ cluster: CLUSTER, namespace: 'default', service: 'web' }, f.names), { type: 'SliceChanged.v1', cluster: CLUSTER, namespace: 'default', service: 'web', upserts: [{ kind: 'EndpointSlice' }] }, { msgID: 'bad-1' });
+    await publishAcked(f.js, slicesSubject({ cluster: CLUSTER, partition: partitionOf('default', 4), namespace: 'default', service: 'web' }, f.names), { type: 'SliceChanged.v1', cluster: CLUSTER, namespace: 'default', service: 'web', upserts: [{ kind: 'EndpointSlice' }] }, { msgID: 'bad-1' });
     const subject = dlqSubject(CLUSTER, 'hints', f.names);
     let letter: DeadLetterBody | undefined;
     await eventually(async () => {
@@ -288,7 +309,7 @@ describe('hints service', () => {
     });
     expect(letter?.field).toMatch(/^upserts\[0\]\./);
     expect(letter?.reason.length).toBeGreaterThan(0);
-    expect(letter?.subject).toBe(slicesSubject({ cluster: CLUSTER, namespace: 'default', service: 'web' }, f.names));
+    expect(letter?.subject).toBe(slicesSubject({ cluster: CLUSTER, partition: partitionOf('default', 4), namespace: 'default', service: 'web' }, f.names));
 
     await publishService(autoService());
     await eventually(async () => expect((await bucket(f.names.svc)).size).toBe(1));

@@ -8,7 +8,7 @@ import { HintsProjection } from './projection.ts';
 import { FakeStore, ep } from './test-fixtures.ts';
 
 const opts = { cluster: 'c1', prefix: 't1.' };
-const sliceSubject = slicesSubject({ cluster: 'c1', namespace: 'default', service: 'web' }, opts);
+const sliceSubject = slicesSubject({ cluster: 'c1', partition: 0, namespace: 'default', service: 'web' }, opts);
 const nodeSubject = kubeNodeSubject({ cluster: 'c1', name: 'n-a' }, opts);
 const svcSubject = kubeObjectSubject({ cluster: 'c1', partition: 0, kind: 'Service', namespace: 'default', name: 'web' }, opts);
 const slice = makeSlice('web-1', [ep('10.0.0.1', 'zone-a', 'n-a')]);
@@ -251,7 +251,10 @@ describe('ingestHandlers: SLICES of other partitions', () => {
     };
     return { subject, seq, raw: new TextEncoder().encode('{not json'), redelivered: false, deliveryCount: 1, headers: {}, get data(): unknown { return boom(); }, get parseError(): string | undefined { return boom(); } };
   }
-  const otherSubject = slicesSubject({ cluster: 'c1', namespace: 'other', service: 'db' }, opts);
+  const otherSubject = slicesSubject({ cluster: 'c1', partition: 1, namespace: 'other', service: 'db' }, opts);
+  // Subjects written before SLICES carried the partition token, which a broad consumer still reads.
+  const olderOwn = slicesSubject({ cluster: 'c1', partition: null, namespace: 'default', service: 'web' }, opts);
+  const olderOther = slicesSubject({ cluster: 'c1', partition: null, namespace: 'other', service: 'db' }, opts);
 
   const cases: { name: string; msgs: () => ConsumedMessage[]; then?: () => ConsumedMessage[]; results: string[]; offset: number | undefined; letters: number }[] = [
     { name: "another partition's change alone is skipped by its subject, unread, and writes nothing", msgs: () => [unread(otherSubject, 4)], results: ['foreign-partition'], offset: undefined, letters: 0 },
@@ -264,6 +267,8 @@ describe('ingestHandlers: SLICES of other partitions', () => {
       msgs: () => [unread(otherSubject, 4)], then: () => [unread(otherSubject, 5), message(sliceSubject, sliceBody, 6)], results: ['foreign-partition', 'foreign-partition', 'applied'], offset: 6, letters: 0,
     },
     { name: 'its redelivery is a duplicate, unread too', msgs: () => [message(sliceSubject, sliceBody, 5)], then: () => [unread(otherSubject, 4)], results: ['applied', 'duplicate'], offset: 5, letters: 0 },
+    { name: 'an older-form subject of this partition is applied', msgs: () => [message(olderOwn, sliceBody, 8)], results: ['applied'], offset: 8, letters: 0 },
+    { name: "an older-form subject of another partition is skipped, unread", msgs: () => [message(sliceSubject, sliceBody, 8), unread(olderOther, 9)], results: ['applied', 'foreign-partition'], offset: 9, letters: 0 },
     { name: "this partition's malformed change is still dead-lettered", msgs: () => [message(sliceSubject, undefined, 6, '{nope')], results: ['dead-lettered'], offset: undefined, letters: 1 },
     { name: 'a subject that does not parse is judged by its body (dead-lettered: it names no slice change)', msgs: () => [message('t1.slices.c1', sliceBody, 7)], results: ['dead-lettered'], offset: undefined, letters: 1 },
   ];

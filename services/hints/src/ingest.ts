@@ -16,8 +16,10 @@
 // Several replicas share the cluster by KUBE partition (hints-service.ts): the handlers of one
 // partition write through a store that carries its lease, read their partition's services and
 // foreign slices, every node (the node floors are shared by the engine's node consumers, so the
-// second consumer to see a node version finds it stale), and every slice change, skipping other
-// partitions' namespaces ('foreign-partition': the offset moves past them, nothing else).
+// second consumer to see a node version finds it stale), and their partition's slice changes (its
+// token in the SLICES subject). A consumer that reads every partition's changes (while SLICES
+// still holds older-form subjects without the token, consumers.ts) skips other partitions'
+// namespaces ('foreign-partition': the offset moves past them, nothing else).
 
 import type { EndpointSlice, Node, ObjectVersion, Service } from '@slicemesh/model';
 import { parseSlicesSubject } from '@slicemesh/contracts';
@@ -62,7 +64,7 @@ export interface IngestDeps extends SubjectOptions {
   readonly afterBatch?: (role: ConsumerRole) => void;
   /** Reports every handled message. */
   readonly report?: (outcome: IngestOutcome) => void;
-  /** Whether a namespace is this consumer's partition's (SLICES carries every partition). Default: all. */
+  /** Whether a namespace is this consumer's partition's (a broad SLICES consumer reads every partition's). Default: all. */
   readonly owns?: (namespace: string) => boolean;
   /** Node versions taken, shared by every node consumer feeding the same projection. Default: the handler's own. */
   readonly nodeFloors?: VersionFloors;
@@ -124,9 +126,9 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
         }
         if (foreign) {
           // Covered by the batch's commit when it has one. A batch of nothing else writes
-          // nothing: every partition's consumer reads all of SLICES, so committing those alone
-          // cost three of every four slice commits with four partitions. The stored offset stays
-          // behind them, and a restart reads them again only to skip them again.
+          // nothing: a consumer reading all of SLICES would otherwise commit for other
+          // partitions' changes. The stored offset stays behind them, and a restart reads them
+          // again only to skip them again.
           reports.push({ result: 'foreign-partition', role, seq: msg.seq });
           last = msg.seq;
           continue;

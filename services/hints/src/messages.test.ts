@@ -5,7 +5,7 @@ import { MalformedMessageError, parseNodeEvent, parseServiceEvent, parseSliceCha
 import { ep } from './test-fixtures.ts';
 
 const opts = { cluster: 'c1', prefix: 't1.' };
-const subject = slicesSubject({ cluster: 'c1', namespace: 'default', service: 'web' }, opts);
+const subject = slicesSubject({ cluster: 'c1', partition: 0, namespace: 'default', service: 'web' }, opts);
 const slice = makeSlice('web-1', [ep('10.0.0.1', 'zone-a', 'n-a')]);
 
 function sliceMsg(over: Record<string, unknown> = {}): Record<string, unknown> {

@@ -103,7 +103,7 @@ function publishService(svc: Service) {
 
 function publishSlices(namespace: string, service: string, upserts: readonly EndpointSlice[], deletes: readonly string[] = []) {
   const body = { type: 'SliceChanged.v1', cluster: CLUSTER, namespace, service, upserts, deletes, kubeSeq: { from: 1, to: 1 }, reconcileID: 'r' };
-  return publishAcked(f.js, slicesSubject({ cluster: CLUSTER, namespace, service }, f.names), body, { msgID: `o/${++msgId}` });
+  return publishAcked(f.js, slicesSubject({ cluster: CLUSTER, partition: partitionOf(namespace, P), namespace, service }, f.names), body, { msgID: `o/${++msgId}` });
 }
 
 const auto = (name: string, namespace: string) => makeService(name, { namespace, annotations: { [ANNOTATION_TOPOLOGY_MODE]: 'Auto' } });

@@ -110,7 +110,7 @@ const slice = (name: string, ips: readonly string[] = ['10.0.0.1'], service = 'w
 
 async function publish(upserts: readonly EndpointSlice[], deletes: readonly string[] = [], service = 'web'): Promise<number> {
   const body = { type: 'SliceChanged.v1', cluster: CLUSTER, namespace: 'default', service, upserts, deletes, kubeSeq: { from: 1, to: 1, nodesTo: 1 }, reconcileID: `r${msgId}` };
-  const r = await publishAcked(f.js, slicesSubject({ cluster: CLUSTER, namespace: 'default', service }, f.names), body, { msgID: `${CLUSTER}/outbox/${f.id}/${++msgId}` });
+  const r = await publishAcked(f.js, slicesSubject({ cluster: CLUSTER, partition: 0, namespace: 'default', service }, f.names), body, { msgID: `${CLUSTER}/outbox/${f.id}/${++msgId}` });
   return r.seq;
 }
 

@@ -171,7 +171,7 @@ describe('reconcileBatch', () => {
     const out = await h.reconcile('web');
     expect(h.store.outbox).toHaveLength(1);
     const row = h.store.outbox[0];
-    expect(row?.subject).toBe('stage.slices.c1.default.web');
+    expect(row?.subject).toBe('stage.slices.c1.0.default.web');
     expect(row?.msgId).toBe(`c1/outbox/${row?.id}`);
     const payload = row?.payload as SliceChangedMessage;
     expect(payload).toMatchObject({ type: 'SliceChanged.v1', cluster: 'c1', namespace: 'default', service: 'web', deletes: [], reconcileID: out.reconcileID });

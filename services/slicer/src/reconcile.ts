@@ -151,7 +151,7 @@ function planOne(key: string, mark: DirtyMark, deps: ReconcileDeps, writes: { up
       reconcileID,
     };
     writes.outbox.push({
-      subject: slicesSubject({ cluster: deps.cluster, namespace, service: name }, { prefix: deps.prefix }),
+      subject: slicesSubject({ cluster: deps.cluster, partition: partitionOf(namespace, deps.partitions), namespace, service: name }, { prefix: deps.prefix }),
       msgId: { prefix: `${deps.cluster}/outbox/` },
       payload: message,
     });

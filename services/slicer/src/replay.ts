@@ -276,8 +276,9 @@ export async function replayServiceLog(deps: ReplayLogDeps, key: { readonly name
   const nodesTo = Math.max(0, ...records.map((r) => parseReconcileID(r.reconcileId)?.nodesTo ?? r.kubeSeqTo));
   const namespaceLog = await readKubeLog(deps.js, names.kube, kubeNamespaceFilter(cluster, partition, key.namespace, names), to, { fromSeq: (base?.seq ?? 0) + 1 });
   const nodeLog = await readKubeLog(deps.js, names.kube, kubeNodesFilter(cluster, names), nodesTo, { fromSeq: (base?.nodesSeq ?? 0) + 1 });
-  const subject = slicesSubject({ cluster, namespace: key.namespace, service: key.name }, names);
-  const published = (await loadOutboxPayloads(db, subject)).map((p) => p as SliceChangedMessage).filter((p) => p.type === SLICE_CHANGED);
+  // Rows written before SLICES subjects carried the partition token hold the older form.
+  const subjects = [partition, null].map((p) => slicesSubject({ cluster, partition: p, namespace: key.namespace, service: key.name }, names));
+  const published = (await loadOutboxPayloads(db, subjects)).map((p) => p as SliceChangedMessage).filter((p) => p.type === SLICE_CHANGED);
   const stored = await loadSlices(db, cluster, key.namespace, key.name);
   return replayService({
     cluster,

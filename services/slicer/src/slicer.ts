@@ -114,6 +114,8 @@ export function startSlicer(config: SlicerConfig, deps: SlicerDeps = {}): Slicer
         signal: stop.signal,
         waker,
         fence: claims,
+        partitions: config.partitions,
+        prefix: names.prefix,
         onPublished: (_row, duplicate) => metrics.outboxPublished.inc({ duplicate: String(duplicate) }),
         onError: (err) => log.warn({ err }, 'outbox relay failed; retrying'),
       });
