@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { deepFreeze, makeNode, makePod, makeService } from '@slicemesh/testing';
 import type { WatchedObject } from './kube-event.ts';
-import { changeEvent, decodeKubeMessage, kubeSubjectOf } from './kube-event.ts';
+import { changeEvent, decodeKubeMessage, kubeEventJson, kubeSubjectOf, objectJson } from './kube-event.ts';
 import type { RawKubeMessage } from './kube-event.ts';
 import { kubeObjectSubject, partitionOf } from './subjects.ts';
 
@@ -91,6 +91,33 @@ const cases: readonly Case[] = [
   { name: 'rejects an object without resourceVersion', msg: msg(at(svc), envelopeOf(makeService('web', { namespace: 'shop' }))), field: 'object.metadata.resourceVersion' },
   { name: 'rejects a body that is an array', msg: msg(at(svc), [envelopeOf(svc)]), field: null, reason: /JSON object/ },
 ];
+
+describe('kubeEventJson', () => {
+  const quoted = atVersion(makePod('quote-"\\-\u2028-é', { namespace: 'shop', labels: { 'a/b': 'x"y' } }), 11);
+  const cases: { name: string; type: 'Upserted.v1' | 'Deleted.v1'; cluster: string; object: WatchedObject }[] = [
+    { name: 'a Service upsert', type: 'Upserted.v1', cluster: 'c1', object: svc },
+    { name: 'a Node delete', type: 'Deleted.v1', cluster: 'c1', object: node },
+    { name: 'names that need escaping (quotes, backslash, U+2028, non-ASCII)', type: 'Upserted.v1', cluster: 'c "1"', object: quoted },
+  ];
+  for (const tc of cases) {
+    it(`writes what JSON.stringify writes: ${tc.name}`, () => {
+      const event = changeEvent(tc.type, tc.cluster, tc.object, '2026-01-01T00:00:00.123Z');
+      expect(kubeEventJson(event)).toBe(JSON.stringify(event));
+    });
+  }
+  it("stringifies an object once, however often its text is asked for", () => {
+    const fresh = atVersion(pod, 12);
+    const spy = vi.spyOn(JSON, 'stringify');
+    try {
+      const first = objectJson(fresh);
+      kubeEventJson(changeEvent('Upserted.v1', 'c1', fresh, '2026-01-01T00:00:00Z'));
+      expect(objectJson(fresh)).toBe(first);
+      expect(spy.mock.calls.filter(([v]) => v === fresh)).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
 
 describe('decodeKubeMessage', () => {
   for (const tc of cases) {

@@ -18,7 +18,7 @@ import {
 } from '@slicemesh/model';
 
 // The watched kinds and the KUBE envelope are the KUBE contract's (@slicemesh/contracts).
-import { labelOf } from '@slicemesh/contracts';
+import { labelOf, objectJson } from '@slicemesh/contracts';
 import type { WatchedKind, WatchedObject } from '@slicemesh/contracts';
 export { OPTIONAL_KINDS, WATCHED_KINDS, changeEvent, kubeMsgID, labelOf } from '@slicemesh/contracts';
 export type { KubeChangeEvent, KubeChangeType, WatchedKind, WatchedObject } from '@slicemesh/contracts';
@@ -83,7 +83,7 @@ function parseText(text: string): unknown {
 }
 
 function utf8Length(text: string): number {
-  return new TextEncoder().encode(text).length;
+  return Buffer.byteLength(text, 'utf8');
 }
 
 /**
@@ -107,7 +107,7 @@ export function toDomain(kind: WatchedKind, raw: unknown, opts: ToDomainOptions 
   if (!obj.metadata.resourceVersion) throw new InvalidObjectError(label, 'metadata.resourceVersion', 'is required (it orders the versions of the object)');
   const trimmed = withoutLastApplied(obj);
   const max = opts.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
-  const bytes = utf8Length(JSON.stringify(trimmed));
+  const bytes = utf8Length(objectJson(trimmed)); // the text the watcher then publishes
   if (bytes > max) throw new InvalidObjectError(label, OBJECT_FIELD, `is ${bytes} bytes after trimming, more than the ${max}-byte limit`);
   return trimmed;
 }

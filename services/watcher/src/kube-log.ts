@@ -9,7 +9,7 @@
 
 import { parseKubeEvent } from '@slicemesh/contracts';
 import type { KubeChangeEvent } from '@slicemesh/kube';
-import { dlqSubject, encodeToken, forEachLastPerSubject, jetstream, jetstreamManager, lastMessageOf, publishAcked, publishDeadLetter } from '@slicemesh/nats';
+import { dlqSubject, encodeToken, forEachLastPerSubject, jetstream, jetstreamManager, kubeEventJson, lastMessageOf, publishAckedText, publishDeadLetter } from '@slicemesh/nats';
 import type { DeadLetter, JetStreamManager, NatsConnection, PublishResult, StreamNames } from '@slicemesh/nats';
 import type { KubeMessage } from './kube-message.ts';
 
@@ -53,7 +53,7 @@ export function natsKubeLog(nc: NatsConnection, names: StreamNames, opts: NatsKu
   const manager = (): Promise<JetStreamManager> => (jsm ??= jetstreamManager(nc));
   return {
     publish: (msg, expectLastSeq) =>
-      publishAcked(js, msg.subject, msg.event, { msgID: msg.msgID, timeoutMs: opts.publishTimeoutMs ?? 5000, expectLastSubjectSequence: expectLastSeq }),
+      publishAckedText(js, msg.subject, kubeEventJson(msg.event), { msgID: msg.msgID, timeoutMs: opts.publishTimeoutMs ?? 5000, expectLastSubjectSequence: expectLastSeq }),
     lastOf: async (subject) => {
       const m = await lastMessageOf(await manager(), names.kube, subject);
       if (m === undefined) return undefined;
