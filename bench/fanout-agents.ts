@@ -46,8 +46,10 @@ const stop = new AbortController();
 
 let retries = 0;
 let specs: readonly AgentSpec[] = [];
-/** Times an agent read its views again because its feed missed deliveries or fell silent. */
-let resyncs = 0;
+/** Times an agent read its views again, by why: its feed missed deliveries or fell silent. */
+const resyncs = new Map<string, number>();
+/** The kind of a resync reason (kv-feed's texts): what the report counts it under. */
+const resyncKind = (why: string): string => (why.startsWith('nothing heard') ? 'silent' : why.includes('out of order') ? 'out of order' : why.includes('heartbeat') ? 'heartbeat ahead' : 'other');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One agent: connects, watches its filter, applies every entry. Rejects when it fails; before its initial set, having closed its connection. */
@@ -60,7 +62,7 @@ async function runAgent(spec: AgentSpec, url: string, bucket: string, cluster: s
     const view = new Map<string, unknown>(); // the agent's proxy state, keyed like the bucket
     const stats = { entries: 0 };
     perAgent.set(spec.id, stats);
-    const feed = { key: spec.filter, subjectPrefix: kvFeedSubjectPrefix(bucket, cluster), signal: stop.signal, onResync: () => void resyncs++ };
+    const feed = { key: spec.filter, subjectPrefix: kvFeedSubjectPrefix(bucket, cluster), signal: stop.signal, onResync: (why: string) => void resyncs.set(resyncKind(why), (resyncs.get(resyncKind(why)) ?? 0) + 1) };
     for await (const c of kvFeedWatchJson(nc, kv, { ...feed, onInitialDone: () => ((initial = false), ready()) })) {
       if (c.op === 'PUT') view.set(c.key, c.value);
       else view.delete(c.key);
@@ -163,7 +165,7 @@ process.on('message', (msg: unknown) => {
   } else if (m.rawProgress) {
     process.send?.({ rawProgress: [...raw] });
   } else if (m.report) {
-    process.send?.({ arrivals: [...arrivals], perAgent: [...perAgent], rssBytes: process.memoryUsage().rss, resyncs }, () => {
+    process.send?.({ arrivals: [...arrivals], perAgent: [...perAgent], rssBytes: process.memoryUsage().rss, resyncs: [...resyncs] }, () => {
       stop.abort();
       void Promise.all([...connectionOf.values()].map((nc) => nc.close())).finally(() => process.exit(0));
     });

@@ -271,8 +271,8 @@ interface WorkerReport {
   readonly arrivals: [number, [number, number]][];
   readonly perAgent: [string, { entries: number }][];
   readonly rssBytes: number;
-  /** Times one of its agents read its views again (its feed missed deliveries or fell silent). */
-  readonly resyncs: number;
+  /** Times one of its agents read its views again, by why (its feed missed deliveries or fell silent). */
+  readonly resyncs: [string, number][];
 }
 
 interface Worker {
@@ -927,8 +927,11 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
       `bytes per zoned agent over kube-proxy's, changes of that kind only; over our unfiltered view: ${classRatio(byClass.preferClose.zoned, byClass.preferClose.unscoped)} / ${classRatio(byClass.none.zoned, byClass.none.unscoped)}`,
     ]);
     rows.push(['  zone view puts that changed only the trigger-time annotation', `${metaOnly.length} / ${measured.length}`, `${(metaBytes * 100).toFixed(0)}% of the zoned views' bytes; received by every agent of the zone, nothing to apply`]);
-    const resyncs = reports.reduce((n, r) => n + r.resyncs, 0);
-    rows.push(['agents that read their views again (feed missed deliveries or fell silent)', String(resyncs), 'each resync reads the zone\'s views and applies only what differs']);
+    const byWhy = new Map<string, number>();
+    for (const r of reports) for (const [why, n] of r.resyncs) byWhy.set(why, (byWhy.get(why) ?? 0) + n);
+    const resyncs = [...byWhy.values()].reduce((a, b) => a + b, 0);
+    const whys = [...byWhy].map(([why, n]) => `${why} ${n}`).join(', ');
+    rows.push(['agents that read their views again (feed missed deliveries or fell silent)', String(resyncs), `${whys === '' ? 'none' : whys}; each resync reads the zone's views and applies only what differs`]);
     const rss = reports.reduce((n, r) => n + r.rssBytes, 0);
     rows.push(['memory per lightweight agent', fmtBytes(Math.round(rss / (agentCount + 1))), `worker RSS ${reports.map((r) => fmtBytes(r.rssBytes)).join(', ')} (at ready: ${workerRss.map((b) => fmtBytes(b)).join(', ')})`]);
     if (server0 !== null && server1 !== null) {

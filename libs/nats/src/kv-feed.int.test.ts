@@ -130,6 +130,39 @@ describe('kvFeedWatchJson', () => {
     await w.stop();
   });
 
+  it('a watcher whose own process stalled for longer than three heartbeats, its feed alive, reads nothing again and misses nothing', async () => {
+    const filter = zoneViewsFilter('c', 'zone-a');
+    const w = watch({ key: filter, heartbeatMs: 200 });
+    await until('the initial set', () => w.initialDone);
+    await kvPutJson(kv, key('zone-a', 'web-1'), { v: 1 });
+    await until('web-1', () => w.state.has(key('zone-a', 'web-1')));
+    // A CPU-starved process: nothing runs for five heartbeats while a put goes on. The stall is
+    // in a socket's callback, as a busy agent's would be: after it the timers run before the
+    // next read of the socket, with the heartbeats that came meanwhile still unread in it.
+    const stalled = new Promise<void>((resolve) => {
+      f.nc.subscribe(`stall.${f.id}`, {
+        max: 1,
+        callback: () => {
+          const until = Date.now() + 1000;
+          while (Date.now() < until) {
+            // busy: no timer, no socket read
+          }
+          resolve();
+        },
+      });
+    });
+    await f.nc.flush();
+    const writer = kvPutJson(kv, key('zone-a', 'web-2'), { v: 2 });
+    f.nc.publish(`stall.${f.id}`);
+    await stalled;
+    await writer;
+    await until('web-2', () => w.state.has(key('zone-a', 'web-2')));
+    await sleep(300);
+    expect(w.resyncs).toEqual([]);
+    expect(w.seen).toEqual(['PUT web-1 {"v":1}', 'PUT web-2 {"v":2}']);
+    await w.stop();
+  });
+
   it('an empty filter gives the initial-done mark at once, and a plain message on the feed\'s subject is not taken for a change', async () => {
     const filter = zoneViewsFilter('c', 'nowhere');
     const w = watch({ key: filter, heartbeatMs: 60_000 });
