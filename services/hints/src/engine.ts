@@ -218,6 +218,7 @@ export function startHintsEngine(deps: HintsEngineDeps): HintsEngine {
         store: { commitIngest: (consumer, seq, rows) => record.commitIngest(consumer, seq, rows, claim) },
         offsets: { slices: offsetOf('slices'), nodes: offsetOf('nodes'), services: offsetOf('services'), endpointslices: offsetOf('endpointslices') },
         owns: (namespace) => partitionOf(namespace, config.partitions) === p,
+        partitions: config.partitions,
         nodeFloors,
         deadLetter: async (letter) => void (await publishDeadLetter(js, dlqSubject(cluster, 'hints', names), { ...letter, at: new Date(clock.now()).toISOString() })),
         onSlices: (msg) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ConsumedMessage, DeadLetter } from '@slicemesh/nats';
-import { kubeNodeSubject, kubeObjectSubject, slicesSubject } from '@slicemesh/nats';
+import { kubeNodeSubject, kubeObjectSubject, partitionOf, slicesSubject } from '@slicemesh/nats';
 import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing';
 import type { IngestOutcome } from './ingest.ts';
 import { ingestHandlers } from './ingest.ts';
@@ -8,7 +8,7 @@ import { HintsProjection } from './projection.ts';
 import { FakeStore, ep } from './test-fixtures.ts';
 
 const opts = { cluster: 'c1', prefix: 't1.' };
-const sliceSubject = slicesSubject({ cluster: 'c1', partition: 0, namespace: 'default', service: 'web' }, opts);
+const sliceSubject = slicesSubject({ cluster: 'c1', partition: partitionOf('default', 4), namespace: 'default', service: 'web' }, opts);
 const nodeSubject = kubeNodeSubject({ cluster: 'c1', name: 'n-a' }, opts);
 const svcSubject = kubeObjectSubject({ cluster: 'c1', partition: 0, kind: 'Service', namespace: 'default', name: 'web' }, opts);
 const slice = makeSlice('web-1', [ep('10.0.0.1', 'zone-a', 'n-a')]);
@@ -241,6 +241,7 @@ describe('ingestHandlers: SLICES of other partitions', () => {
       onSlices: (m) => h.events.push(`slices ${m.namespace}/${m.service}`), onNode: () => {}, onService: () => {}, onForeignSlice: () => {},
       report: (o) => h.reports.push(o),
       owns: (namespace) => namespace === 'default',
+      partitions: 4, // 'default' is partition 2 of 4, 'other' partition 1
     });
     return { ...h, handlers };
   }
@@ -251,7 +252,10 @@ describe('ingestHandlers: SLICES of other partitions', () => {
     };
     return { subject, seq, raw: new TextEncoder().encode('{not json'), redelivered: false, deliveryCount: 1, headers: {}, get data(): unknown { return boom(); }, get parseError(): string | undefined { return boom(); } };
   }
-  const otherSubject = slicesSubject({ cluster: 'c1', partition: 1, namespace: 'other', service: 'db' }, opts);
+  const otherSubject = slicesSubject({ cluster: 'c1', partition: partitionOf('other', 4), namespace: 'other', service: 'db' }, opts);
+  // Another partition's namespace under this partition's token: a slicer with another PARTITIONS.
+  const misfiled = slicesSubject({ cluster: 'c1', partition: partitionOf('default', 4), namespace: 'other', service: 'db' }, opts);
+  const otherBody = { ...sliceBody, namespace: 'other', service: 'db', upserts: [makeSlice('db-1', [ep('10.0.0.9', 'zone-a', 'n-a')], { namespace: 'other', service: 'db' })] };
   // Subjects written before SLICES carried the partition token, which a broad consumer still reads.
   const olderOwn = slicesSubject({ cluster: 'c1', partition: null, namespace: 'default', service: 'web' }, opts);
   const olderOther = slicesSubject({ cluster: 'c1', partition: null, namespace: 'other', service: 'db' }, opts);
@@ -268,6 +272,7 @@ describe('ingestHandlers: SLICES of other partitions', () => {
     },
     { name: 'its redelivery is a duplicate, unread too', msgs: () => [message(sliceSubject, sliceBody, 5)], then: () => [unread(otherSubject, 4)], results: ['applied', 'duplicate'], offset: 5, letters: 0 },
     { name: 'an older-form subject of this partition is applied', msgs: () => [message(olderOwn, sliceBody, 8)], results: ['applied'], offset: 8, letters: 0 },
+    { name: "its token on another partition's namespace is dead-lettered, not skipped", msgs: () => [message(misfiled, otherBody, 8)], results: ['dead-lettered'], offset: undefined, letters: 1 },
     { name: "an older-form subject of another partition is skipped, unread", msgs: () => [message(sliceSubject, sliceBody, 8), unread(olderOther, 9)], results: ['applied', 'foreign-partition'], offset: 9, letters: 0 },
     { name: "this partition's malformed change is still dead-lettered", msgs: () => [message(sliceSubject, undefined, 6, '{nope')], results: ['dead-lettered'], offset: undefined, letters: 1 },
     { name: 'a subject that does not parse is judged by its body (dead-lettered: it names no slice change)', msgs: () => [message('t1.slices.c1', sliceBody, 7)], results: ['dead-lettered'], offset: undefined, letters: 1 },

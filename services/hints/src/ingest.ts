@@ -22,7 +22,7 @@
 // namespaces ('foreign-partition': the offset moves past them, nothing else).
 
 import type { EndpointSlice, Node, ObjectVersion, Service } from '@slicemesh/model';
-import { parseSlicesSubject } from '@slicemesh/contracts';
+import { parseSlicesSubject, partitionOf } from '@slicemesh/contracts';
 import type { ConsumedMessage, DeadLetter, HandlerOutcome, SubjectOptions } from '@slicemesh/nats';
 import type { KubeEnvelope, SliceChangedV1 } from './messages.ts';
 import { MalformedMessageError, parseEndpointSliceEvent, parseNodeEvent, parseServiceEvent, parseSliceChanged } from './messages.ts';
@@ -66,6 +66,8 @@ export interface IngestDeps extends SubjectOptions {
   readonly report?: (outcome: IngestOutcome) => void;
   /** Whether a namespace is this consumer's partition's (a broad SLICES consumer reads every partition's). Default: all. */
   readonly owns?: (namespace: string) => boolean;
+  /** PARTITIONS, which a SLICES subject's partition token is checked against. Default: not checked. */
+  readonly partitions?: number;
   /** Node versions taken, shared by every node consumer feeding the same projection. Default: the handler's own. */
   readonly nodeFloors?: VersionFloors;
 }
@@ -100,7 +102,7 @@ function envelopeVersion(env: KubeEnvelope<{ readonly metadata: { readonly names
  * write but still handed on: its first handling may have been cut short after the commit.
  */
 export function ingestHandlers(deps: IngestDeps): IngestHandlers {
-  const opts = { cluster: deps.cluster, ...(deps.prefix !== undefined ? { prefix: deps.prefix } : {}) };
+  const opts = { cluster: deps.cluster, ...(deps.prefix !== undefined ? { prefix: deps.prefix } : {}), ...(deps.partitions !== undefined ? { partitions: deps.partitions } : {}) };
   const owns = deps.owns;
 
   function handler<T>(role: ConsumerRole, kind: Kind<T>): (msgs: readonly ConsumedMessage[]) => Promise<HandlerOutcome> {
@@ -179,7 +181,7 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
       parse: (d, s) => parseSliceChanged(d, s, opts),
       stage: (stage, msg) => stage.applySliceChanged(msg),
       after: deps.onSlices,
-      ...(owns !== undefined ? { mine: (subject: string) => ownsSlicesSubject(subject, opts, owns) } : {}),
+      ...(owns !== undefined ? { mine: (subject: string) => ownsSlicesSubject(subject, opts, owns, deps.partitions) } : {}),
     }),
     nodes: handler<KubeEnvelope<Node>>('nodes', {
       parse: (d, s) => parseNodeEvent(d, s, opts),
@@ -200,10 +202,17 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
   };
 }
 
-/** Whether `owns` takes the namespace a SLICES subject names. One that does not parse is taken: its parse dead-letters it. */
-function ownsSlicesSubject(subject: string, opts: SubjectOptions, owns: (namespace: string) => boolean): boolean {
+/**
+ * Whether this consumer takes a SLICES message, from its subject: its namespace is `owns`'s. A
+ * subject that does not parse, or whose partition token is not its namespace's, is taken too:
+ * its parse dead-letters it (skipped as another partition's, it would be lost, since the
+ * partition its namespace belongs to filters on its own token and never receives it).
+ */
+function ownsSlicesSubject(subject: string, opts: SubjectOptions, owns: (namespace: string) => boolean, partitions: number | undefined): boolean {
   try {
-    return owns(parseSlicesSubject(subject, opts).namespace);
+    const a = parseSlicesSubject(subject, opts);
+    if (owns(a.namespace)) return true;
+    return a.partition !== null && partitions !== undefined && a.partition !== partitionOf(a.namespace, partitions);
   } catch {
     return true;
   }

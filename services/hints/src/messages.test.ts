@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kubeNodeSubject, kubeObjectSubject, slicesSubject } from '@slicemesh/nats';
+import { kubeNodeSubject, kubeObjectSubject, partitionOf, slicesSubject } from '@slicemesh/nats';
 import { deepFreeze, makeNode, makeService, makeSlice } from '@slicemesh/testing';
 import { MalformedMessageError, parseNodeEvent, parseServiceEvent, parseSliceChanged } from './messages.ts';
 import { ep } from './test-fixtures.ts';
@@ -31,12 +31,19 @@ describe('parseSliceChanged', () => {
     expect(out.reconcileID).toBe('r1');
   });
 
+  it.each([
+    ["its namespace's partition token", slicesSubject({ cluster: 'c1', partition: partitionOf('default', 4), namespace: 'default', service: 'web' }, opts)],
+    ['the older form, without the token', slicesSubject({ cluster: 'c1', partition: null, namespace: 'default', service: 'web' }, opts)],
+  ])('accepts a subject with %s when PARTITIONS is known', (_name, s) => {
+    expect(parseSliceChanged(deepFreeze(sliceMsg()), s, { ...opts, partitions: 4 }).upserts).toHaveLength(1);
+  });
+
   it('treats absent upserts/deletes/kubeSeq as empty', () => {
     const out = parseSliceChanged(deepFreeze({ type: 'SliceChanged.v1', cluster: 'c1', namespace: 'default', service: 'web' }), subject, opts);
     expect([out.upserts, out.deletes, out.kubeSeq, out.reconcileID]).toEqual([[], [], null, null]);
   });
 
-  const cases: { name: string; data: unknown; subject?: string; field: string; reason: RegExp }[] = [
+  const cases: { name: string; data: unknown; subject?: string; partitions?: number; field: string; reason: RegExp }[] = [
     { name: 'a body that is not an object', data: [1], field: '<body>', reason: /JSON object/ },
     { name: 'an unknown event type', data: sliceMsg({ type: 'SliceChanged.v2' }), field: 'type', reason: /unknown type/ },
     { name: 'another cluster', data: sliceMsg({ cluster: 'c2' }), field: 'cluster', reason: /serves "c1"/ },
@@ -54,10 +61,18 @@ describe('parseSliceChanged', () => {
     },
     { name: 'an empty delete name', data: sliceMsg({ deletes: [''] }), field: 'deletes[0]', reason: /non-empty/ },
     { name: 'a malformed kubeSeq', data: sliceMsg({ kubeSeq: { from: 'x' } }), field: 'kubeSeq', reason: /integer/ },
+    {
+      name: "a partition token that is not the namespace's",
+      data: sliceMsg(),
+      subject: slicesSubject({ cluster: 'c1', partition: (partitionOf('default', 4) + 1) % 4, namespace: 'default', service: 'web' }, opts),
+      partitions: 4,
+      field: 'subject',
+      reason: /agree on PARTITIONS/,
+    },
   ];
   for (const tc of cases) {
     it(`rejects ${tc.name} naming field ${tc.field}`, () => {
-      const err = caught(() => parseSliceChanged(deepFreeze(tc.data), tc.subject ?? subject, opts));
+      const err = caught(() => parseSliceChanged(deepFreeze(tc.data), tc.subject ?? subject, { ...opts, ...(tc.partitions !== undefined ? { partitions: tc.partitions } : {}) }));
       expect(err.field).toBe(tc.field);
       expect(err.reason).toMatch(tc.reason);
     });

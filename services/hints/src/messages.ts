@@ -39,6 +39,8 @@ export type KubeEnvelope<T> = Readonly<{
 export interface ParseOptions extends SubjectOptions {
   /** The cluster this service serves; a message of another cluster is malformed. */
   readonly cluster: string;
+  /** PARTITIONS: a SLICES subject whose partition token is not its namespace's is malformed. */
+  readonly partitions?: number;
 }
 
 function fail(r: Rejection): never {
