@@ -14,7 +14,7 @@
 // the last arrived; on { report }, per revision, the latest arrival and how many agents got it,
 // and per agent the entries received after the initial set.
 
-import type { KV, NatsConnection } from '@slicemesh/nats';
+import type { FeedResyncKind, KV, NatsConnection } from '@slicemesh/nats';
 import { connectNats, kvFeedSubjectPrefix, kvFeedWatchJson, openKv } from '@slicemesh/nats';
 
 interface AgentSpec {
@@ -46,10 +46,8 @@ const stop = new AbortController();
 
 let retries = 0;
 let specs: readonly AgentSpec[] = [];
-/** Times an agent read its views again, by why: its feed missed deliveries or fell silent. */
-const resyncs = new Map<string, number>();
-/** The kind of a resync reason (kv-feed's texts): what the report counts it under. */
-const resyncKind = (why: string): string => (why.startsWith('nothing heard') ? 'silent' : why.includes('out of order') ? 'out of order' : why.includes('heartbeat') ? 'heartbeat ahead' : 'other');
+/** Times an agent read its views again, by kind: its feed fell silent or missed deliveries. */
+const resyncs = new Map<FeedResyncKind, number>();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One agent: connects, watches its filter, applies every entry. Rejects when it fails; before its initial set, having closed its connection. */
@@ -62,7 +60,7 @@ async function runAgent(spec: AgentSpec, url: string, bucket: string, cluster: s
     const view = new Map<string, unknown>(); // the agent's proxy state, keyed like the bucket
     const stats = { entries: 0 };
     perAgent.set(spec.id, stats);
-    const feed = { key: spec.filter, subjectPrefix: kvFeedSubjectPrefix(bucket, cluster), signal: stop.signal, onResync: (why: string) => void resyncs.set(resyncKind(why), (resyncs.get(resyncKind(why)) ?? 0) + 1) };
+    const feed = { key: spec.filter, subjectPrefix: kvFeedSubjectPrefix(bucket, cluster), signal: stop.signal, onResync: (_why: string, kind: FeedResyncKind) => void resyncs.set(kind, (resyncs.get(kind) ?? 0) + 1) };
     for await (const c of kvFeedWatchJson(nc, kv, { ...feed, onInitialDone: () => ((initial = false), ready()) })) {
       if (c.op === 'PUT') view.set(c.key, c.value);
       else view.delete(c.key);

@@ -21,6 +21,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 interface Watcher {
   readonly seen: string[];
   readonly resyncs: string[];
+  /** The kind of each resync, as onResync reported it. */
+  readonly kinds: string[];
   initialDone: boolean;
   /** The keys it holds now, with their values (what an agent's state would be). */
   readonly state: Map<string, unknown>;
@@ -32,6 +34,7 @@ function watch(opts: Partial<KvFeedOptions> & { key: string }): Watcher {
   const w: Watcher = {
     seen: [],
     resyncs: [],
+    kinds: [],
     initialDone: false,
     state: new Map(),
     stop: async () => {
@@ -40,7 +43,7 @@ function watch(opts: Partial<KvFeedOptions> & { key: string }): Watcher {
     },
   };
   const loop = (async () => {
-    const it = kvFeedWatchJson(f.nc, kv, { subjectPrefix: kvFeedSubjectPrefix(f.names.views, 'c'), signal: ac.signal, onInitialDone: () => (w.initialDone = true), onResync: (why) => void w.resyncs.push(why), ...opts });
+    const it = kvFeedWatchJson(f.nc, kv, { subjectPrefix: kvFeedSubjectPrefix(f.names.views, 'c'), signal: ac.signal, onInitialDone: () => (w.initialDone = true), onResync: (why, kind) => void (w.resyncs.push(why), w.kinds.push(kind)), ...opts });
     for await (const c of it as AsyncIterable<KvChange>) {
       w.seen.push(`${c.op} ${slice(c.key)} ${JSON.stringify(c.value)}`);
       if (c.op === 'PUT') w.state.set(c.key, c.value);
@@ -107,6 +110,7 @@ describe('kvFeedWatchJson', () => {
     await sleep(200);
     expect(w.seen).toEqual(['PUT web-1 {"v":1}', 'PUT web-2 {"v":2}', 'PUT web-3 {"v":3}', 'PUT web-2 {"v":20}', 'PUT web-5 {"v":5}', 'DEL web-1 undefined']);
     expect(w.resyncs).toEqual(['a delivery out of order: some were missed']);
+    expect(w.kinds).toEqual(['out-of-order']);
     // The feed carries on.
     await kvPutJson(kv, key('zone-a', 'web-6'), { v: 6 });
     await until('web-6', () => w.state.has(key('zone-a', 'web-6')));
@@ -123,6 +127,7 @@ describe('kvFeedWatchJson', () => {
     await kvPutJson(kv, key('zone-a', 'web-1'), { v: 1 });
     await until('web-1 after the resync', () => w.state.has(key('zone-a', 'web-1')), 5000);
     expect(w.resyncs[0]).toMatch(/nothing heard from the feed/);
+    expect(w.kinds[0]).toBe('silent');
     expect(await feeds()).toEqual([consumer]);
     await kvPutJson(kv, key('zone-a', 'web-2'), { v: 2 });
     await until('web-2 through the new feed', () => w.state.has(key('zone-a', 'web-2')));

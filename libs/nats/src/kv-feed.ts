@@ -37,9 +37,12 @@ export interface KvFeedOptions extends KvWatchOptions {
   readonly heartbeatMs?: number;
   /** The server removes a feed nobody has listened to for this long, ms. Defaults to 300_000. */
   readonly inactiveMs?: number;
-  /** Called when the watcher read the bucket again, with the reason (missed deliveries, a silent feed). */
-  readonly onResync?: (why: string) => void;
+  /** Called when the watcher read the bucket again, with the reason in words and its kind. */
+  readonly onResync?: (why: string, kind: FeedResyncKind) => void;
 }
+
+/** Why a watcher read the bucket again: a lost feed, or deliveries its numbering says it missed. */
+export type FeedResyncKind = 'silent' | 'heartbeat-ahead' | 'out-of-order';
 
 /** A feed's consumer and subject: every watcher with the same filter and settings uses the same. */
 export interface FeedAddress {
@@ -186,8 +189,8 @@ export async function* kvFeedWatchJson(nc: NatsConnection, kv: KV, opts: KvFeedO
     opts.onInitialDone?.();
 
     /** Reads the bucket again; yields what differs from what was yielded (stale keys as DEL). */
-    async function* resync(why: string): AsyncGenerator<KvChange> {
-      opts.onResync?.(why);
+    async function* resync(why: string, kind: FeedResyncKind): AsyncGenerator<KvChange> {
+      opts.onResync?.(why, kind);
       await ensureFeed(bucket.jsm, bucket.stream, feed);
       const current = await readCurrent(kv, opts.key, signal);
       const newest = current.reduce((n, c) => Math.max(n, c.revision), 0);
@@ -231,7 +234,7 @@ export async function* kvFeedWatchJson(nc: NatsConnection, kv: KV, opts: KvFeedO
             // every one of 399 resyncs was such a silence, each a full read of the zone's views.
             if (++silences < SILENCES_TOLERATED && (await feedExists(bucket.jsm, bucket.stream, feed))) continue;
             silences = 0;
-            yield* resync(`nothing heard from the feed for ${3 * heartbeatMs} ms`);
+            yield* resync(`nothing heard from the feed for ${3 * heartbeatMs} ms`, 'silent');
             continue;
           }
           await new Promise<void>((resolve) => (wake = resolve));
@@ -240,13 +243,13 @@ export async function* kvFeedWatchJson(nc: NatsConnection, kv: KV, opts: KvFeedO
         silences = 0;
         if (isHeartbeat(m)) {
           const last = Number(m.headers?.get('Nats-Last-Consumer'));
-          if (Number.isSafeInteger(last) && order.heartbeat(last) === 'missed') yield* resync('the feed\'s heartbeat counts deliveries this watcher did not see');
+          if (Number.isSafeInteger(last) && order.heartbeat(last) === 'missed') yield* resync('the feed\'s heartbeat counts deliveries this watcher did not see', 'heartbeat-ahead');
           continue;
         }
         // Not a delivery of the consumer (its subject is the entry's; its reply carries the numbers).
         const at = m.subject.startsWith(keyPrefix) ? feedPositionOf(m.reply) : null;
         if (at === null) continue;
-        if (order.message(at.consumerSeq) === 'missed') yield* resync('a delivery out of order: some were missed');
+        if (order.message(at.consumerSeq) === 'missed') yield* resync('a delivery out of order: some were missed', 'out-of-order');
         const key = m.subject.slice(keyStart);
         if (at.streamSeq <= revisionOf(key)) continue; // already read, or older than what was
         const c = changeOf(m, key, at.streamSeq);
