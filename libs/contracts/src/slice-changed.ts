@@ -5,7 +5,7 @@ import type { EndpointSlice } from '@slicemesh/model';
 import { InvalidObjectError, LABEL_SERVICE_NAME, validateEndpointSlice } from '@slicemesh/model';
 import type { Parsed } from './kube-event.ts';
 import type { SubjectOptions } from './subjects.ts';
-import { parseSlicesSubject, partitionOf } from './subjects.ts';
+import { misfiledPartition, parseSlicesSubject } from './subjects.ts';
 
 export const SLICE_CHANGED = 'SliceChanged.v1';
 
@@ -107,8 +107,9 @@ export function parseSliceChanged(data: unknown, subject: string, ctx: SliceChan
       throw new Reject(`subject ${JSON.stringify(subject)}: ${err instanceof Error ? err.message : String(err)}`, 'subject');
     }
     if (addr.cluster !== cluster || addr.namespace !== namespace || addr.service !== service) throw new Reject(`subject ${subject} does not name ${cluster}/${namespace}/${service}`, 'subject');
-    if (addr.partition !== null && ctx.partitions !== undefined && addr.partition !== partitionOf(namespace, ctx.partitions)) {
-      throw new Reject(`subject ${subject}: partition ${addr.partition} is not ${partitionOf(namespace, ctx.partitions)} = partitionOf(namespace, ${ctx.partitions}); do the slicer and its readers agree on PARTITIONS?`, 'subject');
+    const right = misfiledPartition(addr, ctx.partitions);
+    if (right !== undefined) {
+      throw new Reject(`subject ${subject}: partition ${addr.partition} is not ${right} = partitionOf(namespace, ${ctx.partitions}); do the slicer and its readers agree on PARTITIONS?`, 'subject');
     }
     const rawUpserts = data['upserts'] ?? [];
     const rawDeletes = data['deletes'] ?? [];

@@ -13,6 +13,7 @@ import {
   kubeObjectSubject,
   kubePartitionFilter,
   legacySlicesFilter,
+  misfiledPartition,
   parseHintedKey,
   parseKubeSubject,
   parseSlicesSubject,
@@ -195,6 +196,17 @@ describe('slices and dlq subjects', () => {
   it.each(['slices.c.n', 'slices.c.01.n.s', 'slices.c.x.n.s', 'slices.c.1.n.s.extra', 'kube.c.n.s'])('%s is not a slices subject', (subject) => {
     expect(() => parseSlicesSubject(subject)).toThrow(TokenDecodeError);
   });
+  const misfiled: { name: string; partition: number | null; partitions: number | undefined; want: number | undefined }[] = [
+    { name: "a token that is the namespace's", partition: partitionOf('shop', 8), partitions: 8, want: undefined },
+    { name: 'a token of another partition names the right one', partition: (partitionOf('shop', 8) + 1) % 8, partitions: 8, want: partitionOf('shop', 8) },
+    { name: 'the older form has no token to be wrong', partition: null, partitions: 8, want: undefined },
+    { name: 'PARTITIONS unknown: nothing to check against', partition: 7, partitions: undefined, want: undefined },
+  ];
+  for (const tc of misfiled) {
+    it(`misfiledPartition: ${tc.name}`, () => {
+      expect(misfiledPartition({ cluster: 'c', partition: tc.partition, namespace: 'shop', service: 'web' }, tc.partitions)).toBe(tc.want);
+    });
+  }
   it('an older-form subject is rewritten with its namespace partition; a current one is kept', () => {
     const older = slicesSubject({ cluster: 'c', partition: null, namespace: 'shop', service: 'web' }, { prefix: 'p.' });
     const want = slicesSubject({ cluster: 'c', partition: partitionOf('shop', 8), namespace: 'shop', service: 'web' }, { prefix: 'p.' });

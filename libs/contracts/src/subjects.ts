@@ -174,6 +174,17 @@ export function parseSlicesSubject(subject: string, opts?: SubjectOptions): Slic
 }
 
 /**
+ * The partition a SLICES address's namespace belongs to under `partitions` when its token names
+ * another (a producer with another PARTITIONS); undefined when it does not, for the older form,
+ * which has no token, and when `partitions` is not known.
+ */
+export function misfiledPartition(a: SliceSubjectAddress, partitions: number | undefined): number | undefined {
+  if (a.partition === null || partitions === undefined) return undefined;
+  const right = partitionOf(a.namespace, partitions);
+  return a.partition === right ? undefined : right;
+}
+
+/**
  * `subject` in the current form: an older-form SLICES subject gains its partition, one already
  * carrying it is returned as it is. Throws TokenDecodeError when it is not a SLICES subject.
  */

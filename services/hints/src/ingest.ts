@@ -22,7 +22,7 @@
 // namespaces ('foreign-partition': the offset moves past them, nothing else).
 
 import type { EndpointSlice, Node, ObjectVersion, Service } from '@slicemesh/model';
-import { parseSlicesSubject, partitionOf } from '@slicemesh/contracts';
+import { misfiledPartition, parseSlicesSubject } from '@slicemesh/contracts';
 import type { ConsumedMessage, DeadLetter, HandlerOutcome, SubjectOptions } from '@slicemesh/nats';
 import type { KubeEnvelope, SliceChangedV1 } from './messages.ts';
 import { MalformedMessageError, parseEndpointSliceEvent, parseNodeEvent, parseServiceEvent, parseSliceChanged } from './messages.ts';
@@ -181,7 +181,7 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
       parse: (d, s) => parseSliceChanged(d, s, opts),
       stage: (stage, msg) => stage.applySliceChanged(msg),
       after: deps.onSlices,
-      ...(owns !== undefined ? { mine: (subject: string) => ownsSlicesSubject(subject, opts, owns, deps.partitions) } : {}),
+      ...(owns !== undefined ? { mine: (subject: string) => ownsSlicesSubject(subject, opts, owns) } : {}),
     }),
     nodes: handler<KubeEnvelope<Node>>('nodes', {
       parse: (d, s) => parseNodeEvent(d, s, opts),
@@ -208,11 +208,10 @@ export function ingestHandlers(deps: IngestDeps): IngestHandlers {
  * its parse dead-letters it (skipped as another partition's, it would be lost, since the
  * partition its namespace belongs to filters on its own token and never receives it).
  */
-function ownsSlicesSubject(subject: string, opts: SubjectOptions, owns: (namespace: string) => boolean, partitions: number | undefined): boolean {
+function ownsSlicesSubject(subject: string, opts: SubjectOptions & { readonly partitions?: number }, owns: (namespace: string) => boolean): boolean {
   try {
     const a = parseSlicesSubject(subject, opts);
-    if (owns(a.namespace)) return true;
-    return a.partition !== null && partitions !== undefined && a.partition !== partitionOf(a.namespace, partitions);
+    return owns(a.namespace) || misfiledPartition(a, opts.partitions) !== undefined;
   } catch {
     return true;
   }
