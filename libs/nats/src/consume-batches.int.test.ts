@@ -5,6 +5,7 @@ import { withJetStream } from '../testing/jetstream.ts';
 import type { JetStreamFixture } from '../testing/jetstream.ts';
 import { consumeBatchesInOrder } from './consume-batches.ts';
 import { ConsumerStalledError } from './consumer-watchdog.ts';
+import { DeliveryGapError } from './consume-batches.ts';
 
 let f: JetStreamFixture;
 let spec: DurableOptions;
@@ -180,6 +181,47 @@ describe('consumeBatchesInOrder', () => {
     );
     expect(again).toEqual([2]);
   });
+
+  // A delivery lost in flight (a connection that dropped with messages on the wire) is sent
+  // again only after the ack wait; a processor keeping one offset per consumer would have applied
+  // the later messages by then and take the late one for a duplicate. Here the server delivers
+  // message 1 to an inbox that drops it (the server delivers only to an inbox with interest), as
+  // it would to a connection that just died.
+  const pullIntoTheVoid = async (): Promise<void> => {
+    const inbox = `void.${f.id}`;
+    const sub = f.nc.subscribe(inbox, { max: 1 });
+    f.nc.publish(`$JS.API.CONSUMER.MSG.NEXT.${f.names.kube}.${spec.durable}`, JSON.stringify({ batch: 1 }), { reply: inbox });
+    for await (const m of sub) expect(m.subject).toBe(`${f.names.prefix}kube.c1.0.pod.ns.p1`);
+    expect((await f.jsm.consumers.info(f.names.kube, spec.durable)).delivered.stream_seq).toBe(1);
+  };
+  const consumeAll = async (opts: { readonly info?: Awaited<ReturnType<typeof restartDurableAt>> }): Promise<{ seen: number[]; err: unknown }> => {
+    const ac = new AbortController();
+    const seen: number[] = [];
+    const err = await within(10_000, consumeBatchesInOrder(f.js, f.names.kube, spec.durable, async (msgs) => {
+      seen.push(...numbers(msgs));
+      if (seen.length >= 3) ac.abort();
+      return 'ack';
+    }, { signal: ac.signal, batch: 3, ...opts }).then(() => undefined, (e: unknown) => e));
+    return { seen, err };
+  };
+
+  for (const tc of [
+    { name: 'with the info creating the durable returned (the slicer)', withInfo: true },
+    { name: 'looking the durable up (hints, publisher)', withInfo: false },
+  ]) {
+    it(`a delivery lost in flight ends the loop with DeliveryGapError before any later message is handed over, ${tc.name}`, async () => {
+      for (let n = 1; n <= 3; n++) await publish(n);
+      const info = await restartDurableAt(f.jsm, f.names.kube, spec, 1);
+      await pullIntoTheVoid();
+      const { seen, err } = await consumeAll(tc.withInfo ? { info } : {});
+      expect(err).toBeInstanceOf(DeliveryGapError);
+      expect(String(err)).toMatch(/delivery 2 arrived, 1–1 never did/);
+      expect(seen).toEqual([]);
+      // What the services do with it: restart at the stored position; message 1 comes first.
+      const again = await consumeAll({ info: await restartDurableAt(f.jsm, f.names.kube, spec, 1) });
+      expect(again).toEqual({ seen: [1, 2, 3], err: undefined });
+    });
+  }
 
   it('returns at once for an aborted signal', async () => {
     await within(1_000, consumeBatchesInOrder(f.js, f.names.kube, spec.durable, async () => 'ack', { signal: AbortSignal.abort(), batch: 3 }));

@@ -6,7 +6,8 @@
 // - it hands over batches (each applied in one transaction by the caller), formed from what
 //   arrived while the previous batch was handled;
 // - a handler error ends the loop instead of nak'ing and moving on to later messages;
-// - a message that arrives after the abort is nak'ed at once rather than left to the ack wait.
+// - a message that arrives after the abort is nak'ed at once rather than left to the ack wait;
+// - a delivery the client never received ends the loop (DeliveryGapError, below).
 
 import type { ConsumerInfo, JetStreamClient } from '@nats-io/jetstream';
 import type { ConsumedMessage, HandlerOutcome } from './consume.ts';
@@ -51,6 +52,11 @@ export async function consumeBatchesInOrder(
   if (signal.aborted) return;
   const consumer = opts.info !== undefined && opts.info.stream_name === stream && opts.info.name === durable ? js.consumers.getConsumerFromInfo(opts.info) : await js.consumers.get(stream, durable);
   if (signal.aborted) return;
+  // The consumer's info is at hand (cached by get, or given). The next delivery this loop may
+  // take is the one after the ack floor: a delivery beyond it that nobody acknowledged went to
+  // an earlier loop or nowhere, and would come back only after the ack wait, out of order.
+  let expected = (await consumer.info(true)).ack_floor.consumer_seq + 1;
+  if (signal.aborted) return;
   const messages = await consumer.consume({ max_messages: opts.batch, expires: Math.max(1000, opts.pollMs ?? 5000) });
   const buffer: Pulled[] = [];
   let wake: (() => void) | undefined;
@@ -68,6 +74,16 @@ export async function consumeBatchesInOrder(
     try {
       for await (const m of messages) {
         watch.alive();
+        // Below the expected sequence is no loss: a consumer's new leader may deliver again what
+        // its predecessor sent (the caller knows applied messages by their stream sequence).
+        const got = m.info.deliverySequence;
+        if (got > expected) {
+          readError = new DeliveryGapError(`${stream}/${durable}: delivery ${got} arrived, ${expected}–${got - 1} never did (lost in flight); restart at the stored position`);
+          m.nak();
+          stop();
+          break;
+        }
+        expected = got + 1;
         buffer.push(m);
         wake?.();
       }
@@ -116,6 +132,19 @@ export async function consumeBatchesInOrder(
     // Whatever arrived but was not handled goes back at once rather than after the ack wait.
     for (const m of buffer.splice(0)) m.nak();
   }
+}
+
+/**
+ * The server delivered a message this client never received: the consumer's delivery sequence
+ * skipped. It happens when a connection drops with deliveries in flight (a NATS server's kill in
+ * the cluster campaign): the server counts them as delivered and sends them again only after
+ * the ack wait, by which time a processor that keeps one offset per consumer has applied later
+ * messages and takes the late one for a redelivery of something it applied. So the loop hands
+ * over what came before the gap and then ends with this error; the caller restarts the durable
+ * at its stored position, which delivers the missing message first.
+ */
+export class DeliveryGapError extends Error {
+  override readonly name = 'DeliveryGapError';
 }
 
 type PullConsumer = Awaited<ReturnType<JetStreamClient['consumers']['get']>>;

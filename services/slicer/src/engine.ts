@@ -23,6 +23,7 @@ import type { Db, KubeObjectRow, KubeSnapshotHeader, LeaseClaim } from '@sliceme
 import { listKubeSnapshots, loadNodeTombstones, writeKubeSnapshot } from '@slicemesh/db';
 import type { ConsumedMessage, ConsumerInfo, DurableOptions, EventRequestPublisher, HandlerOutcome, JetStreamClient, JetStreamManager } from '@slicemesh/nats';
 import {
+  DeliveryGapError,
   MIRRORING_EVENT_COMPONENT,
   consumeBatchesInOrder,
   eventRequest,
@@ -410,6 +411,11 @@ export function startEngine(deps: EngineDeps): Engine {
           await sleep(clock, CONSUME_RESTART_MS, signal);
         }
       } catch (err) {
+        if (err instanceof DeliveryGapError) {
+          // Not a failure of ours: a delivery was lost in flight (a NATS server went away).
+          log.warn({ consumer: durable, gap: err.message }, 'a KUBE delivery was lost in flight; restarting from the committed offset');
+          continue;
+        }
         failures++;
         metrics.eventsIngested.inc({ kind: 'unknown', result: 'error' });
         log.error({ err, consumer: durable, failures }, 'ingest failed; restarting from the committed offset');
