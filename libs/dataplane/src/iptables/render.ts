@@ -14,8 +14,9 @@
 // dispatch chain is safe: identical content references only chains that still exist.
 
 import { createHash } from 'node:crypto';
-import type { DpState } from '../model.ts';
+import type { DpServicePort, DpState } from '../model.ts';
 import { LARGE_CLUSTER_ENDPOINTS_THRESHOLD, isServicePortChanged, servicePortKey, sortedServicePorts } from '../model.ts';
+import type { PortPolicy } from '../policy.ts';
 import { portPolicy } from '../policy.ts';
 import type { IptablesChainNames } from './chain-names.ts';
 import { OWN_CHAINS } from './chain-names.ts';
@@ -43,6 +44,53 @@ export interface IptablesPrevious {
   readonly settingsDigest?: string;
 }
 
+/** One service port as rendered in a context: its dispatch lines and own chains. */
+interface PortRender {
+  readonly context: string;
+  readonly dispatch: DispatchSink;
+  readonly chains: readonly string[];
+  /** The chains it declares (so flushes and refills). */
+  readonly declaredChains: readonly string[];
+  /** The declarations and the rules of its own chains, each as one block of lines ('' when none). */
+  readonly declared: string;
+  readonly rules: string;
+  readonly ruleCount: number;
+}
+
+/**
+ * Renderings kept between renders, by service-port object: a caller that renders the complete
+ * ruleset on every sync (the dry-run backend) and hands unchanged ports back as the same
+ * objects (the agent keeps each unchanged service's model) re-renders only the ports that
+ * changed. It holds every port's rule text, so a kernel backend, which renders only the changed
+ * ports anyway, goes without one. Entries go with their port objects.
+ */
+export class IptablesRenderCache {
+  readonly #ports = new WeakMap<DpServicePort, PortRender>();
+  readonly #policies = new WeakMap<DpServicePort, PortPolicy>();
+  #rendered = 0;
+
+  /** Ports rendered so far (not taken from the cache). */
+  get rendered(): number {
+    return this.#rendered;
+  }
+
+  policy(sp: DpServicePort): PortPolicy {
+    let p = this.#policies.get(sp);
+    if (p === undefined) this.#policies.set(sp, (p = portPolicy(sp)));
+    return p;
+  }
+
+  /** `sp` rendered in `context` (a digest of the IptablesContext), rendering it when not kept. */
+  port(sp: DpServicePort, context: string, render: () => Omit<PortRender, 'context'>): PortRender {
+    const kept = this.#ports.get(sp);
+    if (kept !== undefined && kept.context === context) return kept;
+    const r = { context, ...render() };
+    this.#rendered++;
+    this.#ports.set(sp, r);
+    return r;
+  }
+}
+
 export interface RenderIptablesOptions {
   /**
    * Partial sync: only these service ports get their chains rewritten (keys: `servicePortKey`,
@@ -57,6 +105,8 @@ export interface RenderIptablesOptions {
   readonly largeClusterMode?: boolean;
   /** Chain names (D.4.15). Default `OWN_CHAINS` (SLICEMESH-…); `KUBE_PROXY_CHAINS` renders kube-proxy's. */
   readonly chains?: IptablesChainNames;
+  /** Keeps each port's rendering for the next render (see IptablesRenderCache). */
+  readonly cache?: IptablesRenderCache;
 }
 
 export interface IptablesRenderResult {
@@ -86,6 +136,19 @@ function settingsDigest(state: DpState, names: IptablesChainNames): string {
   return digest([state.family, state.podCIDR ?? '', String(state.masqueradeAll), String(state.masqueradeBit), state.nodeIPs.join(','), state.primaryNodeIP ?? state.nodeIPs[0] ?? '', names.prefix]);
 }
 
+const DISPATCH_CHAINS = ['natServices', 'natNodePorts', 'filterServices', 'filterExternal', 'filterNodePorts', 'filterFirewall'] as const;
+
+/** One port on its own: its dispatch lines and its own chains, for the cache. */
+function renderPort(sp: DpServicePort, pol: PortPolicy, names: IptablesChainNames, ctx: IptablesContext): Omit<PortRender, 'context'> {
+  const own = names.service(sp);
+  const dispatch: DispatchSink = { natServices: [], natNodePorts: [], filterServices: [], filterExternal: [], filterNodePorts: [], filterFirewall: [] };
+  renderDispatch(sp, pol, own, names, dispatch);
+  const sink: ChainSink = { declared: [], rules: [] };
+  const chains = renderServiceChains(sp, pol, own, ctx, sink);
+  const block = (lines: readonly string[]): string => lines.join('\n');
+  return { dispatch, chains, declaredChains: sink.declared, declared: block(sink.declared.map((c) => `:${c} - [0:0]`)), rules: block(sink.rules), ruleCount: sink.rules.length };
+}
+
 /**
  * Renders the rules for `state`. With no services the script still creates and fills the
  * top-level chains (and deletes every previously owned service chain). Endpoint lists that
@@ -98,7 +161,8 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
   const partial =
     opts.changedServicePorts !== undefined && prev?.services !== undefined && prev.settingsDigest === settings;
   const ports = sortedServicePorts(state);
-  const policies = ports.map(portPolicy);
+  const cache = opts.cache;
+  const policies = ports.map((sp) => (cache === undefined ? portPolicy(sp) : cache.policy(sp)));
   const totalEndpoints = policies.reduce((n, p) => n + p.reachable.length, 0);
   const largeCluster = opts.largeClusterMode ?? totalEndpoints > LARGE_CLUSTER_ENDPOINTS_THRESHOLD;
   const ctx: IptablesContext = {
@@ -111,14 +175,31 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
 
   const dispatch: DispatchSink = { natServices: [], natNodePorts: [], filterServices: [], filterExternal: [], filterNodePorts: [], filterFirewall: [] };
   const sink: ChainSink = { declared: [], rules: [] };
+  // With a cache the ports' own chains come as one block each, in port order like sink's lines.
+  const declaredBlocks: string[] = [];
+  const ruleBlocks: string[] = [];
+  const cachedDeclared: string[] = [];
   const services = new Map<string, IptablesServiceRecord>();
+  const context = cache === undefined ? '' : JSON.stringify([names.prefix, ctx.podCIDR, ctx.masqueradeAll, ctx.largeCluster, ctx.nodeIP]);
   ports.forEach((sp, i) => {
     const pol = policies[i];
     if (!pol) return;
-    const own = names.service(sp);
-    renderDispatch(sp, pol, own, names, dispatch);
     const key = servicePortKey(sp);
     const kept = partial && !isServicePortChanged(sp, opts.changedServicePorts ?? new Set()) ? prev?.services?.get(key) : undefined;
+    if (cache !== undefined) {
+      const r = cache.port(sp, context, () => renderPort(sp, pol, names, ctx));
+      for (const k of DISPATCH_CHAINS) for (const l of r.dispatch[k]) dispatch[k].push(l);
+      if (kept) services.set(key, kept);
+      else {
+        if (r.declared !== '') declaredBlocks.push(r.declared);
+        for (const c of r.declaredChains) cachedDeclared.push(c);
+        if (r.rules !== '') ruleBlocks.push(r.rules);
+        services.set(key, { chains: r.chains, natRules: r.ruleCount });
+      }
+      return;
+    }
+    const own = names.service(sp);
+    renderDispatch(sp, pol, own, names, dispatch);
     if (kept) {
       services.set(key, kept);
       return;
@@ -174,6 +255,7 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
   }
   for (const c of natWritten) out.push(`:${c} - [0:0]`);
   for (const c of sink.declared) out.push(`:${c} - [0:0]`);
+  for (const b of declaredBlocks) out.push(b);
   for (const c of stale) out.push(`:${c} - [0:0]`);
   if (opts.includeJumps) for (const l of jumpInsertLines('nat', names)) out.push(l);
   for (const c of natWritten) {
@@ -183,6 +265,7 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
   const masquerade = masqueradeRules(state, names);
   for (const l of masquerade) out.push(l);
   for (const l of sink.rules) out.push(l);
+  for (const b of ruleBlocks) out.push(b);
   for (const c of stale) out.push(`-X ${c}`);
   out.push('COMMIT', '');
 
@@ -199,7 +282,7 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
     dispatchDigests: digests,
     settingsDigest: settings,
     fullSync: !partial,
-    rewrittenChains: { filter: filterWritten, nat: [...natWritten, ...sink.declared] },
+    rewrittenChains: { filter: filterWritten, nat: [...natWritten, ...sink.declared, ...cachedDeclared] },
     deletedChains: stale,
     largeClusterMode: largeCluster,
   };

@@ -1,9 +1,11 @@
 // dry-run: programs nothing; after every sync the file holds the complete ruleset the chosen
 // backend would have on this node (what `slicemesh proxy-plan --format X` prints), written
-// atomically so a reader never sees half a file.
+// atomically so a reader never sees half a file. For iptables it keeps each service port's
+// rendering between syncs (IptablesRenderCache): a sync re-renders only the ports that changed,
+// where rendering all of them took ~50 ms per sync at 1000 services.
 
 import type { DpState, IptablesChainNames } from '@slicemesh/dataplane';
-import { OWN_CHAINS, renderIptables, renderIpvs, renderIpvsNodePlan, renderNftablesFull } from '@slicemesh/dataplane';
+import { IptablesRenderCache, OWN_CHAINS, renderIptables, renderIpvs, renderIpvsNodePlan, renderNftablesFull } from '@slicemesh/dataplane';
 import type { IpvsScheduler } from '@slicemesh/dataplane';
 import type { Backend, BackendSyncRequest, BackendSyncResult } from '../backend.ts';
 import { nftObjectCounts } from './nftables-backend.ts';
@@ -20,10 +22,10 @@ export interface DryRunBackendOptions {
   readonly writeFile: (path: string, text: string) => Promise<void>;
 }
 
-function render(state: DpState, opts: DryRunBackendOptions): { text: string; counts: Record<string, number> } {
+function render(state: DpState, opts: DryRunBackendOptions, cache: IptablesRenderCache): { text: string; counts: Record<string, number> } {
   switch (opts.format) {
     case 'iptables': {
-      const r = renderIptables(state, { includeJumps: true, chains: opts.chains ?? OWN_CHAINS });
+      const r = renderIptables(state, { includeJumps: true, chains: opts.chains ?? OWN_CHAINS, cache });
       return { text: r.script, counts: { filter: r.ruleCounts.filter, nat: r.ruleCounts.nat } };
     }
     case 'nftables':
@@ -44,13 +46,14 @@ function render(state: DpState, opts: DryRunBackendOptions): { text: string; cou
 export class DryRunBackend implements Backend {
   readonly kind = 'dry-run' as const;
   readonly #opts: DryRunBackendOptions;
+  readonly #cache = new IptablesRenderCache();
 
   constructor(opts: DryRunBackendOptions) {
     this.#opts = opts;
   }
 
   async sync(req: BackendSyncRequest): Promise<BackendSyncResult> {
-    const { text, counts } = render(req.state, this.#opts);
+    const { text, counts } = render(req.state, this.#opts, this.#cache);
     await this.#opts.writeFile(this.#opts.file, text);
     return { mode: req.changedServices === null ? 'full' : 'partial', counts, detail: { file: this.#opts.file, format: this.#opts.format } };
   }
