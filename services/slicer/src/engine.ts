@@ -413,6 +413,7 @@ export function startEngine(deps: EngineDeps): Engine {
       } catch (err) {
         if (err instanceof DeliveryGapError) {
           // Not a failure of ours: a delivery was lost in flight (a NATS server went away).
+          metrics.deliveryGaps.inc({ consumer: durable });
           log.warn({ consumer: durable, gap: err.message }, 'a KUBE delivery was lost in flight; restarting from the committed offset');
           continue;
         }

@@ -33,6 +33,8 @@ export interface SlicerMetrics {
   /** KUBE compaction: messages carried forward and purged, by scope kind (partition, nodes). */
   readonly logCarried: Counter;
   readonly logPurged: Counter;
+  /** Consume loops restarted because a KUBE delivery was lost in flight, by consumer. */
+  readonly deliveryGaps: Counter;
 }
 
 /** Registers the series on `metrics`; `backlog` answers the outbox lag at scrape time. */
@@ -40,6 +42,7 @@ export function createSlicerMetrics(metrics: Metrics, backlog: () => Promise<num
   return {
     registry: metrics.registry,
     eventsIngested: metrics.counter({ name: 'slicer_events_ingested_total', help: 'KUBE messages handled, by kind and result.', labelNames: ['kind', 'result'] }),
+    deliveryGaps: metrics.counter({ name: 'slicer_delivery_gaps_total', help: "Consume loops restarted at the committed offset because a KUBE delivery was lost in flight (the consumer's delivery sequence skipped), by consumer.", labelNames: ['consumer'] }),
     deadLetters: metrics.counter({ name: 'slicer_dead_letters_total', help: 'KUBE messages rejected and published to the dead-letter subject.' }),
     reconciles: metrics.counter({ name: 'slicer_reconciles_total', help: 'Service reconciles, by result.', labelNames: ['result'] }),
     reconcileDuration: metrics.histogram({
