@@ -50,9 +50,8 @@ interface PortRender {
   readonly dispatch: DispatchSink;
   readonly chains: readonly string[];
   /** The chains it declares (so flushes and refills). */
-  readonly declaredChains: readonly string[];
-  /** The declarations and the rules of its own chains, each as one block of lines ('' when none). */
-  readonly declared: string;
+  readonly declared: readonly string[];
+  /** The rules of its own chains as one block of lines ('' when none), and how many there are. */
   readonly rules: string;
   readonly ruleCount: number;
 }
@@ -145,8 +144,7 @@ function renderPort(sp: DpServicePort, pol: PortPolicy, names: IptablesChainName
   renderDispatch(sp, pol, own, names, dispatch);
   const sink: ChainSink = { declared: [], rules: [] };
   const chains = renderServiceChains(sp, pol, own, ctx, sink);
-  const block = (lines: readonly string[]): string => lines.join('\n');
-  return { dispatch, chains, declaredChains: sink.declared, declared: block(sink.declared.map((c) => `:${c} - [0:0]`)), rules: block(sink.rules), ruleCount: sink.rules.length };
+  return { dispatch, chains, declared: sink.declared, rules: sink.rules.join('\n'), ruleCount: sink.rules.length };
 }
 
 /**
@@ -174,11 +172,8 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
   };
 
   const dispatch: DispatchSink = { natServices: [], natNodePorts: [], filterServices: [], filterExternal: [], filterNodePorts: [], filterFirewall: [] };
+  // With a cache, a port's rules come into `sink.rules` as one block of lines (its count is in its record).
   const sink: ChainSink = { declared: [], rules: [] };
-  // With a cache the ports' own chains come as one block each, in port order like sink's lines.
-  const declaredBlocks: string[] = [];
-  const ruleBlocks: string[] = [];
-  const cachedDeclared: string[] = [];
   const services = new Map<string, IptablesServiceRecord>();
   const context = cache === undefined ? '' : JSON.stringify([names.prefix, ctx.podCIDR, ctx.masqueradeAll, ctx.largeCluster, ctx.nodeIP]);
   ports.forEach((sp, i) => {
@@ -191,9 +186,8 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
       for (const k of DISPATCH_CHAINS) for (const l of r.dispatch[k]) dispatch[k].push(l);
       if (kept) services.set(key, kept);
       else {
-        if (r.declared !== '') declaredBlocks.push(r.declared);
-        for (const c of r.declaredChains) cachedDeclared.push(c);
-        if (r.rules !== '') ruleBlocks.push(r.rules);
+        for (const c of r.declared) sink.declared.push(c);
+        if (r.rules !== '') sink.rules.push(r.rules);
         services.set(key, { chains: r.chains, natRules: r.ruleCount });
       }
       return;
@@ -255,7 +249,6 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
   }
   for (const c of natWritten) out.push(`:${c} - [0:0]`);
   for (const c of sink.declared) out.push(`:${c} - [0:0]`);
-  for (const b of declaredBlocks) out.push(b);
   for (const c of stale) out.push(`:${c} - [0:0]`);
   if (opts.includeJumps) for (const l of jumpInsertLines('nat', names)) out.push(l);
   for (const c of natWritten) {
@@ -265,7 +258,6 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
   const masquerade = masqueradeRules(state, names);
   for (const l of masquerade) out.push(l);
   for (const l of sink.rules) out.push(l);
-  for (const b of ruleBlocks) out.push(b);
   for (const c of stale) out.push(`-X ${c}`);
   out.push('COMMIT', '');
 
@@ -282,7 +274,7 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
     dispatchDigests: digests,
     settingsDigest: settings,
     fullSync: !partial,
-    rewrittenChains: { filter: filterWritten, nat: [...natWritten, ...sink.declared, ...cachedDeclared] },
+    rewrittenChains: { filter: filterWritten, nat: [...natWritten, ...sink.declared] },
     deletedChains: stale,
     largeClusterMode: largeCluster,
   };
