@@ -5,6 +5,8 @@
 //   bash scripts/with-node.sh node bench/fanout-trickle.ts bulk      plain NATS, every message published at once
 //   bash scripts/with-node.sh node bench/fanout-trickle.ts trickle   plain NATS, one message at a time (a flush after each)
 //   bash scripts/with-node.sh node bench/fanout-trickle.ts feed      kvFeedWatchJson on a zone filter, one put at a time
+//   bash scripts/with-node.sh node bench/fanout-trickle.ts callback  the same feed's deliveries taken in each agent's
+//                                                                    subscription callback, with only what the feed must do
 //
 // Prints this process's CPU per delivery. AGENTS (default 200) and MESSAGES (default 1000) set
 // the sizes; NATS_URL the server. The figures in docs/operations.md (fan-out) came from it.
@@ -12,10 +14,10 @@
 // feed then reads the bucket again, so the deliveries would not add up.)
 
 import type { KV, NatsConnection } from '@slicemesh/nats';
-import { connectNats, ensureKv, kvFeedSubjectPrefix, kvFeedWatchJson, openKv, viewKey, zoneViewsFilter } from '@slicemesh/nats';
+import { connectNats, ensureKv, feedAddress, feedPositionOf, kvFeedSubjectPrefix, kvFeedWatchJson, openKv, viewKey, zoneViewsFilter } from '@slicemesh/nats';
 
-type Mode = 'bulk' | 'trickle' | 'feed';
-const MODES: readonly Mode[] = ['bulk', 'trickle', 'feed'];
+type Mode = 'bulk' | 'trickle' | 'feed' | 'callback';
+const MODES: readonly Mode[] = ['bulk', 'trickle', 'feed', 'callback'];
 const mode = process.argv[2] as Mode;
 if (!MODES.includes(mode)) {
   process.stderr.write(`usage: node bench/fanout-trickle.ts ${MODES.join('|')}\n`);
@@ -43,7 +45,7 @@ function view(i: number): string {
 
 const admin = await connectNats({ url, name: 'trickle-publisher' });
 const bucket = `trickle_${process.pid}`;
-const kv: KV | undefined = mode === 'feed' ? await ensureKv(admin, bucket) : undefined;
+const kv: KV | undefined = mode === 'feed' || mode === 'callback' ? await ensureKv(admin, bucket) : undefined;
 const conns: NatsConnection[] = [];
 for (let a = 0; a < agents; a++) conns.push(await connectNats({ url, name: `trickle-agent-${a}` }));
 
@@ -56,7 +58,39 @@ const count = (a: number): void => {
 };
 const stop = new AbortController();
 
-if (kv !== undefined) {
+const feedOptions = (signal: AbortSignal, onInitialDone: () => void) => ({ key: zoneViewsFilter(CLUSTER, ZONE), subjectPrefix: kvFeedSubjectPrefix(bucket, CLUSTER), signal, onInitialDone });
+
+if (kv !== undefined && mode === 'callback') {
+  // One watcher creates the feed's consumer (kvFeedWatchJson's defaults name it); then every
+  // agent takes the feed's deliveries in its subscription's callback: the position from the
+  // reply, the key from the subject, the parse — what the feed must do, without its iteration.
+  const first = new AbortController();
+  const opened = await openKv(conns[0]!, bucket);
+  await new Promise<void>((resolve) => {
+    void (async () => {
+      for await (const _ of kvFeedWatchJson(conns[0]!, opened, feedOptions(first.signal, resolve))) void _;
+    })();
+  });
+  const feed = feedAddress(`KV_${bucket}`, `$KV.${bucket}.${zoneViewsFilter(CLUSTER, ZONE)}`, kvFeedSubjectPrefix(bucket, CLUSTER), 2000, 300_000);
+  const keyPrefix = `$KV.${bucket}.`;
+  for (const [a, nc] of conns.entries()) {
+    const state = new Map<string, unknown>();
+    const revisions = new Map<string, number>();
+    nc.subscribe(feed.subject, {
+      callback: (err, m) => {
+        if (err !== null) return;
+        const at = m.subject.startsWith(keyPrefix) ? feedPositionOf(m.reply) : null;
+        if (at === null) return; // a heartbeat
+        const key = m.subject.slice(keyPrefix.length);
+        revisions.set(key, at.streamSeq);
+        state.set(key, m.json());
+        count(a);
+      },
+    });
+  }
+  await Promise.all(conns.map((nc) => nc.flush()));
+  first.abort();
+} else if (kv !== undefined) {
   // As the bench's lightweight agents do: the zone's feed, each value kept in the agent's map.
   let ready = 0;
   let allReady: () => void = () => {};
@@ -70,7 +104,7 @@ if (kv !== undefined) {
         initial = false;
         if (++ready === agents) allReady();
       };
-      for await (const c of kvFeedWatchJson(nc, mine, { key: zoneViewsFilter(CLUSTER, ZONE), subjectPrefix: kvFeedSubjectPrefix(bucket, CLUSTER), signal: stop.signal, onInitialDone })) {
+      for await (const c of kvFeedWatchJson(nc, mine, feedOptions(stop.signal, onInitialDone))) {
         if (c.op === 'PUT') state.set(c.key, c.value);
         else state.delete(c.key);
         if (!initial) count(a);
