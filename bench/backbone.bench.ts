@@ -1038,6 +1038,19 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
     // Postgres's write-ahead log position: what the pipeline made it write per pod change (every
     // byte of it is written, fsynced and, after a checkpoint, preceded by full page images).
     const walBytes = async () => Number((await sql<{ b: string }>`select (pg_current_wal_lsn() - '0/0'::pg_lsn)::text as b`.execute(pipe.stack.db)).rows[0]?.b ?? NaN);
+    // Rows the pipeline inserted, updated or deleted in the run's schema, by table: the durable
+    // work behind each change. Backends publish their counts at most once a second, so each
+    // reading first waits that long.
+    const rowWrites = async (): Promise<Map<string, number>> => {
+      await sleep(1100);
+      const r = await sql<{ t: string; n: string }>`select relname as t, (n_tup_ins + n_tup_upd + n_tup_del)::text as n from pg_stat_user_tables where schemaname = current_schema()`.execute(pipe.stack.db);
+      return new Map(r.rows.map((x) => [x.t, Number(x.n)]));
+    };
+    const rowWritesRow = (before: Map<string, number>, after: Map<string, number>, changes: number): Row => {
+      const per = [...after].map(([t, n]) => [t, (n - (before.get(t) ?? 0)) / changes] as const).filter(([, x]) => x >= 0.005).sort((a, b) => b[1] - a[1]);
+      const total = per.reduce((n, [, x]) => n + x, 0);
+      return ['  Postgres rows written per pod change, by table', total.toFixed(2), per.map(([t, x]) => `${t} ${x.toFixed(2)}`).join(', ') || 'none'];
+    };
 
     // Where a phase's CPU went, per pod change: every process shares the machine's cores, so a
     // latency that grows with the rate is read against the time each of them spent.
@@ -1108,7 +1121,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
     };
     const paced = async (target: number, seconds: number, drainMs: number) => {
       const n = Math.round(target * seconds);
-      const [k0, r0, w0] = [await pipe.kubeCount(), await reconciles(), await walBytes()];
+      const [k0, r0, w0, tw0] = [await pipe.kubeCount(), await reconciles(), await walBytes(), await rowWrites()];
       const cpu0 = cpuSample();
       tracker.reset();
       const start = performance.now();
@@ -1132,7 +1145,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
       const cpu1 = cpuSample();
       const missing = tracker.pending + tracker.superseded;
       if (!ok) tracker.giveUp();
-      const [k1, r1, w1] = [await pipe.kubeCount(), await reconciles(), await walBytes()];
+      const [k1, r1, w1, tw1] = [await pipe.kubeCount(), await reconciles(), await walBytes(), await rowWrites()];
       const p99 = p99Total(tracker);
       rows.push([`paced ${target} changes/s for ${seconds} s: store write → KV view p50 / p99`, `${samplesP50(tracker)} / ${p99.text}`, stages(tracker.samples)]);
       rows.push([
@@ -1141,6 +1154,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
         `KUBE events; ${ok ? `drained ${fmtMs(drainedMs)} after the last write` : `${missing} not in KV ${fmtMs(drainedMs)} after the last write`}; slicer reconciles: ${diffResults(r0, r1)}${tracker.superseded > 0 ? `; ${tracker.superseded} superseded before reaching KV` : ''}`,
       ]);
       rows.push([`  Postgres WAL written per pod change`, `${((w1 - w0) / n / 1024).toFixed(1)} KiB`, `${((w1 - w0) / 2 ** 20).toFixed(0)} MiB in all, ${((w1 - w0) / 2 ** 20 / ((offeredMs + drainedMs) / 1000)).toFixed(1)} MiB/s (every process's writes to this server)`]);
+      rows.push(rowWritesRow(tw0, tw1, n));
       rows.push(cpuRow(cpu0, cpu1, n, offeredMs + drainedMs));
       sampleMemory();
       return { n, offeredMs, drainedMs, ok, p99 };
