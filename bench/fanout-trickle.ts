@@ -58,10 +58,13 @@ const count = (a: number): void => {
 };
 const stop = new AbortController();
 
-const feedOptions = (signal: AbortSignal, onInitialDone: () => void) => ({ key: zoneViewsFilter(CLUSTER, ZONE), subjectPrefix: kvFeedSubjectPrefix(bucket, CLUSTER), signal, onInitialDone });
+// The feed's settings, given explicitly: the callback mode names the same feed (feedAddress).
+const HEARTBEAT_MS = 2000;
+const INACTIVE_MS = 300_000;
+const feedOptions = (signal: AbortSignal, onInitialDone: () => void) => ({ key: zoneViewsFilter(CLUSTER, ZONE), subjectPrefix: kvFeedSubjectPrefix(bucket, CLUSTER), heartbeatMs: HEARTBEAT_MS, inactiveMs: INACTIVE_MS, signal, onInitialDone });
 
 if (kv !== undefined && mode === 'callback') {
-  // One watcher creates the feed's consumer (kvFeedWatchJson's defaults name it); then every
+  // One watcher creates the feed's consumer (feedOptions' settings name it); then every
   // agent takes the feed's deliveries in its subscription's callback: the position from the
   // reply, the key from the subject, the parse — what the feed must do, without its iteration.
   const first = new AbortController();
@@ -71,7 +74,7 @@ if (kv !== undefined && mode === 'callback') {
       for await (const _ of kvFeedWatchJson(conns[0]!, opened, feedOptions(first.signal, resolve))) void _;
     })();
   });
-  const feed = feedAddress(`KV_${bucket}`, `$KV.${bucket}.${zoneViewsFilter(CLUSTER, ZONE)}`, kvFeedSubjectPrefix(bucket, CLUSTER), 2000, 300_000);
+  const feed = feedAddress(`KV_${bucket}`, `$KV.${bucket}.${zoneViewsFilter(CLUSTER, ZONE)}`, kvFeedSubjectPrefix(bucket, CLUSTER), HEARTBEAT_MS, INACTIVE_MS);
   const keyPrefix = `$KV.${bucket}.`;
   for (const [a, nc] of conns.entries()) {
     const state = new Map<string, unknown>();

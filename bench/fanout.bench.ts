@@ -692,9 +692,9 @@ export async function runFanoutBench(opts: { quick: boolean }): Promise<FanoutFi
 
     /**
      * The floor this machine sets for the burst's fan-out: the same view writes (zone and value,
-     * byte for byte, in order; a padding of the same size parsed several times faster than a
-     * slice's nested endpoints, so the floor was lower than any agent could reach) as plain NATS messages to each zone's subject, which every agent of the zone
-     * receives on its own connection and parses — what any agent must do to apply a change,
+     * byte for byte, in order; a padding of the same size parsed faster than a slice's nested
+     * endpoints, so the floor was lower than any agent could reach) as plain NATS messages to
+     * each zone's subject, which every agent of the zone receives on its own connection and parses — what any agent must do to apply a change,
      * without JetStream, our feed or the pipeline. `paced`: each published when the hints service
      * wrote it (relative to the first), so the deliveries trickle in as the burst's did; else all
      * at once. Returns the deliveries and the span from the first publish to the last arrival.

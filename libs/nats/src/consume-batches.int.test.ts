@@ -3,9 +3,8 @@ import type { DurableOptions } from './index.ts';
 import { ensureStreams, pendingCount, publishAcked, restartDurableAt } from './index.ts';
 import { withJetStream } from '../testing/jetstream.ts';
 import type { JetStreamFixture } from '../testing/jetstream.ts';
-import { consumeBatchesInOrder } from './consume-batches.ts';
+import { DeliveryGapError, consumeBatchesInOrder } from './consume-batches.ts';
 import { ConsumerStalledError } from './consumer-watchdog.ts';
-import { DeliveryGapError } from './consume-batches.ts';
 
 let f: JetStreamFixture;
 let spec: DurableOptions;

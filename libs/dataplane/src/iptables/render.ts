@@ -137,10 +137,14 @@ function settingsDigest(state: DpState, names: IptablesChainNames): string {
 
 const DISPATCH_CHAINS = ['natServices', 'natNodePorts', 'filterServices', 'filterExternal', 'filterNodePorts', 'filterFirewall'] as const;
 
+function emptyDispatch(): DispatchSink {
+  return { natServices: [], natNodePorts: [], filterServices: [], filterExternal: [], filterNodePorts: [], filterFirewall: [] };
+}
+
 /** One port on its own: its dispatch lines and its own chains, for the cache. */
 function renderPort(sp: DpServicePort, pol: PortPolicy, names: IptablesChainNames, ctx: IptablesContext): Omit<PortRender, 'context'> {
   const own = names.service(sp);
-  const dispatch: DispatchSink = { natServices: [], natNodePorts: [], filterServices: [], filterExternal: [], filterNodePorts: [], filterFirewall: [] };
+  const dispatch = emptyDispatch();
   renderDispatch(sp, pol, own, names, dispatch);
   const sink: ChainSink = { declared: [], rules: [] };
   const chains = renderServiceChains(sp, pol, own, ctx, sink);
@@ -171,7 +175,7 @@ export function renderIptables(state: DpState, opts: RenderIptablesOptions = {})
     nodeIP: state.primaryNodeIP ?? state.nodeIPs[0] ?? null,
   };
 
-  const dispatch: DispatchSink = { natServices: [], natNodePorts: [], filterServices: [], filterExternal: [], filterNodePorts: [], filterFirewall: [] };
+  const dispatch = emptyDispatch();
   // With a cache, a port's rules come into `sink.rules` as one block of lines (its count is in its record).
   const sink: ChainSink = { declared: [], rules: [] };
   const services = new Map<string, IptablesServiceRecord>();
