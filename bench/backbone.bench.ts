@@ -1039,17 +1039,24 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
     // byte of it is written, fsynced and, after a checkpoint, preceded by full page images).
     const walBytes = async () => Number((await sql<{ b: string }>`select (pg_current_wal_lsn() - '0/0'::pg_lsn)::text as b`.execute(pipe.stack.db)).rows[0]?.b ?? NaN);
     // Rows the pipeline inserted, updated or deleted in the run's schema, by table: the durable
-    // work behind each change. Backends publish their counts at most once a second, so each
-    // reading first waits that long.
-    const rowWrites = async (): Promise<Map<string, number>> => {
+    // work behind each change; and the transactions committed in the database, each a WAL flush
+    // and a few round trips, which batching shares between changes. Backends publish their counts
+    // at most once a second, so each reading first waits that long.
+    interface PgWrites {
+      readonly rows: Map<string, number>;
+      readonly commits: number;
+    }
+    const pgWrites = async (): Promise<PgWrites> => {
       await sleep(1100);
       const r = await sql<{ t: string; n: string }>`select relname as t, (n_tup_ins + n_tup_upd + n_tup_del)::text as n from pg_stat_user_tables where schemaname = current_schema()`.execute(pipe.stack.db);
-      return new Map(r.rows.map((x) => [x.t, Number(x.n)]));
+      const c = await sql<{ n: string }>`select xact_commit::text as n from pg_stat_database where datname = current_database()`.execute(pipe.stack.db);
+      return { rows: new Map(r.rows.map((x) => [x.t, Number(x.n)])), commits: Number(c.rows[0]?.n ?? NaN) };
     };
-    const rowWritesRow = (before: Map<string, number>, after: Map<string, number>, changes: number): Row => {
-      const per = [...after].map(([t, n]) => [t, (n - (before.get(t) ?? 0)) / changes] as const).filter(([, x]) => x >= 0.005).sort((a, b) => b[1] - a[1]);
+    const pgWritesRow = (before: PgWrites, after: PgWrites, changes: number): Row => {
+      const per = [...after.rows].map(([t, n]) => [t, (n - (before.rows.get(t) ?? 0)) / changes] as const).filter(([, x]) => x >= 0.005).sort((a, b) => b[1] - a[1]);
       const total = per.reduce((n, [, x]) => n + x, 0);
-      return ['  Postgres rows written per pod change, by table', total.toFixed(2), per.map(([t, x]) => `${t} ${x.toFixed(2)}`).join(', ') || 'none'];
+      const commits = `${((after.commits - before.commits) / changes).toFixed(2)} transactions committed in the database per pod change`;
+      return ['  Postgres rows written per pod change, by table', total.toFixed(2), `${per.map(([t, x]) => `${t} ${x.toFixed(2)}`).join(', ') || 'none'}; ${commits}`];
     };
 
     // Where a phase's CPU went, per pod change: every process shares the machine's cores, so a
@@ -1068,6 +1075,19 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
       const each = spent.map(([who, ms]) => `${who} ${Number.isFinite(ms) ? (ms / changes).toFixed(2) : 'n/a'}`).join(', ');
       return ['  CPU per pod change, by process', `${(total / changes).toFixed(2)} ms`, `${each} ms; ${pct(total / (wallMs * availableParallelism()))} of the ${availableParallelism()} cores busy`];
     };
+
+    // Idle: what the processes spend with nothing changing (heartbeats, pull requests, timers).
+    // Every paced figure below carries this cost, spread over its changes.
+    {
+      const cpu0 = cpuSample();
+      const start = performance.now();
+      await sleep(quick ? 2000 : 5000);
+      const ms = performance.now() - start;
+      const spent = cpuSpent(cpu0, cpuSample());
+      const total = spent.reduce((n, [, x]) => n + (Number.isFinite(x) ? x : 0), 0);
+      const each = spent.map(([who, x]) => `${who} ${Number.isFinite(x) ? ((x * 1000) / ms).toFixed(0) : 'n/a'}`).join(', ');
+      rows.push([`idle for ${fmtMs(ms)}: CPU per second, by process`, `${((total * 1000) / ms).toFixed(0)} ms`, `${each} ms; ${pct(total / (ms * availableParallelism()))} of the ${availableParallelism()} cores busy`]);
+    }
 
     // Burst: one readiness flip per pod, written as fast as the store takes them, then drained.
     {
@@ -1121,7 +1141,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
     };
     const paced = async (target: number, seconds: number, drainMs: number) => {
       const n = Math.round(target * seconds);
-      const [k0, r0, w0, tw0] = [await pipe.kubeCount(), await reconciles(), await walBytes(), await rowWrites()];
+      const [k0, r0, w0, tw0] = [await pipe.kubeCount(), await reconciles(), await walBytes(), await pgWrites()];
       const cpu0 = cpuSample();
       tracker.reset();
       const start = performance.now();
@@ -1145,7 +1165,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
       const cpu1 = cpuSample();
       const missing = tracker.pending + tracker.superseded;
       if (!ok) tracker.giveUp();
-      const [k1, r1, w1, tw1] = [await pipe.kubeCount(), await reconciles(), await walBytes(), await rowWrites()];
+      const [k1, r1, w1, tw1] = [await pipe.kubeCount(), await reconciles(), await walBytes(), await pgWrites()];
       const p99 = p99Total(tracker);
       rows.push([`paced ${target} changes/s for ${seconds} s: store write → KV view p50 / p99`, `${samplesP50(tracker)} / ${p99.text}`, stages(tracker.samples)]);
       rows.push([
@@ -1154,7 +1174,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
         `KUBE events; ${ok ? `drained ${fmtMs(drainedMs)} after the last write` : `${missing} not in KV ${fmtMs(drainedMs)} after the last write`}; slicer reconciles: ${diffResults(r0, r1)}${tracker.superseded > 0 ? `; ${tracker.superseded} superseded before reaching KV` : ''}`,
       ]);
       rows.push([`  Postgres WAL written per pod change`, `${((w1 - w0) / n / 1024).toFixed(1)} KiB`, `${((w1 - w0) / 2 ** 20).toFixed(0)} MiB in all, ${((w1 - w0) / 2 ** 20 / ((offeredMs + drainedMs) / 1000)).toFixed(1)} MiB/s (every process's writes to this server)`]);
-      rows.push(rowWritesRow(tw0, tw1, n));
+      rows.push(pgWritesRow(tw0, tw1, n));
       rows.push(cpuRow(cpu0, cpu1, n, offeredMs + drainedMs));
       sampleMemory();
       return { n, offeredMs, drainedMs, ok, p99 };

@@ -5,12 +5,16 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
-/** utime+stime of process `pid` so far, ms; NaN when it cannot be read (gone, or not Linux). */
-export function cpuMsOf(pid: number | undefined): number {
+/**
+ * utime+stime of process `pid` so far, ms; with `reaped`, also the time of its children that
+ * exited and were waited for (cutime+cstime). NaN when it cannot be read (gone, or not Linux).
+ */
+export function cpuMsOf(pid: number | undefined, opts: { readonly reaped?: boolean } = {}): number {
   if (pid === undefined) return NaN;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return ((Number(stat[11]) + Number(stat[12])) * 1000) / 100;
+    const ticks = Number(stat[11]) + Number(stat[12]) + (opts.reaped === true ? Number(stat[13]) + Number(stat[14]) : 0);
+    return (ticks * 1000) / 100;
   } catch {
     return NaN;
   }
@@ -48,15 +52,16 @@ export function natsServerUsage(pid: number | undefined): { cpuMs: number; rssBy
 
 /**
  * CPU of every local Postgres process (server, backends, WAL writer, autovacuum), ms; NaN when
- * none runs here. A backend that exits between two readings takes its time with it: the
- * services' pools keep theirs open, so a phase's difference is close.
+ * none runs here. Backends that exited count too: the server waits for each of its children, so
+ * their time moves into its cutime+cstime, and two readings stay comparable when a pool closes
+ * an idle connection between them (without it, one idle run read -10 ms/s).
  */
 export function postgresCpuMs(): number {
   const pids = pidsNamed('postgres');
   if (pids.length === 0) return NaN;
   let total = 0;
   for (const pid of pids) {
-    const ms = cpuMsOf(pid); // NaN for a backend that exited since pgrep listed it
+    const ms = cpuMsOf(pid, { reaped: true }); // NaN for a backend that exited since pgrep listed it
     if (!Number.isNaN(ms)) total += ms;
   }
   return total;
