@@ -102,11 +102,21 @@ export function zoneViews(input: ZoneViewsInput): ZoneViews {
     if (ports.length === 0) continue;
     const ordered = orderSlices(g.slices);
     const selection = selectForZones(ordered, ports, g.family, topo, input.preferSameNodeGate ?? true);
+    // Zones that keep the same endpoints of a slice share one body (as updateZoneViews does).
+    const bodies = ordered.map(() => new Map<string, EndpointSlice>());
     for (const [zone, perSlice] of selection) {
       ordered.forEach((s, si) => {
         const kept = perSlice[si] ?? [];
         const whole = proxySlice(s);
-        add(zone, g, kept.length === s.endpoints.length ? whole : { ...whole, endpoints: kept.map((ei) => whole.endpoints[ei]).filter((e) => e !== undefined) });
+        if (kept.length === s.endpoints.length) {
+          add(zone, g, whole);
+          return;
+        }
+        const byKept = bodies[si] as Map<string, EndpointSlice>;
+        const keptKey = kept.join(',');
+        let body = byKept.get(keptKey);
+        if (body === undefined) byKept.set(keptKey, (body = { ...whole, endpoints: kept.map((ei) => whole.endpoints[ei]).filter((e) => e !== undefined) }));
+        add(zone, g, body);
       });
     }
   }

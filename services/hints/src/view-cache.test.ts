@@ -51,14 +51,21 @@ describe('ServiceViewsCache', () => {
     expect(new Set(fresh)).toEqual(new Set(['web-b']));
   });
 
-  it("a service without hints: every zone's view of a slice is one value, serialised once", () => {
+  it.each([
+    { what: 'every endpoint ready', endpoints: [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b')], values: 1 },
+    // The zones keep the ready endpoints only, the unfiltered view keeps both: two values.
+    { what: 'one endpoint not ready', endpoints: [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b', { ready: false })], values: 2 },
+  ])("a service without hints, $what: the zones' views of a slice are one value, serialised once", ({ endpoints, values }) => {
     const plain = makeService('web');
-    const slice = makeSlice('web-a', [ep('10.0.0.1', 'zone-a', 'n-a'), ep('10.0.0.2', 'zone-b', 'n-b')]);
-    const got = new ServiceViewsCache().desiredViews('default/web', { cluster: 'c1', service: plain, slices: [slice], nodes, preferSameNodeGate: true });
-    const zones = [...got.keys()].map((k) => k.split('.')[1]).sort();
-    expect(zones).toEqual(['_', 'zone-a', 'zone-b', 'zone-c']);
-    expect(new Set(got.values()).size).toBe(1);
-    expect([...got.values()][0]?.text).toBe(JSON.stringify(desiredViews({ cluster: 'c1', service: plain, slices: [slice], nodes, preferSameNodeGate: true }).values().next().value?.body));
+    const slice = makeSlice('web-a', endpoints);
+    const input = { cluster: 'c1', service: plain, slices: [slice], nodes, preferSameNodeGate: true };
+    const got = new ServiceViewsCache().desiredViews('default/web', input);
+    const zoneOf = (k: string) => k.split('.')[1];
+    expect([...got.keys()].map(zoneOf).sort()).toEqual(['_', 'zone-a', 'zone-b', 'zone-c']);
+    expect(new Set([...got].filter(([k]) => zoneOf(k) !== '_').map(([, v]) => v)).size).toBe(1);
+    expect(new Set(got.values()).size).toBe(values);
+    const want = desiredViews(input);
+    for (const [k, v] of want) expect({ k, text: got.get(k)?.text }).toEqual({ k, text: v.text });
   });
 
   it('spec values are made once per Service object', () => {

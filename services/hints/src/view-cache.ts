@@ -14,8 +14,10 @@ import { desiredValue, hintedEntry, viewValue } from './view-plan.ts';
 export class ServiceViewsCache {
   readonly #states = new Map<ServiceKey, ZoneViewsState>();
   readonly #values = new WeakMap<ZoneViewEntry, { readonly key: string; readonly value: DesiredValue }>();
-  // By body: the zones that keep a whole slice share one body object (proxySlice's), so a
-  // service without hints serialises and digests each changed slice once, not once per zone.
+  // By body: zones that keep the same endpoints of a slice share one body object
+  // (updateZoneViewEntries), so a service without hints serialises and digests each changed
+  // slice's zone view once, not once per zone (and its unfiltered view once more while some
+  // endpoint is not ready: the zones keep only the ready ones).
   readonly #bodies = new WeakMap<EndpointSlice, DesiredValue>();
   readonly #specs = new WeakMap<Service, DesiredValue>();
   readonly #slices = new WeakMap<EndpointSlice, KeyPut>();
