@@ -116,25 +116,26 @@ const sameKept = (a: readonly number[] | null, b: readonly number[] | null): boo
 /**
  * Filtered bodies of one slice by the endpoints they keep: zones that keep the same endpoints
  * (every zone of a Service without topology keeps its ready ones) share one body, which callers
- * then serialise once (their caches are per body object).
+ * then serialise once (their caches are per body object). A slice has one body per distinct
+ * selection, a handful at most, so they are searched, not hashed: joining a 1000-index selection
+ * into a key for every zone cost more than the serialisations it saved.
  */
-type BodiesByKept = Map<string, EndpointSlice>;
+type KeptBodies = { readonly kept: readonly number[] | null; readonly body: EndpointSlice }[];
 
 /** The zone entry of `slice` keeping `kept` (null = all), reusing `old` when it kept the same. */
-function zoneEntry(g: GroupState, zone: string, slice: EndpointSlice, kept: readonly number[] | null, old: ZoneEntry | undefined, oldSlice: EndpointSlice | undefined, bodies: BodiesByKept): ZoneEntry {
+function zoneEntry(g: GroupState, zone: string, slice: EndpointSlice, kept: readonly number[] | null, old: ZoneEntry | undefined, oldSlice: EndpointSlice | undefined, bodies: KeptBodies): ZoneEntry {
   const all = kept === null || kept.length === slice.endpoints.length;
   const norm = all ? null : kept;
-  const keptKey = norm === null ? 'all' : norm.join(',');
   if (old !== undefined && oldSlice === slice && sameKept(old.kept, norm)) {
-    if (old.entry !== null && !bodies.has(keptKey)) bodies.set(keptKey, old.entry.slice);
+    if (old.entry !== null) bodies.push({ kept: norm, body: old.entry.slice });
     return old;
   }
   const key = old?.key ?? viewEntryKey(zone, g.namespace, g.service, slice.metadata.name);
-  let body = bodies.get(keptKey);
+  let body = bodies.find((b) => sameKept(b.kept, norm))?.body;
   if (body === undefined) {
     const whole = proxySlice(slice);
     body = norm === null ? whole : { ...whole, endpoints: norm.map((i) => whole.endpoints[i]).filter((e) => e !== undefined) };
-    bodies.set(keptKey, body);
+    bodies.push({ kept: norm, body });
   }
   const entry = body.endpoints.length > 0 ? { zone, namespace: g.namespace, service: g.service, sliceName: slice.metadata.name, slice: body } : null;
   return { key, kept: norm, entry };
@@ -143,7 +144,7 @@ function zoneEntry(g: GroupState, zone: string, slice: EndpointSlice, kept: read
 /** Sets a slice's entries from `perZone` (zone -> kept; null = the whole slice), reusing what is unchanged. */
 function setViews(g: GroupState, st: SliceState, perZone: ReadonlyMap<string, readonly number[] | null>, previous: SliceState | undefined): void {
   const views = new Map<string, ZoneEntry>();
-  const bodies: BodiesByKept = new Map();
+  const bodies: KeptBodies = [];
   const unzoned = UNZONED_VIEW;
   views.set(unzoned, zoneEntry(g, unzoned, st.slice, null, previous?.views.get(unzoned), previous?.slice, bodies));
   for (const [zone, kept] of perZone) views.set(zone, zoneEntry(g, zone, st.slice, kept, previous?.views.get(zone), previous?.slice, bodies));

@@ -103,7 +103,7 @@ export function zoneViews(input: ZoneViewsInput): ZoneViews {
     const ordered = orderSlices(g.slices);
     const selection = selectForZones(ordered, ports, g.family, topo, input.preferSameNodeGate ?? true);
     // Zones that keep the same endpoints of a slice share one body (as updateZoneViews does).
-    const bodies = ordered.map(() => new Map<string, EndpointSlice>());
+    const bodies = ordered.map((): { readonly kept: readonly number[]; readonly body: EndpointSlice }[] => []);
     for (const [zone, perSlice] of selection) {
       ordered.forEach((s, si) => {
         const kept = perSlice[si] ?? [];
@@ -112,10 +112,9 @@ export function zoneViews(input: ZoneViewsInput): ZoneViews {
           add(zone, g, whole);
           return;
         }
-        const byKept = bodies[si] as Map<string, EndpointSlice>;
-        const keptKey = kept.join(',');
-        let body = byKept.get(keptKey);
-        if (body === undefined) byKept.set(keptKey, (body = { ...whole, endpoints: kept.map((ei) => whole.endpoints[ei]).filter((e) => e !== undefined) }));
+        const mine = bodies[si] ?? [];
+        let body = mine.find((b) => b.kept.length === kept.length && b.kept.every((x, i) => x === kept[i]))?.body;
+        if (body === undefined) mine.push({ kept, body: (body = { ...whole, endpoints: kept.map((ei) => whole.endpoints[ei]).filter((e) => e !== undefined) }) });
         add(zone, g, body);
       });
     }
