@@ -1069,11 +1069,17 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
         ['postgres', postgresCpuMs()],
         ['bench (cluster-sim, taps)', ownCpuMs()],
       ]);
-    const cpuRow = (before: CpuSample, after: CpuSample, changes: number, wallMs: number): Row => {
+    // The CPU spent between two samples divided by `per` (changes, or seconds), by process, and
+    // the share of the cores it kept busy over `wallMs`.
+    const cpuSplit = (before: CpuSample, after: CpuSample, per: number, digits: number, wallMs: number) => {
       const spent = cpuSpent(before, after);
       const total = spent.reduce((n, [, ms]) => n + (Number.isFinite(ms) ? ms : 0), 0);
-      const each = spent.map(([who, ms]) => `${who} ${Number.isFinite(ms) ? (ms / changes).toFixed(2) : 'n/a'}`).join(', ');
-      return ['  CPU per pod change, by process', `${(total / changes).toFixed(2)} ms`, `${each} ms; ${pct(total / (wallMs * availableParallelism()))} of the ${availableParallelism()} cores busy`];
+      const each = spent.map(([who, ms]) => `${who} ${Number.isFinite(ms) ? (ms / per).toFixed(digits) : 'n/a'}`).join(', ');
+      return { total: `${(total / per).toFixed(digits)} ms`, detail: `${each} ms; ${pct(total / (wallMs * availableParallelism()))} of the ${availableParallelism()} cores busy` };
+    };
+    const cpuRow = (before: CpuSample, after: CpuSample, changes: number, wallMs: number): Row => {
+      const c = cpuSplit(before, after, changes, 2, wallMs);
+      return ['  CPU per pod change, by process', c.total, c.detail];
     };
 
     // Idle: what the processes spend with nothing changing (heartbeats, pull requests, timers).
@@ -1083,10 +1089,8 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
       const start = performance.now();
       await sleep(quick ? 2000 : 5000);
       const ms = performance.now() - start;
-      const spent = cpuSpent(cpu0, cpuSample());
-      const total = spent.reduce((n, [, x]) => n + (Number.isFinite(x) ? x : 0), 0);
-      const each = spent.map(([who, x]) => `${who} ${Number.isFinite(x) ? ((x * 1000) / ms).toFixed(0) : 'n/a'}`).join(', ');
-      rows.push([`idle for ${fmtMs(ms)}: CPU per second, by process`, `${((total * 1000) / ms).toFixed(0)} ms`, `${each} ms; ${pct(total / (ms * availableParallelism()))} of the ${availableParallelism()} cores busy`]);
+      const c = cpuSplit(cpu0, cpuSample(), ms / 1000, 0, ms);
+      rows.push([`idle for ${fmtMs(ms)}: CPU per second, by process`, c.total, c.detail]);
     }
 
     // Burst: one readiness flip per pod, written as fast as the store takes them, then drained.

@@ -1,9 +1,11 @@
 // The vocabulary shared by the full and the incremental zone-view computations: the unzoned
-// view, the view a node reads, entry keys, and the node topology both select against.
+// view, the view a node reads, entry keys, the node topology both select against, and the
+// bodies the zones of one slice share.
 
-import type { Node } from '@slicemesh/model';
+import type { EndpointSlice, Node } from '@slicemesh/model';
 import { LABEL_ZONE } from '@slicemesh/model';
 import { compareStrings } from './order.ts';
+import { proxySlice } from './proxy-slice.ts';
 import type { ZoneTopology } from './zone-view-selection.ts';
 
 /**
@@ -52,4 +54,27 @@ export function sameZoneTopology(a: ZoneTopology, b: ZoneTopology): boolean {
     if (other === undefined || other.length !== nodes.length || other.some((n, i) => n !== nodes[i])) return false;
   }
   return true;
+}
+
+/** Same kept endpoint indexes (null = the whole slice). */
+export const sameKept = (a: readonly number[] | null, b: readonly number[] | null): boolean =>
+  a === b || (a !== null && b !== null && a.length === b.length && a.every((x, i) => x === b[i]));
+
+/**
+ * The view bodies made for one slice, by the endpoints they keep (null = all): zones that keep
+ * the same endpoints (every zone of a Service without topology keeps its ready ones) share one
+ * body, which callers then serialise once (their caches are per body object). A slice has one
+ * body per distinct selection, a handful at most, so they are searched, not hashed: joining a
+ * 1000-index selection into a key for every zone cost more than the serialisations it saved.
+ */
+export type KeptBodies = { readonly kept: readonly number[] | null; readonly body: EndpointSlice }[];
+
+/** The body of `slice` keeping `kept` (null = all, as proxies read it): one of `bodies`, or a new one added to them. */
+export function keptBody(bodies: KeptBodies, slice: EndpointSlice, kept: readonly number[] | null): EndpointSlice {
+  const found = bodies.find((b) => sameKept(b.kept, kept));
+  if (found !== undefined) return found.body;
+  const whole = proxySlice(slice);
+  const body = kept === null ? whole : { ...whole, endpoints: kept.map((i) => whole.endpoints[i]).filter((e) => e !== undefined) };
+  bodies.push({ kept, body });
+  return body;
 }

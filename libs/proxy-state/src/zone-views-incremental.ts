@@ -15,8 +15,8 @@ import { orderSlices, sliceServiceName } from './merge-endpoints.ts';
 import { compareStrings } from './order.ts';
 import type { ServicePortInfo } from './service-port.ts';
 import { proxiedServicePorts } from './service-port.ts';
-import { proxySlice } from './proxy-slice.ts';
-import { UNZONED_VIEW, sameZoneTopology, viewEntryKey, zoneTopologyOf } from './zone-view-basics.ts';
+import type { KeptBodies } from './zone-view-basics.ts';
+import { UNZONED_VIEW, keptBody, sameKept, sameZoneTopology, viewEntryKey, zoneTopologyOf } from './zone-view-basics.ts';
 import type { PortRule, SliceFacts } from './zone-view-rules.ts';
 import { PortTotals, portRule, selectSlice, sliceFacts } from './zone-view-rules.ts';
 import { proxyIgnoresService, proxyIgnoresSlice } from './proxy-ignores.ts';
@@ -110,18 +110,6 @@ interface Stats {
   fullSelections: number;
 }
 
-const sameKept = (a: readonly number[] | null, b: readonly number[] | null): boolean =>
-  a === b || (a !== null && b !== null && a.length === b.length && a.every((x, i) => x === b[i]));
-
-/**
- * Filtered bodies of one slice by the endpoints they keep: zones that keep the same endpoints
- * (every zone of a Service without topology keeps its ready ones) share one body, which callers
- * then serialise once (their caches are per body object). A slice has one body per distinct
- * selection, a handful at most, so they are searched, not hashed: joining a 1000-index selection
- * into a key for every zone cost more than the serialisations it saved.
- */
-type KeptBodies = { readonly kept: readonly number[] | null; readonly body: EndpointSlice }[];
-
 /** The zone entry of `slice` keeping `kept` (null = all), reusing `old` when it kept the same. */
 function zoneEntry(g: GroupState, zone: string, slice: EndpointSlice, kept: readonly number[] | null, old: ZoneEntry | undefined, oldSlice: EndpointSlice | undefined, bodies: KeptBodies): ZoneEntry {
   const all = kept === null || kept.length === slice.endpoints.length;
@@ -131,12 +119,7 @@ function zoneEntry(g: GroupState, zone: string, slice: EndpointSlice, kept: read
     return old;
   }
   const key = old?.key ?? viewEntryKey(zone, g.namespace, g.service, slice.metadata.name);
-  let body = bodies.find((b) => sameKept(b.kept, norm))?.body;
-  if (body === undefined) {
-    const whole = proxySlice(slice);
-    body = norm === null ? whole : { ...whole, endpoints: norm.map((i) => whole.endpoints[i]).filter((e) => e !== undefined) };
-    bodies.push({ kept: norm, body });
-  }
+  const body = keptBody(bodies, slice, norm);
   const entry = body.endpoints.length > 0 ? { zone, namespace: g.namespace, service: g.service, sliceName: slice.metadata.name, slice: body } : null;
   return { key, kept: norm, entry };
 }

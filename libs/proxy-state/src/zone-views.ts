@@ -13,7 +13,8 @@ import { proxiedServicePorts } from './service-port.ts';
 import { proxySlice } from './proxy-slice.ts';
 import { proxyIgnoresService, proxyIgnoresSlice } from './proxy-ignores.ts';
 import { selectForZones } from './zone-view-selection.ts';
-import { UNZONED_VIEW, viewEntryKey, viewZoneOf, zoneTopologyOf } from './zone-view-basics.ts';
+import type { KeptBodies } from './zone-view-basics.ts';
+import { UNZONED_VIEW, keptBody, viewEntryKey, viewZoneOf, zoneTopologyOf } from './zone-view-basics.ts';
 
 export { UNZONED_VIEW, viewEntryKey, viewZoneOf } from './zone-view-basics.ts';
 export { updateZoneViewEntries, updateZoneViews, ZoneViewsState } from './zone-views-incremental.ts';
@@ -103,19 +104,11 @@ export function zoneViews(input: ZoneViewsInput): ZoneViews {
     const ordered = orderSlices(g.slices);
     const selection = selectForZones(ordered, ports, g.family, topo, input.preferSameNodeGate ?? true);
     // Zones that keep the same endpoints of a slice share one body (as updateZoneViews does).
-    const bodies = ordered.map((): { readonly kept: readonly number[]; readonly body: EndpointSlice }[] => []);
+    const bodies = ordered.map((): KeptBodies => []);
     for (const [zone, perSlice] of selection) {
       ordered.forEach((s, si) => {
         const kept = perSlice[si] ?? [];
-        const whole = proxySlice(s);
-        if (kept.length === s.endpoints.length) {
-          add(zone, g, whole);
-          return;
-        }
-        const mine = bodies[si] ?? [];
-        let body = mine.find((b) => b.kept.length === kept.length && b.kept.every((x, i) => x === kept[i]))?.body;
-        if (body === undefined) mine.push({ kept, body: (body = { ...whole, endpoints: kept.map((ei) => whole.endpoints[ei]).filter((e) => e !== undefined) }) });
-        add(zone, g, body);
+        add(zone, g, keptBody(bodies[si] ?? [], s, kept.length === s.endpoints.length ? null : kept));
       });
     }
   }
