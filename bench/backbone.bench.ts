@@ -52,6 +52,8 @@ import { LOG_LEVELS, REPO_ROOT, consumersOf, deleteRunState, freshRunNames, newR
 import type { LogLevel, Stack } from '@slicemesh/stack';
 import { buildDist } from '../scripts/build.ts';
 import { fmtMs, printTable, sampleMemory } from './harness.ts';
+import type { FloorMode, FloorRun } from './ingest-floor-run.ts';
+import { FLOOR_SIM, floorPercentiles, runIngestFloor } from './ingest-floor-run.ts';
 import type { CpuSample } from './proc-cpu.ts';
 import { cpuMsOf, cpuSpent, natsServerPid, ownCpuMs, postgresCpuMs } from './proc-cpu.ts';
 import type { FigureKey, Figures, HistogramTotals, MetricValue, Target } from './summary.ts';
@@ -96,6 +98,8 @@ class Results {
   readonly raw = { jsAsync: null as number | null, jsAck: null as number | null, pgBatch: null as number | null, pgTx: null as number | null };
   /** Labels of the figures (sizes differ with --quick). */
   readonly labels: Partial<Record<FigureKey, string>> = {};
+  /** The burst through the ingest floor's bare clients (ingestFloor), by mode. */
+  readonly floor = new Map<FloorMode, FloorRun>();
   readonly rows: Row[] = [];
 
   set(key: FigureKey, value: number | null, reason?: string): void {
@@ -393,8 +397,9 @@ const sortedField = (samples: readonly Sample[], field: keyof Sample) => samples
 /** Where the time went: p50 of each stage. */
 function stages(samples: readonly Sample[]): string {
   if (samples.length === 0) return 'no change reached KV';
-  const p50 = (f: keyof Sample) => fmtMs(percentile(sortedField(samples, f), 50));
-  return `p50 by stage: watcher ${p50('watcher')}, slicer ${p50('slicer')}, hints ${p50('hints')}`;
+  // The p99 beside the p50 says which stage held the slowest changes (a stall shows in one).
+  const at = (f: keyof Sample) => `${fmtMs(percentile(sortedField(samples, f), 50))} / ${fmtMs(percentile(sortedField(samples, f), 99))}`;
+  return `p50 / p99 by stage: watcher ${at('watcher')}, slicer ${at('slicer')}, hints ${at('hints')}`;
 }
 
 /** p99 of the total latency, counting changes that never arrived (then possibly a lower bound). */
@@ -1007,6 +1012,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
     const sim = await simulator(200_000, closers);
     const pods = seedPods(sim, seedServices(sim, { services, auto: (s) => s % 4 === 0 }), podsPerService);
     const all = pods.flat();
+    rows.push(...(await ingestFloor(ctx, sim, all, res)));
     progress('many services: starting watcher, slicer, hints as child processes');
     const t0 = performance.now();
     const pipe = await Pipeline.start({ natsUrl: ctx.natsUrl, pgUrl: ctx.pgUrl, sim, logDir: join(ctx.logRoot, 'many-services'), closers });
@@ -1206,6 +1212,61 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
   }
 }
 
+/**
+ * The ingest floor (bench/ingest-floor-run.ts), before the pipeline starts: the burst through bare
+ * clients, once with the simulator's watch alone and once through JetStream, the pods flipped
+ * unready and then ready again, so that the pipeline's cold start finds them as they were seeded.
+ */
+async function ingestFloor(ctx: PhaseContext, sim: ClusterSim, all: readonly BenchPod[], res: Results): Promise<Row[]> {
+  const rows: Row[] = [];
+  const labels: Record<FloorMode, string> = {
+    watch: 'the simulator\'s watch to a bare client that parses each event',
+    jetstream: 'the same client publishing each event to a stream, another pulling, parsing and acking each',
+  };
+  // A first, unreported run warms the simulator's code (the first burst a process serves costs
+  // it about twice the CPU); the last flips the pods back to ready with nobody watching.
+  const runs = [['watch', false, false], ['watch', true, true], ['jetstream', false, true]] as const;
+  for (const [mode, ready, reported] of runs) {
+    progress(`many services: ingest floor, ${mode}${reported ? '' : ' (warming up)'}`);
+    const write = (): Map<string, number> => {
+      const at = new Map<string, number>();
+      for (const p of all) {
+        setReady(sim, p, ready);
+        at.set(`${p.namespace}/${p.name}`, performance.timeOrigin + performance.now());
+      }
+      return at;
+    };
+    try {
+      const run = await runIngestFloor({ mode, apiUrl: sim.url, natsUrl: ctx.natsUrl, id: newRunId(Date.now()), pods: all.length, write, timeoutMs: 60_000 });
+      if (!reported) continue;
+      res.floor.set(mode, run);
+      const { p50, p99 } = floorPercentiles(run);
+      const spent = [...run.cpuMs];
+      const total = spent.reduce((n, [, ms]) => n + ms, 0);
+      rows.push([`ingest floor: the burst of ${run.pods} pod changes through ${labels[mode]}: store write → seen p50 / p99`, `${fmtMs(p50)} / ${fmtMs(p99)}`]);
+      rows.push([
+        `  events seen (pods + Endpoints), from the first write to the last`,
+        rate(run.events, run.spanMs),
+        `${run.events} events in ${fmtMs(run.spanMs)}; ${pct(ratio(perSecond(run.events, run.spanMs), res.raw.jsAsync))} of raw JetStream async publish`,
+      ]);
+      rows.push([
+        '  CPU per pod change, by process',
+        `${(total / run.pods).toFixed(2)} ms`,
+        `${spent.map(([who, ms]) => `${who} ${(ms / run.pods).toFixed(2)}`).join(', ')} ms; ${pct(total / (run.spanMs * availableParallelism()))} of the ${availableParallelism()} cores busy`,
+      ]);
+      if (mode === 'jetstream') {
+        // Were the simulator free, the clients and nats-server alone would fill the cores at this rate.
+        const ceiling = perSecond(run.events * availableParallelism(), total - (run.cpuMs.get(FLOOR_SIM) ?? 0));
+        rows.push(['  the same without the simulator\'s CPU: the most the cores allow', fmtRate(ceiling), `${pct(ratio(ceiling, res.raw.jsAsync))} of raw JetStream async publish`]);
+      }
+    } catch (err) {
+      rows.push([`ingest floor (${mode})`, 'failed', errText(err)]);
+    }
+  }
+  for (const p of all) setReady(sim, p, true);
+  return rows;
+}
+
 function samplesP50(t: ChangeTracker): string {
   const v = sortedField(t.samples, 'total');
   return v.length === 0 ? 'n/a' : fmtMs(percentile(v, 50));
@@ -1228,9 +1289,13 @@ function printTargets(res: Results, quick: boolean): void {
   };
   const ms = (v: number | null) => (v === null ? 'n/a' : fmtMs(v));
   const satRatio = ratio(f.saturation_events_per_s, f.raw_publish_per_s);
+  // What the bare clients of the ingest floor reached with the same burst, beside each burst figure.
+  const floor = res.floor.get('jetstream');
+  const floorP99 = floor === undefined ? '' : `; ingest floor p99 ${fmtMs(floorPercentiles(floor).p99)} (watch alone ${((w) => (w === undefined ? 'n/a' : fmtMs(floorPercentiles(w).p99)))(res.floor.get('watch'))})`;
+  const floorRate = floor === undefined ? '' : `; ingest floor ${pct(ratio(perSecond(floor.events, floor.spanMs), f.raw_publish_per_s))}`;
   const big = res.labels.one_change_100k_ms ?? '100k';
   const rows: Row[] = [
-    line(`burst of ${res.labels.burst_p99_ms ?? '?'} pod changes: p99 store write → KV view`, 'burst_p99_ms', f.burst_p99_ms, ms(f.burst_p99_ms), TARGETS.burst_p99_ms, 'ms'),
+    line(`burst of ${res.labels.burst_p99_ms ?? '?'} pod changes: p99 store write → KV view`, 'burst_p99_ms', f.burst_p99_ms, ms(f.burst_p99_ms), TARGETS.burst_p99_ms, 'ms', floorP99),
     line(`sustained ${res.labels.sustained_rate ?? `${SUSTAINED_RATE}/s`}: changes reflected in KV`, 'sustained_reflected_ratio', f.sustained_reflected_ratio, pct(f.sustained_reflected_ratio), TARGETS.sustained_reflected_ratio, 'ratio', `; offered ${fmtRate(f.sustained_rate)} = ${pct(ratio(f.sustained_rate, res.raw.jsAsync))} of raw JetStream async publish`),
     line(`sustained: p99 store write → KV view`, 'sustained_p99_ms', f.sustained_p99_ms, ms(f.sustained_p99_ms), TARGETS.sustained_p99_ms, 'ms'),
     line(
@@ -1240,7 +1305,7 @@ function printTargets(res: Results, quick: boolean): void {
       `${pct(satRatio)}`,
       TARGETS.saturation_ratio,
       'ratio',
-      `; ${fmtRate(f.saturation_events_per_s)} of ${fmtRate(f.raw_publish_per_s)}; ${times(ratio(f.saturation_events_per_s, res.raw.jsAck))} publish-awaiting-each-ack, ${times(ratio(f.saturation_events_per_s, res.raw.pgTx))} one-upsert-per-transaction`,
+      `; ${fmtRate(f.saturation_events_per_s)} of ${fmtRate(f.raw_publish_per_s)}; ${times(ratio(f.saturation_events_per_s, res.raw.jsAck))} publish-awaiting-each-ack, ${times(ratio(f.saturation_events_per_s, res.raw.pgTx))} one-upsert-per-transaction${floorRate}`,
     ),
     line(`one pod change in a ${big}-endpoint service: slicer reconcile`, 'one_change_100k_ms', f.one_change_100k_ms, ms(f.one_change_100k_ms), TARGETS.one_change_100k_ms, 'ms'),
     line(`one pod change in a ${big}-endpoint service: hints view update`, 'view_update_100k_ms', f.view_update_100k_ms, ms(f.view_update_100k_ms), TARGETS.view_update_100k_ms, 'ms'),
