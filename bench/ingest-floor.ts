@@ -1,6 +1,7 @@
-// The least any watcher and slicer can do with the backbone burst's events on this machine, run
-// by the backbone bench as child processes beside the in-process cluster-sim, with the pipeline
-// stopped:
+// The least a watcher and slicer that keep our log's shape (each change its own message on its
+// object's subject, read by a durable with explicit acks) can do with the backbone burst's
+// events on this machine, run by the backbone bench as child processes beside the in-process
+// cluster-sim, with the pipeline stopped:
 //
 //   node bench/ingest-floor.ts watch   <api-url>            watch Pods and Endpoints, parse each event
 //   node bench/ingest-floor.ts publish <api-url> <subject>  the same, and publish each event's bytes to
