@@ -40,32 +40,44 @@ interface ChildReport {
   readonly pods: Record<string, number>;
 }
 
-/** A child of bench/ingest-floor.ts: resolves `ready` with its CPU at that point, `report` with its last line. */
+/** A child of bench/ingest-floor.ts: `ready` resolves with its CPU at that point, nextReport() with each round's line. */
 class FloorChild {
   readonly ready: Promise<number>;
-  readonly report: Promise<ChildReport>;
   readonly #child: ChildProcess;
+  readonly #reports: ChildReport[] = [];
+  #waiting: ((r: ChildReport) => void) | undefined;
+  readonly #ended: Promise<never>;
 
   constructor(args: readonly string[], env: NodeJS.ProcessEnv) {
     this.#child = spawn(process.execPath, [SCRIPT, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    const lines = createInterface({ input: this.#child.stdout! });
     let onReady: (cpu: number) => void = () => {};
-    let onReport: (r: ChildReport) => void = () => {};
-    this.ready = new Promise((resolve) => (onReady = resolve));
-    this.report = new Promise((resolve) => (onReport = resolve));
-    lines.on('line', (line) => {
+    const ready = new Promise<number>((resolve) => (onReady = resolve));
+    createInterface({ input: this.#child.stdout! }).on('line', (line) => {
       if (line.startsWith('ready ')) onReady(Number(line.slice(6)));
-      else if (line.startsWith('{')) onReport(JSON.parse(line) as ChildReport);
+      else if (line.startsWith('{')) this.#deliver(JSON.parse(line) as ChildReport);
     });
     // 'close', not 'exit': it comes after the child's stdout ended, so after its last line.
-    const exited = new Promise<never>((_, reject) => this.#child.once('close', (code, signal) => reject(new Error(`ingest-floor ${args[0]} ended (${signal ?? `exit ${code}`}) before reporting`))));
-    this.ready = Promise.race([this.ready, exited]);
-    this.report = Promise.race([this.report, exited]);
-    exited.catch(() => {}); // observed through ready and report
+    this.#ended = new Promise<never>((_, reject) => this.#child.once('close', (code, signal) => reject(new Error(`ingest-floor ${args[0]} ended (${signal ?? `exit ${code}`}) before reporting`))));
+    this.#ended.catch(() => {}); // observed through ready and nextReport
+    this.ready = Promise.race([ready, this.#ended]);
+  }
+
+  /** The next round's report, in order. */
+  nextReport(): Promise<ChildReport> {
+    const queued = this.#reports.shift();
+    if (queued !== undefined) return Promise.resolve(queued);
+    return Promise.race([new Promise<ChildReport>((resolve) => (this.#waiting = resolve)), this.#ended]);
   }
 
   kill(): void {
     if (this.#child.exitCode === null) this.#child.kill('SIGKILL');
+  }
+
+  #deliver(r: ChildReport): void {
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    if (waiting !== undefined) waiting(r);
+    else this.#reports.push(r);
   }
 }
 
@@ -76,9 +88,10 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 /**
- * Runs one floor: starts its children against `apiUrl`, calls `write` (the burst of `pods`
- * changes: returns each pod's store-write time, epoch ms, by `<namespace>/<name>`) and waits for
- * the measuring child's report. `id` names the run's stream and durable (deleted afterwards).
+ * Runs one floor: starts its children against `apiUrl`, then two bursts of `pods` changes,
+ * `write(false)` and `write(true)` (each returns its pods' store-write times, epoch ms, by
+ * `<namespace>/<name>`). The first only warms the children's code and cluster-sim's; the second
+ * is measured. `id` names the run's stream and durable (deleted afterwards).
  */
 export async function runIngestFloor(o: {
   readonly mode: FloorMode;
@@ -86,41 +99,46 @@ export async function runIngestFloor(o: {
   readonly natsUrl: string;
   readonly id: string;
   readonly pods: number;
-  readonly write: () => Map<string, number>;
+  readonly write: (ready: boolean) => Map<string, number>;
   readonly timeoutMs: number;
 }): Promise<FloorRun> {
   const stream = `FLOOR_${o.id}`;
   const subject = `floor${o.id}`;
-  const env = { NATS_URL: o.natsUrl, PODS: String(o.pods) };
+  const env = { NATS_URL: o.natsUrl, PODS: String(o.pods), ROUNDS: '2' };
   const children: FloorChild[] = [];
   const admin = o.mode === 'jetstream' ? await connectNats({ url: o.natsUrl, name: 'bench-ingest-floor' }) : undefined;
   try {
     if (admin !== undefined) await (await jetstreamManager(admin)).streams.add({ name: stream, subjects: [`${subject}.>`] });
     // The consumer first, so that the publisher's first event finds it pulling.
     const roles: [string, string[]][] = o.mode === 'jetstream' ? [['consumer', ['consume', stream, subject]], ['publisher', ['publish', o.apiUrl, subject]]] : [['watch client', ['watch', o.apiUrl]]];
-    const readyCpu = new Map<string, number>();
     for (const [name, args] of roles) {
       const c = new FloorChild(args, env);
       children.push(c);
-      readyCpu.set(name, await within(c.ready, 30_000, `ingest floor ${name} start`));
+      await within(c.ready, 30_000, `ingest floor ${name} start`);
     }
+    const round = (ready: boolean) => {
+      const written = o.write(ready);
+      return { written, reports: within(Promise.all(children.map((c) => c.nextReport())), o.timeoutMs, `ingest floor (${o.mode})`) };
+    };
+    const warm = await round(false).reports;
     const natsPid = natsServerPid(o.natsUrl);
     const [own0, nats0] = [ownCpuMs(), cpuMsOf(natsPid)];
     const first = performance.timeOrigin + performance.now();
-    const written = o.write();
-    const reports = await within(Promise.all(children.map((c) => c.report)), o.timeoutMs, `ingest floor (${o.mode})`);
+    const measured = round(true);
+    const reports = await measured.reports;
+    const written = measured.written;
     const cpuMs = new Map<string, number>([[FLOOR_SIM, ownCpuMs() - own0]]);
-    roles.forEach(([name], i) => cpuMs.set(name, (reports[i]?.cpuMs ?? NaN) - (readyCpu.get(name) ?? NaN)));
+    roles.forEach(([name], i) => cpuMs.set(name, (reports[i]?.cpuMs ?? NaN) - (warm[i]?.cpuMs ?? NaN)));
     if (o.mode === 'jetstream') cpuMs.set('nats-server', cpuMsOf(natsPid) - nats0);
     // The measuring client is the last stage: the consumer, or the watch client alone.
-    const measured = reports[0]!;
+    const last = reports[0]!;
     const latencies: number[] = [];
     for (const [pod, at] of written) {
-      const seen = measured.pods[pod];
+      const seen = last.pods[pod];
       if (seen === undefined) throw new Error(`ingest floor (${o.mode}): ${pod} was written and never seen`);
       latencies.push(seen - at);
     }
-    return { mode: o.mode, pods: written.size, events: measured.events, spanMs: measured.last - first, latencies: latencies.sort((a, b) => a - b), cpuMs };
+    return { mode: o.mode, pods: written.size, events: last.events, spanMs: last.last - first, latencies: latencies.sort((a, b) => a - b), cpuMs };
   } finally {
     for (const c of children) c.kill();
     if (admin !== undefined) {

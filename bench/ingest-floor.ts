@@ -14,9 +14,11 @@
 // the real watcher → KUBE → slicer path can reach here, and its latency a lower bound.
 //
 // Protocol with the bench: the child prints `ready <its CPU so far, ms>` once its watches (or its
-// consumer) are open; then, once it has seen PODS Pod events (env, default 5000) and nothing more
-// for QUIET_MS (default 500), one JSON line, and exits: { events, last: epoch ms of the last
-// event, cpuMs: its CPU so far, pods: { "<ns>/<name>": epoch ms it was seen } }.
+// consumer) are open. A round ends once it has seen PODS Pod events (env, default 5000) and
+// nothing more for QUIET_MS (default 500); it then prints one JSON line { events, last: epoch ms
+// of the round's last event, cpuMs: its CPU so far, pods: { "<ns>/<name>": epoch ms it was seen } }
+// and starts the next round, until ROUNDS (default 1) rounds are done; then it exits. The bench
+// runs two, the first to warm the child's code.
 
 import { request } from 'node:http';
 import type { IncomingMessage } from 'node:http';
@@ -33,6 +35,7 @@ if (!ROLES.includes(role) || arg1 === undefined || (role !== 'watch' && arg2 ===
   process.exit(2);
 }
 const expectedPods = Number(process.env['PODS'] ?? 5000);
+const rounds = Number(process.env['ROUNDS'] ?? 1);
 const quietMs = Number(process.env['QUIET_MS'] ?? 500);
 const natsUrl = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const WINDOW = 256;
@@ -46,7 +49,7 @@ const seen = new Map<string, number>();
 let events = 0;
 let lastAt = 0;
 let finished: () => void = () => {};
-const done = new Promise<void>((resolve) => (finished = resolve));
+let done = new Promise<void>((resolve) => (finished = resolve));
 
 /** Counts one event; a Pod's time is kept by name (each pod changes once in the burst). */
 function record(text: string): { kind: string; namespace: string; name: string } {
@@ -156,11 +159,21 @@ function fail(err: unknown): void {
 try {
   const close = role === 'consume' ? await consumeRole(arg1, arg2 ?? '') : await watchRole(arg1, role === 'publish' ? arg2 : undefined);
   process.stdout.write(`ready ${cpuMs()}\n`);
-  await done;
-  clearInterval(quietCheck);
-  closing = true;
-  await close();
-  process.stdout.write(`${JSON.stringify({ events, last: lastAt, cpuMs: cpuMs(), pods: Object.fromEntries(seen) })}\n`);
+  for (let round = 1; round <= rounds; round++) {
+    await done;
+    const report = JSON.stringify({ events, last: lastAt, cpuMs: cpuMs(), pods: Object.fromEntries(seen) });
+    if (round === rounds) {
+      clearInterval(quietCheck);
+      closing = true;
+      await close();
+    } else {
+      // The next round starts only after the bench has this round's reports, so nothing of it is lost here.
+      seen.clear();
+      events = 0;
+      done = new Promise<void>((resolve) => (finished = resolve));
+    }
+    process.stdout.write(`${report}\n`);
+  }
 } catch (err) {
   fail(err);
 }
