@@ -394,11 +394,13 @@ class ChangeTracker {
 
 const sortedField = (samples: readonly Sample[], field: keyof Sample) => samples.map((s) => s[field]).sort((a, b) => a - b);
 
-/** Where the time went: p50 of each stage. */
+/** Where the time went: p50 and p99 of each stage (the p99 names the stage that held the slowest changes). */
 function stages(samples: readonly Sample[]): string {
   if (samples.length === 0) return 'no change reached KV';
-  // The p99 beside the p50 says which stage held the slowest changes (a stall shows in one).
-  const at = (f: keyof Sample) => `${fmtMs(percentile(sortedField(samples, f), 50))} / ${fmtMs(percentile(sortedField(samples, f), 99))}`;
+  const at = (f: keyof Sample) => {
+    const sorted = sortedField(samples, f);
+    return `${fmtMs(percentile(sorted, 50))} / ${fmtMs(percentile(sorted, 99))}`;
+  };
   return `p50 / p99 by stage: watcher ${at('watcher')}, slicer ${at('slicer')}, hints ${at('hints')}`;
 }
 
@@ -1075,11 +1077,8 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
         ['postgres', postgresCpuMs()],
         ['bench (cluster-sim, taps)', ownCpuMs()],
       ]);
-    // The CPU spent between two samples divided by `per` (changes, or seconds), by process, and
-    // the share of the cores it kept busy over `wallMs`.
-    const cpuSplit = (before: CpuSample, after: CpuSample, per: number, digits: number, wallMs: number) => cpuShares(cpuSpent(before, after), per, digits, wallMs);
     const cpuRow = (before: CpuSample, after: CpuSample, changes: number, wallMs: number): Row => {
-      const c = cpuSplit(before, after, changes, 2, wallMs);
+      const c = cpuShares(cpuSpent(before, after), changes, 2, wallMs);
       return ['  CPU per pod change, by process', c.total, c.detail];
     };
 
@@ -1090,7 +1089,7 @@ async function manyServices(ctx: PhaseContext, res: Results, rows: Row[]): Promi
       const start = performance.now();
       await sleep(quick ? 2000 : 5000);
       const ms = performance.now() - start;
-      const c = cpuSplit(cpu0, cpuSample(), ms / 1000, 0, ms);
+      const c = cpuShares(cpuSpent(cpu0, cpuSample()), ms / 1000, 0, ms);
       rows.push([`idle for ${fmtMs(ms)}: CPU per second, by process`, c.total, c.detail]);
     }
 
@@ -1288,7 +1287,8 @@ function printTargets(res: Results, quick: boolean): void {
   const satRatio = ratio(f.saturation_events_per_s, f.raw_publish_per_s);
   // What the bare clients of the ingest floor reached with the same burst, beside each burst figure.
   const floor = res.floor.get('jetstream');
-  const floorP99 = floor === undefined ? '' : `; ingest floor p99 ${fmtMs(floorPercentiles(floor).p99)} (watch alone ${((w) => (w === undefined ? 'n/a' : fmtMs(floorPercentiles(w).p99)))(res.floor.get('watch'))})`;
+  const watchAlone = res.floor.get('watch');
+  const floorP99 = floor === undefined ? '' : `; ingest floor p99 ${fmtMs(floorPercentiles(floor).p99)} (watch alone ${watchAlone === undefined ? 'n/a' : fmtMs(floorPercentiles(watchAlone).p99)})`;
   const floorRate = floor === undefined ? '' : `; ingest floor ${pct(ratio(perSecond(floor.events, floor.spanMs), f.raw_publish_per_s))}`;
   const big = res.labels.one_change_100k_ms ?? '100k';
   const rows: Row[] = [

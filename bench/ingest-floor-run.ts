@@ -40,9 +40,9 @@ interface ChildReport {
   readonly pods: Record<string, number>;
 }
 
-/** A child of bench/ingest-floor.ts: `ready` resolves with its CPU at that point, nextReport() with each round's line. */
+/** A child of bench/ingest-floor.ts: `ready` resolves once it is set up, nextReport() with each round's line. */
 class FloorChild {
-  readonly ready: Promise<number>;
+  readonly ready: Promise<void>;
   readonly #child: ChildProcess;
   readonly #reports: ChildReport[] = [];
   #waiting: ((r: ChildReport) => void) | undefined;
@@ -50,10 +50,10 @@ class FloorChild {
 
   constructor(args: readonly string[], env: NodeJS.ProcessEnv) {
     this.#child = spawn(process.execPath, [SCRIPT, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let onReady: (cpu: number) => void = () => {};
-    const ready = new Promise<number>((resolve) => (onReady = resolve));
+    let onReady: () => void = () => {};
+    const ready = new Promise<void>((resolve) => (onReady = resolve));
     createInterface({ input: this.#child.stdout! }).on('line', (line) => {
-      if (line.startsWith('ready ')) onReady(Number(line.slice(6)));
+      if (line === 'ready') onReady();
       else if (line.startsWith('{')) this.#deliver(JSON.parse(line) as ChildReport);
     });
     // 'close', not 'exit': it comes after the child's stdout ended, so after its last line.
@@ -107,8 +107,9 @@ export async function runIngestFloor(o: {
   const env = { NATS_URL: o.natsUrl, PODS: String(o.pods), ROUNDS: '2' };
   const children: FloorChild[] = [];
   const admin = o.mode === 'jetstream' ? await connectNats({ url: o.natsUrl, name: 'bench-ingest-floor' }) : undefined;
+  const jsm = admin === undefined ? undefined : await jetstreamManager(admin);
   try {
-    if (admin !== undefined) await (await jetstreamManager(admin)).streams.add({ name: stream, subjects: [`${subject}.>`] });
+    await jsm?.streams.add({ name: stream, subjects: [`${subject}.>`] });
     // The consumer first, so that the publisher's first event finds it pulling.
     const roles: [string, string[]][] = o.mode === 'jetstream' ? [['consumer', ['consume', stream, subject]], ['publisher', ['publish', o.apiUrl, subject]]] : [['watch client', ['watch', o.apiUrl]]];
     for (const [name, args] of roles) {
@@ -141,10 +142,8 @@ export async function runIngestFloor(o: {
     return { mode: o.mode, pods: written.size, events: last.events, spanMs: last.last - first, latencies: latencies.sort((a, b) => a - b), cpuMs };
   } finally {
     for (const c of children) c.kill();
-    if (admin !== undefined) {
-      await (await jetstreamManager(admin)).streams.delete(stream).catch(() => false);
-      await admin.close();
-    }
+    await jsm?.streams.delete(stream).catch(() => false);
+    await admin?.close();
   }
 }
 

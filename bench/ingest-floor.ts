@@ -13,8 +13,7 @@
 // publishes them as they came, a consumer keeps nothing. So its rate is an upper bound for what
 // the real watcher → KUBE → slicer path can reach here, and its latency a lower bound.
 //
-// Protocol with the bench: the child prints `ready <its CPU so far, ms>` once its watches (or its
-// consumer) are open. A round ends once it has seen PODS Pod events (env, default 5000) and
+// Protocol with the bench: the child prints `ready` once its watches (or its consumer) are open. A round ends once it has seen PODS Pod events (env, default 5000) and
 // nothing more for QUIET_MS (default 500); it then prints one JSON line { events, last: epoch ms
 // of the round's last event, cpuMs: its CPU so far, pods: { "<ns>/<name>": epoch ms it was seen } }
 // and starts the next round, until ROUNDS (default 1) rounds are done; then it exits. The bench
@@ -158,7 +157,7 @@ function fail(err: unknown): void {
 
 try {
   const close = role === 'consume' ? await consumeRole(arg1, arg2 ?? '') : await watchRole(arg1, role === 'publish' ? arg2 : undefined);
-  process.stdout.write(`ready ${cpuMs()}\n`);
+  process.stdout.write('ready\n');
   for (let round = 1; round <= rounds; round++) {
     await done;
     const report = JSON.stringify({ events, last: lastAt, cpuMs: cpuMs(), pods: Object.fromEntries(seen) });
